@@ -1,0 +1,78 @@
+package frames
+
+import "time"
+
+// MetricKind names the kind of a metric sample.
+type MetricKind uint8
+
+const (
+	// MetricTTFB is time to first byte of a service response.
+	MetricTTFB MetricKind = iota + 1
+	// MetricProcessing is the total processing time of a request.
+	MetricProcessing
+	// MetricLLMUsage is LLM token usage.
+	MetricLLMUsage
+	// MetricTTSUsage is characters synthesized.
+	MetricTTSUsage
+	// MetricSTTUsage is seconds of audio transcribed.
+	MetricSTTUsage
+)
+
+// LLMTokenUsage counts the tokens of one LLM response.
+type LLMTokenUsage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+	CacheReadTokens  int
+	ReasoningTokens  int
+}
+
+// Metric is one metric sample from one processor.
+type Metric struct {
+	Kind MetricKind
+	// Processor names the processor that measured it.
+	Processor string
+	// Model names the model, when one applies.
+	Model string
+	// Value is the duration of TTFB and processing metrics.
+	Value time.Duration
+	// Usage is set for MetricLLMUsage.
+	Usage LLMTokenUsage
+	// Characters is set for MetricTTSUsage.
+	Characters int
+	// AudioSeconds is set for MetricSTTUsage.
+	AudioSeconds float64
+}
+
+// Metrics carries metric samples.
+type Metrics struct {
+	Base
+	System
+	Data []Metric
+}
+
+// InputTransportMessage is a message that arrived from the client (for
+// example RTVI JSON on the data channel).
+type InputTransportMessage struct {
+	Base
+	System
+	// Message is the raw message as received.
+	Message []byte
+}
+
+// OutputTransportMessage is a message for the client, sent in order.
+type OutputTransportMessage struct {
+	Base
+	Ordered
+	// Message is the encoded message.
+	Message []byte
+}
+
+// OutputTransportMessageUrgent is a message for the client that overtakes
+// queued frames. RTVI messages use it.
+type OutputTransportMessageUrgent struct {
+	Base
+	System
+	// Message is the encoded message.
+	Message []byte
+}

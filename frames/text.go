@@ -1,0 +1,106 @@
+package frames
+
+// Text is a piece of text travelling through the pipeline.
+type Text struct {
+	Base
+	Ordered
+	Text string
+	// SkipTTS asks a TTS service not to speak the text.
+	SkipTTS bool
+	// NoContext keeps the text out of the LLM context (Pipecat's
+	// append_to_context=False), so the zero value appends.
+	NoContext bool
+}
+
+// LLMText is a token or chunk streamed by an LLM.
+type LLMText struct {
+	Base
+	Ordered
+	Text string
+	// SkipTTS asks a TTS service not to speak the text.
+	SkipTTS bool
+}
+
+// AggregatedText is text grouped by an aggregator (a sentence, a word).
+type AggregatedText struct {
+	Base
+	Ordered
+	Text string
+	// AggregatedBy says how the text was grouped: "sentence", "word", ...
+	AggregatedBy string
+	// ContextID ties the text to a TTS request.
+	ContextID string
+	// WillBeSpoken is true when a TTS service will speak the text.
+	WillBeSpoken bool
+}
+
+// TTSText is text a TTS service spoke, released in step with its audio.
+type TTSText struct {
+	Base
+	Ordered
+	Text string
+	// AggregatedBy says how the text was grouped ("word" or "sentence").
+	AggregatedBy string
+	// ContextID ties the text to a TTS request.
+	ContextID string
+}
+
+// Transcription is a final speech-to-text result.
+type Transcription struct {
+	Base
+	Ordered
+	Text string
+	// UserID names the speaker.
+	UserID string
+	// Timestamp is an ISO 8601 time string, as the STT service reported.
+	Timestamp string
+	// Language is a BCP 47 language tag, when known.
+	Language string
+	// Finalized is true when the service marked the result final.
+	Finalized bool
+}
+
+// InterimTranscription is a partial speech-to-text result that may change.
+type InterimTranscription struct {
+	Base
+	Ordered
+	Text string
+	// UserID names the speaker.
+	UserID string
+	// Timestamp is an ISO 8601 time string.
+	Timestamp string
+	// Language is a BCP 47 language tag, when known.
+	Language string
+}
+
+// InputTextRaw is text typed by the user, delivered as urgent input.
+type InputTextRaw struct {
+	Base
+	System
+	Text string
+}
+
+// TTSSpeak asks the TTS service to speak Text verbatim.
+type TTSSpeak struct {
+	Base
+	Ordered
+	Text string
+	// NoContext keeps the text out of the LLM context.
+	NoContext bool
+}
+
+// TTSStarted brackets the start of a TTS response.
+type TTSStarted struct {
+	Base
+	Ordered
+	// ContextID ties the frames of one TTS request together.
+	ContextID string
+}
+
+// TTSStopped brackets the end of a TTS response.
+type TTSStopped struct {
+	Base
+	Ordered
+	// ContextID ties the frames of one TTS request together.
+	ContextID string
+}

@@ -1,0 +1,432 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
+)
+
+// receiver is anything a node can push to: another node, a pipeline edge,
+// or a parallel branch collector.
+type receiver interface {
+	receive(it item)
+}
+
+// endpoint is a push target together with its identity for observers.
+type endpoint struct {
+	r    receiver
+	node observers.Node // nil for edges outside the processors
+}
+
+// node runs one processor on its own goroutine. It owns a three-priority
+// inbox (Start, system, ordered) and the epoch context that interruptions
+// cancel.
+type node struct {
+	proc Processor
+	name string
+	rt   *runtime
+	log  *zap.Logger
+
+	down, up endpoint
+
+	mu      sync.Mutex
+	start   ring
+	system  ring
+	ordered ring
+	holds   int  // jobs holding the ordered lane
+	waiting bool // the loop is parked on notify
+	notify  chan struct{}
+	stopped chan struct{}
+
+	// Owned by the node goroutine.
+	started   bool
+	ctx       context.Context
+	cancel    context.CancelFunc
+	epoch     context.Context
+	endEpoch  context.CancelFunc
+	epochJobs []*job
+	h         Handle
+
+	cancelling atomic.Bool
+	unusable   atomic.Bool
+	jobs       sync.WaitGroup
+
+	// onCancelReceived is set by composites that must notice a Cancel
+	// before their goroutine gets to it.
+	onCancelReceived func()
+}
+
+func newNode(p Processor, rt *runtime) *node {
+	n := &node{
+		proc:    p,
+		rt:      rt,
+		notify:  make(chan struct{}, 1),
+		stopped: make(chan struct{}),
+	}
+	n.name = processorName(p)
+	n.log = rt.log.Named(n.name)
+	n.ctx, n.cancel = context.WithCancel(rt.ctx)
+	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
+	n.h.n = n
+	return n
+}
+
+func processorName(p Processor) string {
+	if nm, ok := p.(Namer); ok {
+		return nm.Name()
+	}
+	t := reflect.TypeOf(p)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	name := t.Name()
+	if name == "" {
+		name = "Processor"
+	}
+	return fmt.Sprintf("%s#%d", name, frames.NextID())
+}
+
+// Name implements observers.Node.
+func (n *node) Name() string { return n.name }
+
+// Processor implements observers.Node.
+func (n *node) Processor() any { return n.proc }
+
+// receive queues a frame pushed to this node by a neighbour. It never
+// blocks. After a Cancel has been handled, everything is dropped.
+func (n *node) receive(it item) {
+	if n.cancelling.Load() {
+		return
+	}
+	n.mu.Lock()
+	switch it.f.Lane() {
+	case frames.LaneStart:
+		n.start.push(it)
+	case frames.LaneSystem:
+		n.system.push(it)
+	default:
+		n.ordered.push(it)
+	}
+	wake := n.waiting
+	n.waiting = false
+	n.mu.Unlock()
+	if wake {
+		n.notify <- struct{}{}
+	}
+	if n.onCancelReceived != nil {
+		if _, ok := it.f.(*frames.Cancel); ok {
+			n.onCancelReceived()
+		}
+	}
+}
+
+// wakeLocked wakes the loop; n.mu must be held.
+func (n *node) wakeLocked() {
+	if n.waiting {
+		n.waiting = false
+		n.notify <- struct{}{}
+	}
+}
+
+// take returns the next frame to process: Start first; then, once started,
+// system frames, then ordered frames unless a job holds the ordered lane.
+func (n *node) take() (item, bool) {
+	n.mu.Lock()
+	for {
+		if it, ok := n.start.pop(); ok {
+			n.mu.Unlock()
+			return it, true
+		}
+		if n.started {
+			if it, ok := n.system.pop(); ok {
+				n.mu.Unlock()
+				return it, true
+			}
+			if n.holds == 0 {
+				if it, ok := n.ordered.pop(); ok {
+					n.mu.Unlock()
+					return it, true
+				}
+			}
+		}
+		n.waiting = true
+		n.mu.Unlock()
+		select {
+		case <-n.notify:
+		case <-n.stopped:
+			return item{}, false
+		}
+		n.mu.Lock()
+	}
+}
+
+func (n *node) run() {
+	for {
+		it, ok := n.take()
+		if !ok {
+			return
+		}
+		n.handle(it)
+	}
+}
+
+func (n *node) handle(it item) {
+	f, dir := it.f, it.dir
+	switch f.(type) {
+	case *frames.Start:
+		n.started = true
+	case *frames.Interruption:
+		n.interrupt()
+	case *frames.Cancel:
+		n.cancelling.Store(true)
+		n.cancel()
+	}
+	n.rt.hub.processed(n, f, dir)
+	if n.unusable.Load() {
+		n.Push(f, dir)
+		return
+	}
+	ctx := n.ctx
+	if f.Lane() == frames.LaneOrdered && !frames.IsUninterruptible(f) {
+		ctx = n.epoch
+	}
+	h := &n.h
+	h.f, h.dir, h.ctx, h.done = f, dir, ctx, false
+	if err := n.call(ctx, h, f, dir); err != nil {
+		n.PushError(err)
+	}
+	if !h.done {
+		h.done = true
+		n.Push(f, dir)
+	}
+	h.f, h.ctx = nil, nil
+	if _, ok := f.(*frames.Cancel); ok {
+		n.mu.Lock()
+		n.start.filter(func(item) bool { return false })
+		n.system.filter(func(item) bool { return false })
+		n.ordered.filter(func(item) bool { return false })
+		n.mu.Unlock()
+	}
+}
+
+// call runs the processor, turning a panic into an error.
+func (n *node) call(ctx context.Context, h *Handle, f frames.Frame, dir frames.Direction) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n.log.Error("processor panicked", zap.Any("panic", r), zap.String("frame", frames.Name(f)),
+				zap.ByteString("stack", debug.Stack()))
+			err = fmt.Errorf("panic while processing %s: %v", frames.TypeName(f), r)
+		}
+	}()
+	return n.proc.ProcessFrame(ctx, h, f, dir)
+}
+
+// interrupt cancels the epoch's work, waits for held jobs (bounded), drops
+// queued interruptible frames and opens a new epoch.
+func (n *node) interrupt() {
+	n.endEpoch()
+	if len(n.epochJobs) > 0 {
+		deadline := time.NewTimer(n.rt.opts.JobCancelTimeout)
+		for _, j := range n.epochJobs {
+			select {
+			case <-j.done:
+			case <-deadline.C:
+				n.log.Warn("job ignored its cancellation; releasing the ordered lane without it")
+				n.release(j)
+			}
+		}
+		deadline.Stop()
+		clear(n.epochJobs)
+		n.epochJobs = n.epochJobs[:0]
+	}
+	n.mu.Lock()
+	n.ordered.filter(keepUninterruptible)
+	n.mu.Unlock()
+	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
+}
+
+// Push implements [Pusher]. It is safe for concurrent use.
+func (n *node) Push(f frames.Frame, dir frames.Direction) {
+	ep := &n.down
+	if dir == frames.Upstream {
+		ep = &n.up
+	}
+	first := frames.MarkPushed(f)
+	if ep.r == nil {
+		return
+	}
+	n.rt.hub.pushed(n, ep.node, f, dir, first)
+	ep.r.receive(item{f, dir})
+}
+
+// PushError implements [Pusher].
+func (n *node) PushError(err error) {
+	if err == nil {
+		return
+	}
+	var ef *frames.Error
+	if !errors.As(err, &ef) {
+		ef = &frames.Error{Err: err, Processor: n.name}
+		if errors.Is(err, frames.ErrPermanent) {
+			ef.Category = frames.ErrorPermanent
+		}
+	}
+	if ef.Processor == "" {
+		ef.Processor = n.name
+	}
+	if ef.Permanent() && ef.Processor == n.name {
+		n.unusable.Store(true)
+	}
+	n.log.Warn("processor error", zap.Error(err))
+	n.Push(ef, frames.Upstream)
+}
+
+// job is slow work started by a processor.
+type job struct {
+	done     chan struct{}
+	hold     bool
+	released atomic.Bool
+}
+
+func (n *node) startJob(ctx context.Context, hold, interruptible bool, fn JobFunc) {
+	j := &job{done: make(chan struct{}), hold: hold}
+	if hold {
+		n.mu.Lock()
+		n.holds++
+		n.mu.Unlock()
+	}
+	if interruptible {
+		// Forget finished jobs so the list stays short.
+		live := n.epochJobs[:0]
+		for _, old := range n.epochJobs {
+			select {
+			case <-old.done:
+			default:
+				live = append(live, old)
+			}
+		}
+		clear(n.epochJobs[len(live):])
+		n.epochJobs = append(live, j)
+	}
+	n.jobs.Add(1)
+	go func() {
+		defer n.jobs.Done()
+		defer close(j.done)
+		defer n.release(j)
+		if err := n.runJob(ctx, fn); err != nil && ctx.Err() == nil {
+			n.PushError(err)
+		}
+	}()
+}
+
+func (n *node) runJob(ctx context.Context, fn JobFunc) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			n.log.Error("job panicked", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
+			err = fmt.Errorf("panic in job: %v", r)
+		}
+	}()
+	return fn(ctx, n)
+}
+
+// release gives back a job's hold on the ordered lane, once.
+func (n *node) release(j *job) {
+	if !j.hold || !j.released.CompareAndSwap(false, true) {
+		return
+	}
+	n.mu.Lock()
+	n.holds--
+	n.wakeLocked()
+	n.mu.Unlock()
+}
+
+// stop ends the loop and cancels the node's work. It does not wait.
+func (n *node) stop() {
+	n.cancel()
+	select {
+	case <-n.stopped:
+	default:
+		close(n.stopped)
+	}
+}
+
+// Handle is what a processor uses while it handles a frame: it pushes
+// frames, forwards or consumes the current one, and starts jobs. Push and
+// PushError may be called from any goroutine; the other methods only
+// during ProcessFrame.
+type Handle struct {
+	n    *node
+	f    frames.Frame
+	dir  frames.Direction
+	ctx  context.Context
+	done bool
+}
+
+// Push sends f to the next processor in direction dir.
+func (h *Handle) Push(f frames.Frame, dir frames.Direction) { h.n.Push(f, dir) }
+
+// PushError sends an upstream [frames.Error] for err.
+func (h *Handle) PushError(err error) { h.n.PushError(err) }
+
+// Pusher returns the node's [Pusher], to keep beyond this call.
+func (h *Handle) Pusher() Pusher { return h.n }
+
+// Forward pushes the current frame on in its direction now, rather than
+// when ProcessFrame returns. Use it to forward Start before doing start work
+// that pushes frames of its own. It is a no-op the second time.
+func (h *Handle) Forward() {
+	if !h.done && h.f != nil {
+		h.done = true
+		h.n.Push(h.f, h.dir)
+	}
+}
+
+// Consume keeps the current frame from being forwarded.
+func (h *Handle) Consume() { h.done = true }
+
+// Go starts a job that holds the ordered lane until it returns: ordered
+// frames wait behind it while system frames keep flowing. An interruption
+// cancels the job's context (unless the current frame is uninterruptible)
+// and waits for it, up to the task's job-cancel timeout.
+func (h *Handle) Go(fn JobFunc) {
+	h.n.startJob(h.ctx, true, h.interruptible(), fn)
+}
+
+// GoBackground starts a job that does not hold the ordered lane. Its
+// context is cancelled like Go's, but an interruption does not wait for it.
+func (h *Handle) GoBackground(fn JobFunc) {
+	h.n.startJob(h.ctx, false, false, fn)
+}
+
+func (h *Handle) interruptible() bool {
+	return h.f != nil && h.f.Lane() == frames.LaneOrdered && !frames.IsUninterruptible(h.f)
+}
+
+// Interrupt starts an interruption from this processor: it interrupts its
+// own node, then pushes an [frames.Interruption] both upstream and
+// downstream (a broadcast pair). The caller carries on afterwards.
+func (h *Handle) Interrupt() {
+	h.n.interrupt()
+	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
+	h.n.Push(up, frames.Upstream)
+	h.n.Push(down, frames.Downstream)
+}
+
+// Logger returns the processor's logger.
+func (h *Handle) Logger() *zap.Logger { return h.n.log }
+
+// Name returns the processor's display name.
+func (h *Handle) Name() string { return h.n.name }
+
+// Clock returns the task clock.
+func (h *Handle) Clock() Clock { return h.n.rt.clock }

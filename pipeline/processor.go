@@ -1,0 +1,95 @@
+package pipeline
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+)
+
+// Processor handles frames one at a time. Each processor in a running
+// pipeline is owned by one goroutine (its node), so a processor needs no
+// locks for its own state.
+//
+// ProcessFrame is called for every frame that reaches the processor, in
+// lane order: Start first, then system frames, then ordered frames. A frame
+// the handler neither forwards nor consumes is forwarded when ProcessFrame
+// returns, in its own direction: pass-through is the default, and consuming
+// a frame takes an explicit [Handle.Consume]. A returned error (or a panic)
+// becomes an upstream [frames.Error]; the node keeps running.
+//
+// ctx is cancelled when the frame's work is interrupted (for ordered,
+// interruptible frames) or when the task is cancelled. ProcessFrame must
+// not block for long: slow work (an LLM stream, a TTS request) runs as a job
+// started with [Handle.Go], so system frames keep flowing meanwhile.
+type Processor interface {
+	ProcessFrame(ctx context.Context, h *Handle, f frames.Frame, dir frames.Direction) error
+}
+
+// ProcessorFunc adapts a function to the [Processor] interface.
+type ProcessorFunc func(ctx context.Context, h *Handle, f frames.Frame, dir frames.Direction) error
+
+// ProcessFrame implements [Processor].
+func (fn ProcessorFunc) ProcessFrame(ctx context.Context, h *Handle, f frames.Frame, dir frames.Direction) error {
+	return fn(ctx, h, f, dir)
+}
+
+// PassThrough is a processor that forwards every frame. Embed it to get a
+// processor whose unhandled frames pass through, or use it as a placeholder.
+type PassThrough struct{}
+
+// ProcessFrame implements [Processor] by forwarding f.
+func (PassThrough) ProcessFrame(context.Context, *Handle, frames.Frame, frames.Direction) error {
+	return nil
+}
+
+// Setupper is implemented by processors that open resources before the
+// pipeline starts (connections, models). The task sets up all processors
+// concurrently, bounded by its setup timeout. A failed setup makes the
+// processor unusable: it forwards every frame untouched.
+type Setupper interface {
+	Setup(ctx context.Context, s Setup) error
+}
+
+// Cleaner is implemented by processors that release resources when the
+// task ends (after End or Cancel, not after Stop).
+type Cleaner interface {
+	Cleanup(ctx context.Context) error
+}
+
+// Namer is implemented by processors that choose their display name. The
+// default is the type name followed by "#" and a process-wide id.
+type Namer interface {
+	Name() string
+}
+
+// Pusher pushes frames from a processor's node into the pipeline. It is safe
+// for concurrent use, so jobs and the processor's own goroutines (a network
+// reader, a timer) may hold one. Frames pushed before the neighbour has seen
+// Start wait in its queue until Start arrives.
+type Pusher interface {
+	// Push sends f to the next processor in direction dir. The caller gives
+	// up f: it must not change it afterwards.
+	Push(f frames.Frame, dir frames.Direction)
+	// PushError sends an upstream [frames.Error] naming this processor.
+	PushError(err error)
+}
+
+// Setup is what a processor gets before the pipeline starts.
+type Setup struct {
+	// Out pushes frames from this processor's node. It stays valid until the
+	// task ends.
+	Out Pusher
+	// Logger is the task's logger, named after the processor.
+	Logger *zap.Logger
+	// Name is the processor's display name.
+	Name string
+	// Clock reads the task clock.
+	Clock Clock
+}
+
+// JobFunc is the body of a job: slow work started by a processor. ctx is
+// cancelled on interruption (unless the job was started for an
+// uninterruptible frame) and on cancel. Frames go out through out.
+type JobFunc func(ctx context.Context, out Pusher) error

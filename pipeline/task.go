@@ -1,0 +1,337 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
+)
+
+// UnusablePolicy says what a task does when a processor becomes unusable
+// (a failed setup or a permanent error).
+type UnusablePolicy uint8
+
+const (
+	// ContinueWhenUnusable keeps the pipeline running; the processor
+	// forwards frames untouched.
+	ContinueWhenUnusable UnusablePolicy = iota
+	// EndWhenUnusable ends the task gracefully.
+	EndWhenUnusable
+	// CancelWhenUnusable cancels the task.
+	CancelWhenUnusable
+)
+
+// TaskOptions configure a [Task]. The zero value is ready to use: every
+// zero field takes the default given in its comment.
+type TaskOptions struct {
+	// Logger receives the runtime's logs. Default: zap.NewNop().
+	Logger *zap.Logger
+	// Observers watch every hop from the start.
+	Observers []observers.Observer
+	// ObserverBuffer is each observer's buffer size in events; when it is
+	// full the oldest event is dropped and counted. Default: 4096.
+	ObserverBuffer int
+
+	// SetupTimeout bounds processor setup. Default: 20s.
+	SetupTimeout time.Duration
+	// StartTimeout bounds the wait for Start to reach the end. Default: 20s.
+	StartTimeout time.Duration
+	// CancelTimeout bounds the wait for Cancel to reach the end, and the
+	// cleanup of processors. Default: 20s.
+	CancelTimeout time.Duration
+	// EndTimeout bounds the wait for End (or Stop) to reach the end;
+	// past it the task cancels. Default: none. Cancel always preempts it.
+	EndTimeout time.Duration
+	// JobCancelTimeout bounds how long an interruption waits for a
+	// cancelled job. Default: 1s.
+	JobCancelTimeout time.Duration
+	// DrainTimeout bounds how long the task waits for observers to handle
+	// their buffered events when it finishes. Default: 2s.
+	DrainTimeout time.Duration
+
+	// IdleTimeout fires the idle event when no idle-activity frame has been
+	// pushed anywhere for that long. Default: 5m; negative disables it.
+	IdleTimeout time.Duration
+	// IsActivity says which frames count as activity. Default: BotSpeaking
+	// and UserSpeaking.
+	IsActivity func(frames.Frame) bool
+	// KeepRunningWhenIdle stops the idle timeout from cancelling the task.
+	KeepRunningWhenIdle bool
+
+	// Heartbeats turns on periodic heartbeat frames.
+	Heartbeats bool
+	// HeartbeatPeriod is the interval between heartbeats. Default: 1s.
+	HeartbeatPeriod time.Duration
+	// HeartbeatMonitor fires the heartbeat-timeout event when no heartbeat
+	// has come back for that long. Default: 10s.
+	HeartbeatMonitor time.Duration
+
+	// AudioInSampleRate is put into Start. Default: 16000.
+	AudioInSampleRate int
+	// AudioOutSampleRate is put into Start. Default: 24000.
+	AudioOutSampleRate int
+	// EnableMetrics and EnableUsageMetrics are put into Start.
+	EnableMetrics, EnableUsageMetrics bool
+
+	// Unusable is the unusable-processor policy. Default: continue.
+	Unusable UnusablePolicy
+}
+
+func (o TaskOptions) withDefaults() TaskOptions {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	if o.ObserverBuffer <= 0 {
+		o.ObserverBuffer = 4096
+	}
+	def(&o.SetupTimeout, 20*time.Second)
+	def(&o.StartTimeout, 20*time.Second)
+	def(&o.CancelTimeout, 20*time.Second)
+	def(&o.JobCancelTimeout, time.Second)
+	def(&o.DrainTimeout, 2*time.Second)
+	def(&o.IdleTimeout, 5*time.Minute)
+	def(&o.HeartbeatPeriod, time.Second)
+	def(&o.HeartbeatMonitor, 10*time.Second)
+	if o.IsActivity == nil {
+		o.IsActivity = func(f frames.Frame) bool {
+			switch f.(type) {
+			case *frames.BotSpeaking, *frames.UserSpeaking:
+				return true
+			}
+			return false
+		}
+	}
+	if o.AudioInSampleRate == 0 {
+		o.AudioInSampleRate = 16000
+	}
+	if o.AudioOutSampleRate == 0 {
+		o.AudioOutSampleRate = 24000
+	}
+	return o
+}
+
+// runtime is what the nodes of one task share.
+type runtime struct {
+	ctx   context.Context
+	log   *zap.Logger
+	clock *clock
+	hub   *hub
+	opts  TaskOptions
+}
+
+// ErrStartTimeout is returned by [Task.Run] when Start did not reach the
+// end of the pipeline in time.
+var ErrStartTimeout = errors.New("pipeline: start frame did not reach the sink in time")
+
+// ErrSetupTimeout is returned by [Task.Run] when processor setup took too long.
+var ErrSetupTimeout = errors.New("pipeline: processor setup timed out")
+
+// Task runs a pipeline: it sets up the processors, sends Start and waits
+// for it at the end, then feeds queued frames in until End, Stop or Cancel
+// has gone all the way through, and cleans up. A Task runs once.
+//
+// Frames from outside enter through one ordered ingress ([Task.QueueFrame]),
+// so their order is kept whoever queues them. Cancel never waits behind
+// queued frames or a stuck End: the control loop selects on it.
+type Task struct {
+	opts TaskOptions
+	root Processor
+	rt   *runtime
+	hub  *hub
+
+	ingress  FrameQueue
+	requests FrameQueue // frames that left the pipeline upstream or bounced at the sink
+	reached  chan frames.Frame
+	cancelCh chan string
+	cancelOnce sync.Once
+	ran      atomic.Bool
+	finished chan struct{}
+
+	mu         sync.Mutex
+	started    []func()
+	finishedFn []func(reason string)
+	errorFn    []func(*frames.Error)
+	idleFn     []func()
+	hbTimeout  []func()
+	downFn     atomic.Pointer[[]reachHook]
+	upFn       atomic.Pointer[[]reachHook]
+
+	lastHeartbeat atomic.Int64
+	nodes         []*node // every node, branches included
+	first, last   endpoint // the ends of the top-level chain, or the edges when it is empty
+	unusableSeen  map[string]bool
+}
+
+type reachHook struct {
+	match func(frames.Frame) bool
+	fn    func(frames.Frame)
+}
+
+// NewTask returns a task that will run p with opts.
+func NewTask(p Processor, opts TaskOptions) *Task {
+	opts = opts.withDefaults()
+	c := &clock{start: time.Now()}
+	t := &Task{
+		opts:         opts,
+		root:         p,
+		reached:      make(chan frames.Frame, 16),
+		cancelCh:     make(chan string, 1),
+		finished:     make(chan struct{}),
+		unusableSeen: map[string]bool{},
+	}
+	t.hub = newHub(c, opts.Logger, opts.ObserverBuffer, opts.IsActivity)
+	for _, o := range opts.Observers {
+		t.hub.add(o)
+	}
+	t.rt = &runtime{log: opts.Logger, clock: c, hub: t.hub, opts: opts}
+	return t
+}
+
+// OfType returns a matcher for frames of type T, for the reached hooks.
+func OfType[T frames.Frame]() func(frames.Frame) bool {
+	return func(f frames.Frame) bool { _, ok := f.(T); return ok }
+}
+
+// OnStarted registers fn to run when Start has reached the end of the
+// pipeline. Handlers run in registration order on the task's goroutine.
+func (t *Task) OnStarted(fn func()) { t.mu.Lock(); t.started = append(t.started, fn); t.mu.Unlock() }
+
+// OnFinished registers fn to run when the task has finished.
+func (t *Task) OnFinished(fn func(reason string)) {
+	t.mu.Lock()
+	t.finishedFn = append(t.finishedFn, fn)
+	t.mu.Unlock()
+}
+
+// OnError registers fn for error frames that reach the head of the pipeline.
+func (t *Task) OnError(fn func(*frames.Error)) { t.mu.Lock(); t.errorFn = append(t.errorFn, fn); t.mu.Unlock() }
+
+// OnIdleTimeout registers fn for the idle timeout.
+func (t *Task) OnIdleTimeout(fn func()) { t.mu.Lock(); t.idleFn = append(t.idleFn, fn); t.mu.Unlock() }
+
+// OnHeartbeatTimeout registers fn for the heartbeat timeout.
+func (t *Task) OnHeartbeatTimeout(fn func()) {
+	t.mu.Lock()
+	t.hbTimeout = append(t.hbTimeout, fn)
+	t.mu.Unlock()
+}
+
+// OnReachedDownstream registers fn for frames that leave the end of the
+// pipeline and satisfy match (nil matches all). fn runs inline on the
+// goroutine of the last processor, so it must be fast.
+func (t *Task) OnReachedDownstream(match func(frames.Frame) bool, fn func(frames.Frame)) {
+	addHook(&t.mu, &t.downFn, match, fn)
+}
+
+// OnReachedUpstream registers fn for frames that leave the head of the
+// pipeline upstream and satisfy match. fn runs inline, so it must be fast.
+func (t *Task) OnReachedUpstream(match func(frames.Frame) bool, fn func(frames.Frame)) {
+	addHook(&t.mu, &t.upFn, match, fn)
+}
+
+func addHook(mu *sync.Mutex, p *atomic.Pointer[[]reachHook], match func(frames.Frame) bool, fn func(frames.Frame)) {
+	mu.Lock()
+	defer mu.Unlock()
+	var old []reachHook
+	if cur := p.Load(); cur != nil {
+		old = *cur
+	}
+	next := append(append([]reachHook(nil), old...), reachHook{match, fn})
+	p.Store(&next)
+}
+
+// AddObserver adds an observer; it may be called at any time.
+func (t *Task) AddObserver(o observers.Observer) { t.hub.add(o) }
+
+// ObserverDrops returns how many events observers lost to full buffers.
+func (t *Task) ObserverDrops() uint64 { return t.hub.dropped() }
+
+// QueueFrame queues f to enter the pipeline downstream. It never blocks.
+func (t *Task) QueueFrame(f frames.Frame) { t.ingress.Push(f, frames.Downstream) }
+
+// QueueFrames queues fs in order.
+func (t *Task) QueueFrames(fs ...frames.Frame) {
+	for _, f := range fs {
+		t.ingress.Push(f, frames.Downstream)
+	}
+}
+
+// StopWhenDone queues an End: the task finishes once everything queued
+// before it has been processed.
+func (t *Task) StopWhenDone() { t.QueueFrame(&frames.End{}) }
+
+// Cancel stops the task at once. It never blocks and is safe to call from
+// event handlers and more than once.
+func (t *Task) Cancel(reason string) {
+	t.cancelOnce.Do(func() { t.cancelCh <- reason })
+}
+
+// Done is closed when the task has finished.
+func (t *Task) Done() <-chan struct{} { return t.finished }
+
+// Clock returns the task clock.
+func (t *Task) Clock() Clock { return t.rt.clock }
+
+func (t *Task) fire(list func() []func()) {
+	for _, fn := range list() {
+		fn()
+	}
+}
+
+func (t *Task) handlers(p *[]func()) func() []func() {
+	return func() []func() { t.mu.Lock(); defer t.mu.Unlock(); return append([]func(){}, (*p)...) }
+}
+
+// sinkEdge receives what leaves the pipeline downstream.
+type sinkEdge struct{ t *Task }
+
+func (s sinkEdge) receive(it item) {
+	t := s.t
+	if hooks := t.downFn.Load(); hooks != nil {
+		for _, h := range *hooks {
+			if h.match == nil || h.match(it.f) {
+				h.fn(it.f)
+			}
+		}
+	}
+	switch f := it.f.(type) {
+	case *frames.Start, *frames.End, *frames.Stop, *frames.Cancel:
+		t.reached <- f
+	case *frames.Heartbeat:
+		t.lastHeartbeat.Store(int64(t.rt.clock.Now()))
+	case *frames.EndTask, *frames.StopTask, *frames.CancelTask, *frames.InterruptionTask:
+		t.requests.Push(f, frames.Upstream)
+	case *frames.Flush:
+		t.last.r.receive(item{f, frames.Upstream})
+	}
+}
+
+// sourceEdge receives what leaves the pipeline upstream.
+type sourceEdge struct{ t *Task }
+
+func (s sourceEdge) receive(it item) {
+	t := s.t
+	if hooks := t.upFn.Load(); hooks != nil {
+		for _, h := range *hooks {
+			if h.match == nil || h.match(it.f) {
+				h.fn(it.f)
+			}
+		}
+	}
+	switch it.f.(type) {
+	case *frames.EndTask, *frames.StopTask, *frames.CancelTask, *frames.InterruptionTask, *frames.Error:
+		t.requests.Push(it.f, frames.Upstream)
+	}
+}
+
