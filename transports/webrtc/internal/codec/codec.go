@@ -1,0 +1,84 @@
+package codec
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	pion "github.com/pion/webrtc/v4"
+)
+
+// FrameDuration is the packet duration the transport sends and expects:
+// browsers default to 20 ms Opus frames (ptime 20).
+const FrameDuration = 20 * time.Millisecond
+
+// Encoder turns one frame of mono PCM at its sample rate into an RTP payload.
+// An Encoder is owned by one goroutine.
+type Encoder interface {
+	// Encode encodes pcm (exactly [Codec.FrameSamples] samples) into out and
+	// returns the payload length.
+	Encode(pcm []int16, out []byte) (int, error)
+}
+
+// Decoder turns an RTP payload into mono PCM at its codec's sample rate.
+// A Decoder is owned by one goroutine.
+type Decoder interface {
+	// Decode decodes payload into pcm and returns the number of samples.
+	Decode(payload []byte, pcm []int16) (int, error)
+}
+
+// Codec describes one negotiable audio codec and makes its coders.
+type Codec struct {
+	// Params is what the media engine registers and the answer offers.
+	Params pion.RTPCodecParameters
+	// SampleRate is the PCM rate the coders work at (also the RTP clock).
+	SampleRate int
+	// Silence is the payload of one frame of silence, sent while idle
+	// without running the encoder.
+	Silence []byte
+	// MaxPayload bounds the size of one encoded frame.
+	MaxPayload int
+	// NewEncoder returns a fresh encoder.
+	NewEncoder func() (Encoder, error)
+	// NewDecoder returns a fresh decoder.
+	NewDecoder func() (Decoder, error)
+}
+
+// FrameSamples is the number of samples in one [FrameDuration] frame.
+func (c Codec) FrameSamples() int { return c.SampleRate * int(FrameDuration/time.Millisecond) / 1000 }
+
+// MaxDecodedSamples bounds what one payload decodes to (120 ms, Opus's
+// longest packet), for sizing decode buffers.
+func (c Codec) MaxDecodedSamples() int { return c.SampleRate * 120 / 1000 }
+
+// Capability returns the track capability matching the codec.
+func (c Codec) Capability() pion.RTPCodecCapability { return c.Params.RTPCodecCapability }
+
+// Default returns the codec this build negotiates: Opus when built with the
+// "opus" tag, PCMU otherwise.
+func Default() Codec {
+	if c, ok := opusCodec(); ok {
+		return c
+	}
+	return PCMU()
+}
+
+// HasOpus reports whether this build includes the Opus codec.
+func HasOpus() bool {
+	_, ok := opusCodec()
+	return ok
+}
+
+// ForMime returns the codec for a negotiated MIME type such as "audio/opus".
+func ForMime(mime string) (Codec, error) {
+	switch {
+	case strings.EqualFold(mime, pion.MimeTypePCMU):
+		return PCMU(), nil
+	case strings.EqualFold(mime, pion.MimeTypeOpus):
+		if c, ok := opusCodec(); ok {
+			return c, nil
+		}
+		return Codec{}, fmt.Errorf("codec: %s needs a build with the opus tag", mime)
+	}
+	return Codec{}, fmt.Errorf("codec: unsupported audio codec %q", mime)
+}

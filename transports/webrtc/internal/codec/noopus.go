@@ -1,0 +1,5 @@
+//go:build !opus
+
+package codec
+
+func opusCodec() (Codec, bool) { return Codec{}, false }
