@@ -1,0 +1,519 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// PairOptions configure a [Pair]. The zero value is ready to use.
+type PairOptions struct {
+	// BeforeInference runs right before either aggregator takes the
+	// snapshot it sends to the LLM, on that aggregator's goroutine. It may
+	// change the context, for example append a developer message with the
+	// current screen state; it must be quick.
+	BeforeInference func(c *Context)
+	// User configures the user aggregator.
+	User UserOptions
+	// Assistant configures the assistant aggregator.
+	Assistant AssistantOptions
+}
+
+// UserOptions configure the user aggregator.
+type UserOptions struct {
+	// NoInterruptions keeps a user turn start from interrupting the bot.
+	NoInterruptions bool
+}
+
+// TextSource says which text frames the assistant aggregator records as
+// what the bot said.
+type TextSource uint8
+
+const (
+	// TextAuto records [frames.TTSText] when the turn has any (a TTS service
+	// is present, so that is what was spoken), [frames.LLMText] otherwise.
+	TextAuto TextSource = iota
+	// TextLLM records [frames.LLMText] (and [frames.Text]) only.
+	TextLLM
+	// TextTTS records [frames.TTSText] only.
+	TextTTS
+)
+
+// AssistantOptions configure the assistant aggregator.
+type AssistantOptions struct {
+	// Text chooses the text frames that make up the bot's turn.
+	Text TextSource
+	// InterruptedSuffix, when set, is appended to the text of a turn the
+	// user interrupted (for example " [interrupted]"), so the model can
+	// tell. By default the partial text is recorded as is: only what was
+	// actually spoken, which is the mark.
+	InterruptedSuffix string
+	// OnTurn is called when the assistant aggregator commits a turn, on its
+	// goroutine; it must be quick.
+	OnTurn func(AssistantTurn)
+}
+
+// AssistantTurn is one bot turn as recorded in the context.
+type AssistantTurn struct {
+	// Text is the recorded text (suffix included).
+	Text string
+	// Interrupted is true when the user cut the turn short.
+	Interrupted bool
+}
+
+// Pair is the two context aggregators over one shared [Context]: put
+// [Pair.User] before the LLM service and [Pair.Assistant] after the output
+// transport.
+//
+// The pair also shares the turn state that decides when inference runs
+// again after function calls: while the user speaks, the re-run is handed
+// to the end of the user's turn instead of talking over them.
+type Pair struct {
+	ctx  *Context
+	opts PairOptions
+	user *UserAggregator
+	asst *AssistantAggregator
+
+	mu           sync.Mutex
+	userSpeaking bool
+	pendingRerun bool
+}
+
+// NewPair returns the aggregator pair over c (a new context if c is nil).
+func NewPair(c *Context, o PairOptions) *Pair {
+	if c == nil {
+		c = &Context{}
+	}
+	p := &Pair{ctx: c, opts: o}
+	p.user = &UserAggregator{p: p}
+	p.asst = &AssistantAggregator{p: p, inProgress: map[string]struct{}{}, tombstones: map[string]struct{}{}}
+	return p
+}
+
+// Context returns the shared context.
+func (p *Pair) Context() *Context { return p.ctx }
+
+// User returns the user aggregator.
+func (p *Pair) User() *UserAggregator { return p.user }
+
+// Assistant returns the assistant aggregator.
+func (p *Pair) Assistant() *AssistantAggregator { return p.asst }
+
+// snapshot runs the before-inference hook and snapshots the context.
+func (p *Pair) snapshot() *frames.LLMContext {
+	if p.opts.BeforeInference != nil {
+		p.opts.BeforeInference(p.ctx)
+	}
+	return p.ctx.Snapshot()
+}
+
+func (p *Pair) setUserSpeaking(v bool) (pending bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.userSpeaking = v
+	if !v {
+		pending, p.pendingRerun = p.pendingRerun, false
+	}
+	return pending
+}
+
+// handOver gives a wanted re-run to the end of the user's turn if the user
+// is speaking, and reports whether it did.
+func (p *Pair) handOver() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.userSpeaking {
+		p.pendingRerun = true
+	}
+	return p.userSpeaking
+}
+
+func (p *Pair) clearPending() {
+	p.mu.Lock()
+	p.pendingRerun = false
+	p.mu.Unlock()
+}
+
+// UserAggregator collects what the user said and asks for inference at the
+// end of the user's turn. It consumes [frames.Transcription] (aggregated)
+// and [frames.InterimTranscription] (dropped); applies
+// [frames.LLMMessagesAppend], [frames.LLMMessagesUpdate], [frames.LLMRun],
+// [frames.LLMSetTools] (forwarded for realtime services) and
+// [frames.LLMSetToolChoice] to the context; interrupts the bot when a user
+// turn starts; and pushes a [frames.LLMContext] snapshot downstream when
+// the turn ends with something said, or when a transcription arrives
+// outside a turn (typed or late text).
+type UserAggregator struct {
+	p        *Pair
+	text     strings.Builder
+	speaking bool
+}
+
+// ProcessFrame implements [pipeline.Processor].
+func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if dir != frames.Downstream {
+		return nil
+	}
+	c := u.p.ctx
+	switch f := f.(type) {
+	case *frames.Transcription:
+		h.Consume()
+		t := strings.TrimSpace(f.Text)
+		if t == "" {
+			return nil
+		}
+		if u.text.Len() > 0 {
+			u.text.WriteByte(' ')
+		}
+		u.text.WriteString(t)
+		if !u.speaking {
+			u.commit(h)
+		}
+	case *frames.InterimTranscription:
+		h.Consume()
+	case *frames.UserStartedSpeaking:
+		h.Forward()
+		u.speaking = true
+		u.p.setUserSpeaking(true)
+		if !u.p.opts.User.NoInterruptions {
+			h.Interrupt()
+		}
+	case *frames.UserStoppedSpeaking:
+		h.Forward()
+		u.speaking = false
+		pending := u.p.setUserSpeaking(false)
+		switch {
+		case u.text.Len() > 0:
+			u.commit(h)
+		case pending:
+			u.push(h)
+		}
+	case *frames.LLMMessagesAppend:
+		h.Consume()
+		c.Add(f.Messages...)
+		if f.RunLLM {
+			u.push(h)
+		}
+	case *frames.LLMMessagesUpdate:
+		h.Consume()
+		c.SetMessages(f.Messages)
+		if f.RunLLM {
+			u.push(h)
+		}
+	case *frames.LLMRun:
+		h.Consume()
+		u.push(h)
+	case *frames.LLMSetTools:
+		c.SetTools(f.Tools)
+	case *frames.LLMSetToolChoice:
+		h.Consume()
+		c.SetToolChoice(f.ToolChoice)
+	case *frames.End, *frames.Cancel:
+		if u.text.Len() > 0 {
+			c.Add(UserMessage(u.text.String()))
+			u.text.Reset()
+		}
+	}
+	return nil
+}
+
+// commit appends the aggregated text as a user message and asks for
+// inference.
+func (u *UserAggregator) commit(h *pipeline.Handle) {
+	u.p.ctx.Add(UserMessage(u.text.String()))
+	u.text.Reset()
+	u.push(h)
+}
+
+func (u *UserAggregator) push(h *pipeline.Handle) {
+	u.p.clearPending()
+	h.Push(u.p.snapshot(), frames.Downstream)
+}
+
+// maxTombstones bounds the cancelled tool_call_ids remembered.
+const maxTombstones = 256
+
+// AssistantAggregator records the bot's side of the conversation. It sits
+// after the output transport, which releases text in step with the audio,
+// so the context holds what was actually spoken: an interrupted reply is
+// committed up to the interruption. It also keeps the function-call
+// messages (an assistant tool_calls message and a tool message per call:
+// "IN_PROGRESS", then the result, "COMPLETED" or "CANCELLED"), and asks
+// the LLM (upstream) for another inference once every call in flight has
+// settled and at least one result asked for it. That re-run waits for the
+// bot to stop speaking and is handed to the end of the user's turn while
+// the user speaks.
+type AssistantAggregator struct {
+	p *Pair
+
+	llmText     strings.Builder
+	ttsText     strings.Builder
+	sawTTS      bool
+	inResponse  bool
+	ttsTurn     bool
+	botSpeaking bool
+
+	inProgress  map[string]struct{}
+	pending     atomic.Int32 // len(inProgress), readable from any goroutine
+	wantRun     bool
+	deferredBot bool
+	tombstones  map[string]struct{}
+	tombOrder   []string
+}
+
+// FunctionCallsInProgress returns how many function calls the aggregator
+// is waiting for. It is safe to call from any goroutine.
+func (a *AssistantAggregator) FunctionCallsInProgress() int { return int(a.pending.Load()) }
+
+// ProcessFrame implements [pipeline.Processor].
+func (a *AssistantAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if dir != frames.Downstream {
+		return nil
+	}
+	c := a.p.ctx
+	switch f := f.(type) {
+	case *frames.LLMFullResponseStart:
+		a.commit(false)
+		a.inResponse = true
+	case *frames.LLMFullResponseEnd:
+		a.commit(false)
+		a.inResponse = false
+	case *frames.LLMText:
+		a.llmText.WriteString(f.Text)
+	case *frames.Text:
+		if !f.NoContext {
+			a.llmText.WriteString(f.Text)
+		}
+	case *frames.TTSText:
+		a.sawTTS = true
+		appendWord(&a.ttsText, f.Text)
+	case *frames.TTSStarted:
+		if !a.inResponse {
+			a.ttsTurn = true
+		}
+	case *frames.TTSStopped:
+		if a.ttsTurn && !a.inResponse {
+			a.commit(false)
+			a.ttsTurn = false
+		}
+	case *frames.Interruption:
+		a.commit(true)
+		a.inResponse, a.ttsTurn = false, false
+	case *frames.End, *frames.Cancel:
+		a.commit(false)
+	case *frames.BotStartedSpeaking:
+		a.botSpeaking = true
+	case *frames.BotStoppedSpeaking:
+		a.botSpeaking = false
+		if a.deferredBot {
+			a.deferredBot = false
+			a.maybeRun(h)
+		}
+	case *frames.FunctionCallInProgress:
+		a.inProgressCall(f)
+	case *frames.FunctionCallResult:
+		a.result(h, f)
+	case *frames.FunctionCallCancel:
+		a.cancelled(h, f)
+	case *frames.LLMMessagesAppend:
+		h.Consume()
+		c.Add(f.Messages...)
+		if f.RunLLM {
+			a.run(h)
+		}
+	case *frames.LLMMessagesUpdate:
+		h.Consume()
+		c.SetMessages(f.Messages)
+		if f.RunLLM {
+			a.run(h)
+		}
+	case *frames.LLMRun:
+		h.Consume()
+		a.run(h)
+	case *frames.LLMSetTools:
+		c.SetTools(f.Tools)
+	case *frames.LLMSetToolChoice:
+		c.SetToolChoice(f.ToolChoice)
+	}
+	return nil
+}
+
+// appendWord appends a spoken piece of text, with a space between words
+// unless the piece brings its own spacing or is punctuation.
+func appendWord(b *strings.Builder, s string) {
+	if s == "" {
+		return
+	}
+	if b.Len() > 0 {
+		last := b.String()[b.Len()-1]
+		first := s[0]
+		if last != ' ' && last != '\n' && !strings.ContainsRune(" \n.,!?;:)]}'\"…", rune(first)) {
+			b.WriteByte(' ')
+		}
+	}
+	b.WriteString(s)
+}
+
+// commit records the collected text as an assistant message.
+func (a *AssistantAggregator) commit(interrupted bool) {
+	o := a.p.opts.Assistant
+	var text string
+	switch {
+	case o.Text == TextLLM:
+		text = a.llmText.String()
+	case o.Text == TextTTS || a.sawTTS:
+		text = a.ttsText.String()
+	default:
+		text = a.llmText.String()
+	}
+	a.llmText.Reset()
+	a.ttsText.Reset()
+	a.sawTTS = false
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	if interrupted {
+		text += o.InterruptedSuffix
+	}
+	a.p.ctx.Add(AssistantMessage(text))
+	if o.OnTurn != nil {
+		o.OnTurn(AssistantTurn{Text: text, Interrupted: interrupted})
+	}
+}
+
+func (a *AssistantAggregator) tombstoned(id string) bool {
+	_, ok := a.tombstones[id]
+	return ok
+}
+
+func (a *AssistantAggregator) tombstone(id string) {
+	if a.tombstoned(id) {
+		return
+	}
+	if len(a.tombOrder) >= maxTombstones {
+		delete(a.tombstones, a.tombOrder[0])
+		a.tombOrder = append(a.tombOrder[:0], a.tombOrder[1:]...)
+	}
+	a.tombstones[id] = struct{}{}
+	a.tombOrder = append(a.tombOrder, id)
+}
+
+func toolCallMessages(fc frames.FunctionCall, content string) []frames.LLMMessage {
+	args := string(fc.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	return []frames.LLMMessage{
+		{Role: RoleAssistant, ToolCalls: []frames.LLMToolCall{{ID: fc.ToolCallID, Name: fc.Name, Arguments: args}}},
+		{Role: RoleTool, ToolCallID: fc.ToolCallID, Content: content},
+	}
+}
+
+func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
+	id := f.ToolCallID
+	if a.tombstoned(id) {
+		// The cancel overtook this frame: record the call as cancelled,
+		// never as running.
+		a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolCancelled)...)
+		return
+	}
+	if _, dup := a.inProgress[id]; dup {
+		return
+	}
+	a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolInProgress)...)
+	a.inProgress[id] = struct{}{}
+	a.pending.Store(int32(len(a.inProgress)))
+}
+
+func (a *AssistantAggregator) result(h *pipeline.Handle, f *frames.FunctionCallResult) {
+	id := f.ToolCallID
+	if a.tombstoned(id) {
+		return // cancelled: a late result is not recorded
+	}
+	content, empty := resultContent(f.Result)
+	if _, ok := a.inProgress[id]; ok {
+		a.p.ctx.setToolResult(id, content)
+	} else {
+		a.p.ctx.Add(toolCallMessages(f.FunctionCall, content)...)
+	}
+	if !f.Properties.IsFinal {
+		return
+	}
+	delete(a.inProgress, id)
+	a.pending.Store(int32(len(a.inProgress)))
+	if f.Properties.RunLLM != nil {
+		a.wantRun = a.wantRun || *f.Properties.RunLLM
+	} else if !empty {
+		a.wantRun = true
+	}
+	a.maybeRun(h)
+}
+
+func (a *AssistantAggregator) cancelled(h *pipeline.Handle, f *frames.FunctionCallCancel) {
+	id := f.ToolCallID
+	if _, ok := a.inProgress[id]; ok {
+		a.p.ctx.setToolResult(id, ToolCancelled)
+		delete(a.inProgress, id)
+		a.pending.Store(int32(len(a.inProgress)))
+	}
+	a.tombstone(id)
+	a.maybeRun(h)
+}
+
+// maybeRun asks for inference once nothing is in flight and a result
+// wanted it: now, after the bot stops speaking, or at the end of the
+// user's turn.
+func (a *AssistantAggregator) maybeRun(h *pipeline.Handle) {
+	if len(a.inProgress) > 0 || !a.wantRun {
+		return
+	}
+	if a.p.handOver() {
+		a.wantRun, a.deferredBot = false, false
+		return
+	}
+	if a.botSpeaking {
+		a.deferredBot = true
+		return
+	}
+	a.wantRun = false
+	a.run(h)
+}
+
+func (a *AssistantAggregator) run(h *pipeline.Handle) {
+	a.p.clearPending()
+	h.Push(a.p.snapshot(), frames.Upstream)
+}
+
+// resultContent renders a result for the tool message, and reports whether
+// it was empty (nil, "", JSON null).
+func resultContent(v any) (string, bool) {
+	switch r := v.(type) {
+	case nil:
+		return ToolCompleted, true
+	case string:
+		if r == "" {
+			return ToolCompleted, true
+		}
+		return r, false
+	case json.RawMessage:
+		if s := strings.TrimSpace(string(r)); s != "" && s != "null" {
+			return s, false
+		}
+		return ToolCompleted, true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(ErrorResult{Error: "The function's result could not be encoded."})
+		return string(b), false
+	}
+	if string(b) == "null" {
+		return ToolCompleted, true
+	}
+	return string(b), false
+}

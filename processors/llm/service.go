@@ -1,0 +1,262 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// DefaultFunctionTimeout bounds a function call when neither the function
+// nor the service sets a timeout.
+const DefaultFunctionTimeout = 30 * time.Second
+
+// ServiceOptions configure a [Service]. The zero value is ready to use.
+type ServiceOptions struct {
+	// Name is the processor's display name. Default: "LLMService#<id>".
+	Name string
+	// Sequential runs the function calls of one response one after another,
+	// in the order the model made them. By default they run in parallel.
+	Sequential bool
+	// FunctionTimeout bounds every call whose function sets no timeout.
+	// Zero means [DefaultFunctionTimeout]; negative means no timeout.
+	FunctionTimeout time.Duration
+}
+
+// Service is the streaming LLM processor. A [frames.LLMContext] from either
+// direction starts a response as a job: [frames.LLMFullResponseStart],
+// [frames.LLMText] frames as the model streams, then
+// [frames.LLMFullResponseEnd], always balanced, also on error and
+// interruption. An interruption cancels the stream. Function calls the
+// model makes are announced ([frames.FunctionCallsStarted],
+// [frames.FunctionCallInProgress]) and run with their registered handlers;
+// each settles exactly once with a [frames.FunctionCallResult] or a
+// [frames.FunctionCallCancel]. TTFB, processing and token-usage metrics go
+// downstream as [frames.Metrics] when the task enables them.
+//
+// Register functions before or while the pipeline runs; both are safe.
+type Service struct {
+	provider Provider
+	opts     ServiceOptions
+	name     string
+
+	fnMu     sync.RWMutex
+	fns      map[string]Function
+	fallback *Function
+
+	log *zap.Logger // set at Start, before any job or handler runs
+
+	// Owned by the node goroutine.
+	skipTTS      bool
+	metrics      bool
+	usageMetrics bool
+
+	// Function calls in flight, shared with jobs and handler goroutines.
+	callMu   sync.Mutex
+	inflight map[string]*call
+	root     context.Context
+	stopRoot context.CancelFunc
+	handlers sync.WaitGroup
+}
+
+// NewService returns a service that gets its responses from p.
+func NewService(p Provider, o ServiceOptions) *Service {
+	s := &Service{provider: p, opts: o, fns: map[string]Function{}, inflight: map[string]*call{}}
+	s.name = o.Name
+	if s.name == "" {
+		s.name = fmt.Sprintf("LLMService#%d", frames.NextID())
+	}
+	s.root, s.stopRoot = context.WithCancel(context.Background())
+	s.log = zap.NewNop()
+	return s
+}
+
+// Name implements [pipeline.Namer].
+func (s *Service) Name() string { return s.name }
+
+// Register makes fns callable. A function registered again replaces the
+// previous one; calls already running keep their handler.
+func (s *Service) Register(fns ...Function) error {
+	for _, f := range fns {
+		if err := f.validate(); err != nil {
+			return err
+		}
+	}
+	s.fnMu.Lock()
+	defer s.fnMu.Unlock()
+	for _, f := range fns {
+		s.fns[f.Name] = f
+	}
+	return nil
+}
+
+// RegisterFallback sets the catch-all handler for calls to functions that
+// are not registered; its Name, Description and Parameters are ignored.
+// Without one, such calls settle with a "not currently available" error
+// result.
+func (s *Service) RegisterFallback(f Function) error {
+	if f.Handler == nil {
+		return errors.New("llm: fallback function has no handler")
+	}
+	s.fnMu.Lock()
+	defer s.fnMu.Unlock()
+	s.fallback = &f
+	return nil
+}
+
+// Unregister removes the function name; later calls to it get the fallback
+// or the "not currently available" result.
+func (s *Service) Unregister(name string) {
+	s.fnMu.Lock()
+	defer s.fnMu.Unlock()
+	delete(s.fns, name)
+}
+
+func (s *Service) lookup(name string) (Function, bool) {
+	s.fnMu.RLock()
+	defer s.fnMu.RUnlock()
+	if f, ok := s.fns[name]; ok {
+		return f, true
+	}
+	if s.fallback != nil {
+		f := *s.fallback
+		f.Name = name
+		return f, true
+	}
+	return Function{}, false
+}
+
+// ProcessFrame implements [pipeline.Processor].
+func (s *Service) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start:
+		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
+		s.log = h.Logger()
+	case *frames.LLMContext:
+		h.Consume()
+		r := response{s: s, req: f, skipTTS: s.skipTTS, metrics: s.metrics, usage: s.usageMetrics, name: h.Name()}
+		h.Go(r.run)
+	case *frames.LLMConfigureOutput:
+		h.Consume()
+		s.skipTTS = f.SkipTTS
+	case *frames.Interruption:
+		s.cancelOnInterruption()
+	case *frames.Cancel:
+		s.stopRoot()
+	}
+	return nil
+}
+
+// Cleanup implements [pipeline.Cleaner]: it cancels the calls still running
+// and waits for their handlers, bounded by ctx.
+func (s *Service) Cleanup(ctx context.Context) error {
+	s.stopRoot()
+	done := make(chan struct{})
+	go func() {
+		s.handlers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("llm: function handlers still running after cleanup: %w", ctx.Err())
+	}
+}
+
+// response is one inference, run as a job.
+type response struct {
+	s       *Service
+	req     *frames.LLMContext
+	skipTTS bool
+	metrics bool
+	usage   bool
+	name    string
+}
+
+func (r *response) run(ctx context.Context, out pipeline.Pusher) error {
+	s := r.s
+	out.Push(&frames.LLMFullResponseStart{SkipTTS: r.skipTTS}, frames.Downstream)
+	began := time.Now()
+	var (
+		calls    []frames.LLMToolCall
+		usage    frames.LLMTokenUsage
+		gotUsage bool
+		first    = true
+		ended    bool
+	)
+	end := func() {
+		if ended {
+			return
+		}
+		ended = true
+		var data []frames.Metric
+		if r.metrics {
+			data = append(data, frames.Metric{Kind: frames.MetricProcessing, Processor: r.name, Model: r.model(), Value: time.Since(began)})
+		}
+		if r.usage && gotUsage {
+			data = append(data, frames.Metric{Kind: frames.MetricLLMUsage, Processor: r.name, Model: r.model(), Usage: usage})
+		}
+		if len(data) > 0 {
+			out.Push(&frames.Metrics{Data: data}, frames.Downstream)
+		}
+		out.Push(&frames.LLMFullResponseEnd{SkipTTS: r.skipTTS}, frames.Downstream)
+	}
+	defer end()
+
+	for ev, err := range s.provider.Stream(ctx, r.req) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil // interrupted or cancelled: not a failure
+			}
+			ef := &frames.Error{Err: err}
+			var c Categorizer
+			if errors.As(err, &c) {
+				ef.Category = c.Category()
+			}
+			out.PushError(ef)
+			return nil
+		}
+		if first {
+			first = false
+			if r.metrics {
+				out.Push(&frames.Metrics{Data: []frames.Metric{{Kind: frames.MetricTTFB, Processor: r.name, Model: r.model(), Value: time.Since(began)}}}, frames.Downstream)
+			}
+		}
+		switch ev.Kind {
+		case EventText:
+			if ev.Text != "" {
+				out.Push(&frames.LLMText{Text: ev.Text, SkipTTS: r.skipTTS}, frames.Downstream)
+			}
+		case EventToolCall:
+			calls = append(calls, ev.ToolCall)
+		case EventUsage:
+			usage, gotUsage = ev.Usage, true
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	end()
+	if len(calls) > 0 {
+		s.dispatch(out, r.req, calls)
+	}
+	return nil
+}
+
+func (r *response) model() string {
+	if m, ok := r.s.provider.(Modeler); ok {
+		return m.Model()
+	}
+	return ""
+}
+
+func (s *Service) logStack(function string, panicked any, stack []byte) {
+	s.log.Error("function handler panicked", zap.String("function", function), zap.Any("panic", panicked), zap.ByteString("stack", stack))
+}
