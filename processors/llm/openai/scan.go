@@ -1,0 +1,336 @@
+package openai
+
+import (
+	"fmt"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// scanner is a small pull parser for the JSON of stream chunks. It reads
+// only what the stream needs, skips the rest, and allocates nothing itself:
+// strings come back as slices of the input (or of a caller's buffer when
+// they must be unescaped). Values it skips are checked only loosely; values
+// it reads are checked strictly.
+type scanner struct {
+	b   []byte
+	i   int
+	err error
+}
+
+func (s *scanner) reset(b []byte) { s.b, s.i, s.err = b, 0, nil }
+
+func (s *scanner) fail(what string) {
+	if s.err == nil {
+		s.err = fmt.Errorf("openai: invalid stream chunk JSON at byte %d: %s", s.i, what)
+	}
+	s.i = len(s.b)
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *scanner) peek() byte {
+	s.ws()
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// null consumes a JSON null if one is next.
+func (s *scanner) null() bool {
+	if s.peek() == 'n' {
+		s.literal("null")
+		return true
+	}
+	return false
+}
+
+func (s *scanner) literal(lit string) {
+	if len(s.b)-s.i < len(lit) || string(s.b[s.i:s.i+len(lit)]) != lit {
+		s.fail("bad literal")
+		return
+	}
+	s.i += len(lit)
+}
+
+// open starts a container ('{' or '['). It returns false for null or an error.
+func (s *scanner) open(c byte) bool {
+	if s.err != nil || s.null() {
+		return false
+	}
+	if s.peek() != c {
+		s.fail("unexpected value")
+		return false
+	}
+	s.i++
+	return true
+}
+
+// more reports whether another member or element follows in the container
+// that end closes, consuming the separator. first must start true.
+func (s *scanner) more(end byte, first *bool) bool {
+	if s.err != nil {
+		return false
+	}
+	c := s.peek()
+	if *first {
+		*first = false
+		if c == end {
+			s.i++
+			return false
+		}
+		return true
+	}
+	switch c {
+	case ',':
+		s.i++
+		return true
+	case end:
+		s.i++
+		return false
+	}
+	s.fail("expected ',' or end of container")
+	return false
+}
+
+// key reads a member name and its colon. The name is raw (not unescaped).
+func (s *scanner) key() []byte {
+	k, _ := s.str()
+	if s.peek() != ':' {
+		s.fail("expected ':'")
+		return nil
+	}
+	s.i++
+	return k
+}
+
+// str reads a string and returns its raw contents and whether they hold
+// escapes.
+func (s *scanner) str() (raw []byte, escaped bool) {
+	if s.peek() != '"' {
+		s.fail("expected string")
+		return nil, false
+	}
+	s.i++
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			raw = s.b[start:s.i]
+			s.i++
+			return raw, escaped
+		case c == '\\':
+			escaped = true
+			s.i += 2
+		case c < 0x20:
+			s.fail("control character in string")
+			return nil, false
+		default:
+			s.i++
+		}
+	}
+	s.fail("unterminated string")
+	return nil, false
+}
+
+// appendString reads a string value (null reads as empty) and appends it,
+// unescaped, to dst.
+func (s *scanner) appendString(dst []byte) []byte {
+	if s.null() {
+		return dst
+	}
+	raw, esc := s.str()
+	if s.err != nil {
+		return dst
+	}
+	if !esc {
+		return append(dst, raw...)
+	}
+	out, ok := appendUnescaped(dst, raw)
+	if !ok {
+		s.fail("bad escape")
+		return dst
+	}
+	return out
+}
+
+// int reads an integer (null reads as 0; a fraction or exponent is
+// dropped).
+func (s *scanner) int() int {
+	if s.null() {
+		return 0
+	}
+	s.ws()
+	neg := false
+	if s.i < len(s.b) && s.b[s.i] == '-' {
+		neg = true
+		s.i++
+	}
+	start, n := s.i, 0
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		if n < 1<<40 {
+			n = n*10 + int(s.b[s.i]-'0')
+		}
+		s.i++
+	}
+	if s.i == start {
+		s.fail("expected number")
+		return 0
+	}
+	s.number() // fraction and exponent, if any
+	if neg {
+		return -n
+	}
+	return n
+}
+
+func (s *scanner) number() {
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c >= '0' && c <= '9', c == '.', c == 'e', c == 'E', c == '+', c == '-':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// skip skips one value of any kind.
+func (s *scanner) skip() {
+	switch c := s.peek(); {
+	case c == '"':
+		s.str()
+	case c == '{' || c == '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				s.str()
+				if s.err != nil {
+					return
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return
+				}
+			}
+			s.i++
+		}
+		s.fail("unterminated container")
+	case c == 't':
+		s.literal("true")
+	case c == 'f':
+		s.literal("false")
+	case c == 'n':
+		s.literal("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		s.i++
+		s.number()
+	default:
+		s.fail("unexpected value")
+	}
+}
+
+// end checks that only white space is left.
+func (s *scanner) end() {
+	if s.peek() != 0 && s.err == nil {
+		s.fail("trailing data")
+	}
+}
+
+// appendUnescaped appends the JSON string contents raw, unescaped, to dst.
+// Invalid \u escapes and lone surrogates become U+FFFD, as encoding/json
+// does; other bad escapes report false.
+func appendUnescaped(dst, raw []byte) ([]byte, bool) {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			j := i + 1
+			for j < len(raw) && raw[j] != '\\' {
+				j++
+			}
+			dst = append(dst, raw[i:j]...)
+			i = j
+			continue
+		}
+		if i+1 >= len(raw) {
+			return dst, false
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, raw[i+1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(raw[i+2:])
+			if !ok {
+				return dst, false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					if v, ok := hex4(raw[i+2:]); ok {
+						r2 = v
+					}
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+			continue
+		default:
+			return dst, false
+		}
+		i += 2
+	}
+	return dst, true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
