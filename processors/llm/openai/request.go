@@ -24,11 +24,11 @@ type streamOptions struct {
 }
 
 type wireMessage struct {
-	Role       string          `json:"role"`
-	Content    any             `json:"content"`
-	Name       string          `json:"name,omitempty"`
-	ToolCalls  []wireToolCall  `json:"tool_calls,omitempty"`
-	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Role       string         `json:"role"`
+	Content    any            `json:"content"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []wireToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
 }
 
 type wireToolCall struct {
