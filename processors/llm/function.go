@@ -71,8 +71,9 @@ type NoArgs struct{}
 // NewFunction declares a function whose arguments are decoded into a T.
 // The JSON Schema is generated from T: JSON field names from `json` tags,
 // fields without omitempty required, descriptions from
-// `jsonschema:"description=..."` (or `jsonschema_description:"..."`) tags,
-// enums and bounds from the other jsonschema tag keys. Arguments that do not
+// `jsonschema_description:"..."` tags (or `jsonschema:"description=..."`,
+// where a comma ends the text), enums and bounds from the other jsonschema
+// tag keys. Arguments that do not
 // decode into a T settle the call with an [ErrorResult] that says why, so
 // the model can correct itself; handle is not called then.
 func NewFunction[T any](name, description string, handle func(ctx context.Context, call FunctionCallParams, args T) error) Function {

@@ -1,0 +1,213 @@
+package llm_test
+
+import (
+	"context"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm"
+)
+
+// fakeModel is a scripted provider: respond gives the events of the n-th
+// request (counting from 0).
+type fakeModel struct {
+	respond func(n int, req *frames.LLMContext) []llm.Event
+	// err, when set, is yielded after the events.
+	err error
+	// hang keeps the stream open after the events until ctx ends.
+	hang bool
+
+	mu   sync.Mutex
+	reqs []*frames.LLMContext
+}
+
+func (m *fakeModel) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		m.mu.Lock()
+		n := len(m.reqs)
+		m.reqs = append(m.reqs, req)
+		m.mu.Unlock()
+		if m.respond != nil {
+			for _, ev := range m.respond(n, req) {
+				if ctx.Err() != nil {
+					yield(llm.Event{}, ctx.Err())
+					return
+				}
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+		if m.hang {
+			<-ctx.Done()
+			yield(llm.Event{}, ctx.Err())
+			return
+		}
+		if m.err != nil {
+			yield(llm.Event{}, m.err)
+		}
+	}
+}
+
+func (m *fakeModel) requests() []*frames.LLMContext {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*frames.LLMContext(nil), m.reqs...)
+}
+
+func textEvents(parts ...string) []llm.Event {
+	out := make([]llm.Event, len(parts))
+	for i, p := range parts {
+		out[i] = llm.TextEvent(p)
+	}
+	return out
+}
+
+func toolCall(id, name, args string) llm.Event {
+	return llm.ToolCallEvent(frames.LLMToolCall{ID: id, Name: name, Arguments: args})
+}
+
+// harness runs processors in a task and records what reaches each end.
+type harness struct {
+	t    *testing.T
+	task *pipeline.Task
+	done chan error
+
+	mu      sync.Mutex
+	down    []frames.Frame
+	up      []frames.Frame
+	arrived chan struct{}
+}
+
+func newHarness(t *testing.T, opts pipeline.TaskOptions, procs ...pipeline.Processor) *harness {
+	t.Helper()
+	h := &harness{t: t, done: make(chan error, 1), arrived: make(chan struct{}, 1)}
+	h.task = pipeline.NewTask(pipeline.New(procs...), opts)
+	h.task.OnReachedDownstream(nil, func(f frames.Frame) { h.record(&h.down, f) })
+	h.task.OnReachedUpstream(nil, func(f frames.Frame) { h.record(&h.up, f) })
+	started := make(chan struct{})
+	h.task.OnStarted(func() { close(started) })
+	go func() { h.done <- h.task.Run(context.Background()) }()
+	select {
+	case <-started:
+	case err := <-h.done:
+		t.Fatalf("task ended before it started: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("task did not start")
+	}
+	t.Cleanup(h.stop)
+	return h
+}
+
+func (h *harness) record(list *[]frames.Frame, f frames.Frame) {
+	h.mu.Lock()
+	*list = append(*list, f)
+	h.mu.Unlock()
+	select {
+	case h.arrived <- struct{}{}:
+	default:
+	}
+}
+
+// stop ends the task (gracefully) and waits for it.
+func (h *harness) stop() {
+	select {
+	case <-h.task.Done():
+		return
+	default:
+	}
+	h.task.StopWhenDone()
+	select {
+	case err := <-h.done:
+		if err != nil {
+			h.t.Errorf("task ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		h.t.Error("task did not end")
+		h.task.Cancel("test timeout")
+		<-h.done
+	}
+}
+
+func (h *harness) Down() []frames.Frame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]frames.Frame(nil), h.down...)
+}
+
+func (h *harness) Up() []frames.Frame {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]frames.Frame(nil), h.up...)
+}
+
+// waitFor waits until cond holds for what has arrived, failing the test
+// after a generous bound.
+func (h *harness) waitFor(what string, cond func(down, up []frames.Frame) bool) {
+	h.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if cond(h.Down(), h.Up()) {
+			return
+		}
+		select {
+		case <-h.arrived:
+		case <-time.After(20 * time.Millisecond):
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for %s\ndown: %v\nup: %v", what, names(h.Down()), names(h.Up()))
+		}
+	}
+}
+
+// send queues f and waits until it (or, for consumed frames, a marker
+// queued after it) has reached the bottom, so steps happen in order.
+func (h *harness) send(f frames.Frame) {
+	h.t.Helper()
+	marker := &frames.Text{Text: "marker", NoContext: true}
+	h.task.QueueFrames(f, marker)
+	h.waitFor("marker", func(down, _ []frames.Frame) bool {
+		for _, d := range down {
+			if d == marker {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func names(fs []frames.Frame) []string {
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = frames.TypeName(f)
+		if t, ok := f.(*frames.LLMText); ok {
+			out[i] += ":" + t.Text
+		}
+	}
+	return out
+}
+
+// ofType returns the frames of type T in fs.
+func ofType[T frames.Frame](fs []frames.Frame) []T {
+	var out []T
+	for _, f := range fs {
+		if t, ok := f.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func count[T frames.Frame](fs []frames.Frame) int { return len(ofType[T](fs)) }
+
+// collectText joins the LLMText frames in fs.
+func collectText(fs []frames.Frame) string {
+	var s string
+	for _, t := range ofType[*frames.LLMText](fs) {
+		s += t.Text
+	}
+	return s
+}
