@@ -104,6 +104,10 @@ func newHarness(t *testing.T, opts pipeline.TaskOptions, procs ...pipeline.Proce
 }
 
 func (h *harness) record(list *[]frames.Frame, f frames.Frame) {
+	switch f.(type) {
+	case *frames.Start, *frames.End, *frames.Stop, *frames.Cancel:
+		return
+	}
 	h.mu.Lock()
 	*list = append(*list, f)
 	h.mu.Unlock()
@@ -163,15 +167,27 @@ func (h *harness) waitFor(what string, cond func(down, up []frames.Frame) bool) 
 	}
 }
 
-// send queues f and waits until it (or, for consumed frames, a marker
-// queued after it) has reached the bottom, so steps happen in order.
+// send queues f and waits until it (a system frame) or a marker queued
+// after it (an ordered frame, which may be consumed on the way) has reached
+// the bottom, so steps happen in order. A marker behind a system frame
+// could be flushed by it, so system frames are awaited themselves.
 func (h *harness) send(f frames.Frame) {
 	h.t.Helper()
+	if f.Lane() == frames.LaneSystem {
+		h.task.QueueFrame(f)
+		h.waitArrival(f)
+		return
+	}
 	marker := &frames.Text{Text: "marker", NoContext: true}
 	h.task.QueueFrames(f, marker)
-	h.waitFor("marker", func(down, _ []frames.Frame) bool {
+	h.waitArrival(marker)
+}
+
+func (h *harness) waitArrival(f frames.Frame) {
+	h.t.Helper()
+	h.waitFor(frames.TypeName(f), func(down, _ []frames.Frame) bool {
 		for _, d := range down {
-			if d == marker {
+			if d == f {
 				return true
 			}
 		}
