@@ -1,0 +1,173 @@
+package webrtc
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/rtp"
+	pion "github.com/pion/webrtc/v4"
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc/internal/codec"
+)
+
+// InputOptions configure the input transport of every session.
+type InputOptions struct {
+	// SampleRate of the frames.InputAudioRaw frames. Default: the pipeline's
+	// input rate from frames.Start (16000 unless the task says otherwise).
+	SampleRate int
+	// Channels of the frames.InputAudioRaw frames (1 or 2). Default: 1.
+	Channels int
+	// FrameDuration of each frames.InputAudioRaw. Default: 20 ms.
+	FrameDuration time.Duration
+}
+
+func (o InputOptions) withDefaults() InputOptions {
+	if o.Channels != 2 {
+		o.Channels = 1
+	}
+	if o.FrameDuration <= 0 {
+		o.FrameDuration = 20 * time.Millisecond
+	}
+	return o
+}
+
+// Input is the session's input transport, the first processor of its
+// pipeline. It pushes the client's audio as frames.InputAudioRaw (decoded,
+// resampled, in fixed-size frames) and each JSON message from the data
+// channel as a frames.InputTransportMessage. Other frames pass through.
+type Input struct {
+	s      *Session
+	opts   InputOptions
+	format atomic.Pointer[inputFormat]
+	frames atomic.Uint64
+}
+
+// inputFormat is the PCM format of the frames Input pushes.
+type inputFormat struct {
+	rate, channels, samples int // samples per channel in one frame
+}
+
+// Name implements pipeline.Namer.
+func (in *Input) Name() string { return "WebRTCInput#" + in.s.id[:8] }
+
+// Setup implements pipeline.Setupper: it connects the session's data
+// channel to the pipeline, replaying messages that arrived earlier.
+func (in *Input) Setup(_ context.Context, su pipeline.Setup) error {
+	in.s.attachInput(su.Out)
+	return nil
+}
+
+// Cleanup implements pipeline.Cleaner.
+func (in *Input) Cleanup(context.Context) error {
+	in.s.attachInput(nil)
+	in.format.Store(nil)
+	return nil
+}
+
+// ProcessFrame implements pipeline.Processor: it learns the input rate
+// from Start and passes every frame through.
+func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	if st, ok := f.(*frames.Start); ok {
+		rate := in.opts.SampleRate
+		if rate <= 0 {
+			rate = st.AudioInSampleRate
+		}
+		if rate <= 0 {
+			rate = 16000
+		}
+		n := rate * int(in.opts.FrameDuration/time.Microsecond) / 1e6
+		in.format.Store(&inputFormat{rate: rate, channels: in.opts.Channels, samples: n})
+	}
+	return nil
+}
+
+// FramesPushed returns how many audio frames the input has pushed.
+func (in *Input) FramesPushed() uint64 { return in.frames.Load() }
+
+// readTrack decodes one remote audio track until it ends. It runs on the
+// goroutine pion gave the track; each track has its own decoder state, so
+// the old and new tracks of a restart never share it.
+func (in *Input) readTrack(t *pion.TrackRemote) {
+	log := in.s.log.With(zap.String("codec", t.Codec().MimeType))
+	c, err := codec.ForMime(t.Codec().MimeType)
+	if err != nil {
+		log.Warn("cannot decode the client's audio", zap.Error(err))
+		return
+	}
+	dec, err := c.NewDecoder()
+	if err != nil {
+		log.Error("audio decoder", zap.Error(err))
+		return
+	}
+	r := audioReader{in: in, dec: dec, codecRate: c.SampleRate, pcm: make([]int16, c.MaxDecodedSamples())}
+	buf := make([]byte, 1500)
+	var pkt rtp.Packet
+	for {
+		n, _, err := t.Read(buf)
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				log.Debug("audio track ended", zap.Error(err))
+			}
+			return
+		}
+		if err := pkt.Unmarshal(buf[:n]); err != nil || len(pkt.Payload) == 0 {
+			continue
+		}
+		r.packet(pkt.Payload)
+	}
+}
+
+// audioReader turns one track's payloads into fixed-size frames.
+type audioReader struct {
+	in        *Input
+	dec       codec.Decoder
+	codecRate int
+	pcm       []int16 // decoded, at codecRate
+	rs        resampler
+	rsRate    int
+	acc       []int16 // resampled, waiting to fill a frame
+	failures  int
+}
+
+func (r *audioReader) packet(payload []byte) {
+	in := r.in
+	f := in.format.Load()
+	out := in.s.inPush.Load()
+	if f == nil || out == nil || in.s.micOff.Load() {
+		return // not started yet, or the client muted: drop
+	}
+	n, err := r.dec.Decode(payload, r.pcm)
+	if err != nil {
+		if r.failures++; r.failures == 1 || r.failures%500 == 0 {
+			in.s.log.Info("undecodable audio packet", zap.Error(err), zap.Int("failures", r.failures))
+		}
+		return
+	}
+	if r.rs == nil || r.rsRate != f.rate {
+		if r.rs, err = newResampler(r.codecRate, f.rate); err != nil {
+			in.s.log.Error("audio resampler", zap.Error(err))
+			return
+		}
+		r.rsRate = f.rate
+	}
+	r.acc = r.rs.Resample(r.acc, r.pcm[:n])
+	for len(r.acc) >= f.samples {
+		pcm := make([]byte, f.samples*2*f.channels)
+		for i, v := range r.acc[:f.samples] {
+			for c := range f.channels {
+				binary.LittleEndian.PutUint16(pcm[(i*f.channels+c)*2:], uint16(v))
+			}
+		}
+		rest := copy(r.acc, r.acc[f.samples:])
+		r.acc = r.acc[:rest]
+		out.p.Push(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: f.rate, Channels: f.channels}}, frames.Downstream)
+		in.frames.Add(1)
+	}
+}

@@ -1,0 +1,82 @@
+package webrtc
+
+import (
+	"testing"
+	"time"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+)
+
+func TestAToneSentUpArrivesAs16kHzMonoFramesOf20ms(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	_, b, _ := h.session(c)
+	var got []int16
+	eventually(t, 10*time.Second, "one second of input audio", func() bool {
+		for _, f := range b.takeAudio() {
+			if f.SampleRate != 16000 || f.Channels != 1 || len(f.PCM) != 640 {
+				t.Fatalf("input frame: %d Hz, %d channels, %d bytes; want 16000, 1, 640", f.SampleRate, f.Channels, len(f.PCM))
+			}
+			got = append(got, samples(&f.Audio)...)
+		}
+		return len(got) >= 16000*3/2
+	})
+	// Skip the codec's and resampler's start-up.
+	dominant(t, got[3200:], 16000, 440, 300, 600, 1000, 2000)
+}
+
+func TestAudioFramesSentDownArriveDecodedWithTheSameFrequency(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	_, _, task := h.session(c)
+	var speaking []string
+	var mu = make(chan struct{}, 1)
+	mu <- struct{}{}
+	task.OnReachedDownstream(func(f frames.Frame) bool {
+		switch f.(type) {
+		case *frames.BotStartedSpeaking, *frames.BotStoppedSpeaking:
+			return true
+		}
+		return false
+	}, func(f frames.Frame) {
+		<-mu
+		speaking = append(speaking, frames.TypeName(f))
+		mu <- struct{}{}
+	})
+	c.Received() // forget the silence so far
+	// 1.5 s of 660 Hz at the pipeline's 24 kHz, in 40 ms frames as Pipecat's
+	// TTS services produce them.
+	for k := range 75 / 2 {
+		task.QueueFrame(toneFrame(660, 24000, 960, k*960, 8000))
+	}
+	eventually(t, 10*time.Second, "bot stopped speaking", func() bool {
+		<-mu
+		defer func() { mu <- struct{}{} }()
+		return len(speaking) == 2
+	})
+	if speaking[0] != "BotStartedSpeakingFrame" || speaking[1] != "BotStoppedSpeakingFrame" {
+		t.Errorf("speaking frames = %v", speaking)
+	}
+	got := c.Received()
+	rate := c.SampleRate()
+	// Find the tone: skip leading silence, then check the next second.
+	start := 0
+	for start < len(got) && abs(got[start]) < 1000 {
+		start++
+	}
+	if len(got)-start < rate {
+		t.Fatalf("only %d samples of audio after the silence", len(got)-start)
+	}
+	dominant(t, got[start+rate/10:start+rate], rate, 660, 440, 1000, 2000)
+}
+
+func abs(v int16) int16 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+

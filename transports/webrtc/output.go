@@ -1,0 +1,363 @@
+package webrtc
+
+import (
+	"context"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc/internal/codec"
+)
+
+// OutputOptions configure the output transport of every session.
+type OutputOptions struct {
+	// StopSpeakingAfter is how long the bot's audio must have stopped before
+	// BotStoppedSpeaking. Default: 350 ms (Pipecat's BOT_VAD_STOP_SECS).
+	StopSpeakingAfter time.Duration
+	// BotSpeakingInterval is the period of BotSpeaking while audio plays.
+	// Default: 200 ms.
+	BotSpeakingInterval time.Duration
+}
+
+func (o OutputOptions) withDefaults() OutputOptions {
+	if o.StopSpeakingAfter <= 0 {
+		o.StopSpeakingAfter = 350 * time.Millisecond
+	}
+	if o.BotSpeakingInterval <= 0 {
+		o.BotSpeakingInterval = 200 * time.Millisecond
+	}
+	return o
+}
+
+// Output is the session's output transport, the last processor of its
+// pipeline (or the one before the assistant aggregator). It plays audio
+// frames (frames.OutputAudioRaw, frames.TTSAudioRaw) as 20 ms codec frames
+// paced by the wall clock, sending silence while idle, and emits
+// BotStartedSpeaking/BotStoppedSpeaking (both ways) and BotSpeaking.
+//
+// Ordered frames wait in one queue behind the audio ahead of them and are
+// released downstream when that audio has been sent, so processors after
+// the output see text as it is spoken. An interruption clears the queue at
+// once, keeping uninterruptible frames. Transport messages go to the client
+// as text: urgent ones at once, ordered ones in turn.
+type Output struct {
+	s    *Session
+	opts OutputOptions
+	q    pipeline.FrameQueue
+	out  pipeline.Pusher
+	log  *zap.Logger
+
+	// mu orders what the player pushes against interruptions, and guards
+	// the fields below.
+	mu       sync.Mutex
+	epoch    uint64
+	speaking bool
+	stop     chan struct{}
+	done     chan struct{}
+
+	sent      atomic.Uint64
+	underruns atomic.Uint64
+}
+
+// OutputTransport marks the processor as an output transport, so observers
+// (the RTVI observer) can recognise its hop.
+func (o *Output) OutputTransport() {}
+
+// Name implements pipeline.Namer.
+func (o *Output) Name() string { return "WebRTCOutput#" + o.s.id[:8] }
+
+// Setup implements pipeline.Setupper.
+func (o *Output) Setup(_ context.Context, su pipeline.Setup) error {
+	o.out, o.log = su.Out, su.Logger
+	return nil
+}
+
+// Cleanup implements pipeline.Cleaner: it stops the player.
+func (o *Output) Cleanup(context.Context) error {
+	o.stopPlayer()
+	return nil
+}
+
+// OutputStats counts the output's audio.
+type OutputStats struct {
+	// FramesSent counts 20 ms frames sent, silence included.
+	FramesSent uint64
+	// Underruns counts ticks that came more than a frame late, when the
+	// client heard a gap.
+	Underruns uint64
+	// Queued is the number of frames waiting to be played or released.
+	Queued int
+}
+
+// Stats returns the output's counters.
+func (o *Output) Stats() OutputStats {
+	return OutputStats{FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), Queued: o.q.Len()}
+}
+
+// ProcessFrame implements pipeline.Processor.
+func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start:
+		h.Forward()
+		o.startPlayer(f.AudioOutSampleRate)
+		return nil
+	case *frames.Cancel:
+		o.stopPlayer()
+		o.q.Clear()
+		return nil
+	case *frames.Interruption:
+		o.mu.Lock()
+		o.epoch++
+		o.q.Reset()
+		o.stopSpeakingLocked()
+		h.Forward()
+		o.mu.Unlock()
+		return nil
+	}
+	if dir == frames.Upstream {
+		return nil
+	}
+	if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
+		h.Consume()
+		o.s.Send(m.Message)
+		return nil
+	}
+	if f.Lane() == frames.LaneOrdered {
+		h.Consume()
+		o.q.Push(f, dir)
+	}
+	return nil
+}
+
+func (o *Output) startPlayer(rate int) {
+	if rate <= 0 {
+		rate = 24000
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.done != nil {
+		select {
+		case <-o.done: // finished after a Stop: start again
+		default:
+			return
+		}
+	}
+	o.stop, o.done = make(chan struct{}), make(chan struct{})
+	p := &player{o: o, c: o.s.srv.codec, defaultRate: rate}
+	go p.run(o.stop, o.done)
+}
+
+// stopPlayer stops the player and waits for it; it is idempotent and also
+// reaps a player that finished by itself after End or Stop.
+func (o *Output) stopPlayer() {
+	o.mu.Lock()
+	stop, done := o.stop, o.done
+	o.stop, o.done = nil, nil
+	o.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-done
+}
+
+// push sends a frame on from the player; o.mu is held.
+func (o *Output) push(f frames.Frame, dir frames.Direction) { o.out.Push(f, dir) }
+
+func (o *Output) broadcast(mk func() (frames.Frame, frames.Frame)) {
+	down, up := mk()
+	o.push(up, frames.Upstream)
+	o.push(down, frames.Downstream)
+}
+
+func (o *Output) startSpeakingLocked() {
+	if o.speaking {
+		return
+	}
+	o.speaking = true
+	o.broadcast(func() (frames.Frame, frames.Frame) {
+		return frames.Broadcast(func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
+	})
+}
+
+func (o *Output) stopSpeakingLocked() {
+	if !o.speaking {
+		return
+	}
+	o.speaking = false
+	o.broadcast(func() (frames.Frame, frames.Frame) {
+		return frames.Broadcast(func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
+	})
+}
+
+// player is the goroutine that paces the output: every 20 ms it takes the
+// next frame of audio from the queue (or silence), encodes and sends it.
+// Its fields are owned by that goroutine.
+type player struct {
+	o           *Output
+	c           codec.Codec
+	enc         codec.Encoder
+	defaultRate int
+	epoch       uint64
+
+	pending []int16 // audio at the codec rate, not yet sent
+	mono    []int16 // scratch: one frame's samples, downmixed
+	rs      resampler
+	rsRate  int
+	payload []byte
+
+	silentTicks   int
+	speakingTicks int
+}
+
+func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	o := p.o
+	enc, err := p.c.NewEncoder()
+	if err != nil {
+		o.out.PushError(err)
+		return
+	}
+	p.enc = enc
+	p.payload = make([]byte, p.c.MaxPayload)
+	period := codec.FrameDuration
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	next := time.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-timer.C:
+		}
+		if late := time.Since(next); late > period {
+			o.underruns.Add(1)
+			next = time.Now()
+		}
+		if finished := p.tick(period); finished {
+			return
+		}
+		next = next.Add(period)
+		timer.Reset(time.Until(next))
+	}
+}
+
+// tick sends one frame. It returns true after releasing End or Stop.
+func (p *player) tick(period time.Duration) (finished bool) {
+	o := p.o
+	n := p.c.FrameSamples()
+	o.mu.Lock()
+	if o.epoch != p.epoch {
+		// Interrupted: what was taken from the queue is stale.
+		p.epoch = o.epoch
+		p.pending = p.pending[:0]
+		if p.rs != nil {
+			p.rs.Reset()
+		}
+	}
+	var last frames.Frame
+fill:
+	for len(p.pending) < n {
+		f, dir, ok := o.q.Pop()
+		if !ok {
+			break
+		}
+		switch f := f.(type) {
+		case *frames.OutputAudioRaw:
+			p.add(&f.Audio)
+			o.push(f, dir) // for processors after the output (recorders)
+		case *frames.TTSAudioRaw:
+			p.add(&f.Audio)
+			o.push(f, dir)
+		case *frames.OutputTransportMessage:
+			o.s.Send(f.Message)
+		case *frames.End, *frames.Stop:
+			last = f
+			break fill
+		default:
+			o.push(f, dir)
+		}
+	}
+	audio := len(p.pending) > 0
+	var payload []byte
+	if audio {
+		take := min(n, len(p.pending))
+		frame := p.pending[:take]
+		if take < n {
+			// The queue ran dry mid-frame: pad with silence.
+			for len(p.pending) < n {
+				p.pending = append(p.pending, 0)
+			}
+			frame = p.pending[:n]
+		}
+		k, err := p.enc.Encode(frame, p.payload)
+		rest := copy(p.pending, p.pending[n:])
+		p.pending = p.pending[:rest]
+		if err != nil {
+			o.log.Warn("encoding audio", zap.Error(err))
+			payload = p.c.Silence
+		} else {
+			payload = p.payload[:k]
+		}
+		p.silentTicks = 0
+		o.startSpeakingLocked()
+		if p.speakingTicks++; p.speakingTicks*int(period) >= int(o.opts.BotSpeakingInterval) {
+			p.speakingTicks = 0
+			o.broadcast(func() (frames.Frame, frames.Frame) {
+				return frames.Broadcast(func() *frames.BotSpeaking { return &frames.BotSpeaking{} })
+			})
+		}
+	} else {
+		payload = p.c.Silence
+		p.speakingTicks = 0
+		if p.silentTicks++; o.speaking && p.silentTicks*int(period) >= int(o.opts.StopSpeakingAfter) {
+			o.stopSpeakingLocked()
+		}
+	}
+	if last != nil {
+		o.stopSpeakingLocked()
+		o.push(last, frames.Downstream)
+	}
+	o.mu.Unlock()
+	if err := o.s.writeAudio(payload, period); err != nil {
+		o.log.Debug("writing audio", zap.Error(err))
+	}
+	o.sent.Add(1)
+	return last != nil
+}
+
+// add converts one audio frame to mono at the codec rate and appends it to
+// the pending samples.
+func (p *player) add(a *frames.Audio) {
+	ch := a.Channels
+	if ch <= 0 {
+		ch = 1
+	}
+	rate := a.SampleRate
+	if rate <= 0 {
+		rate = p.defaultRate
+	}
+	nf := len(a.PCM) / (2 * ch)
+	p.mono = p.mono[:0]
+	for i := range nf {
+		var sum int32
+		for c := range ch {
+			sum += int32(int16(binary.LittleEndian.Uint16(a.PCM[(i*ch+c)*2:])))
+		}
+		p.mono = append(p.mono, int16(sum/int32(ch)))
+	}
+	if p.rs == nil || p.rsRate != rate {
+		rs, err := newResampler(rate, p.c.SampleRate)
+		if err != nil {
+			p.o.log.Warn("cannot play audio at this rate", zap.Int("rate", rate), zap.Error(err))
+			return
+		}
+		p.rs, p.rsRate = rs, rate
+	}
+	p.pending = p.rs.Resample(p.pending, p.mono)
+}

@@ -1,0 +1,646 @@
+package webrtc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/pion/sdp/v3"
+	pion "github.com/pion/webrtc/v4"
+	"github.com/pion/webrtc/v4/pkg/media"
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// Session is one connected client: its current peer connection (replaced
+// when the client restarts it), the data channel, and the pipeline built
+// for it. The server creates sessions; applications see them in their
+// [PipelineFactory]. All methods are safe for concurrent use.
+type Session struct {
+	srv     *Server
+	log     *zap.Logger
+	id      string
+	startID string
+	data    json.RawMessage
+	ctx     context.Context
+	cancel  context.CancelFunc
+	in      *Input
+	out     *Output
+	done    chan struct{}
+
+	// offerMu serialises offers (renegotiation, restart) on this session.
+	offerMu sync.Mutex
+	track   atomic.Pointer[pion.TrackLocalStaticSample]
+	micOff  atomic.Bool
+	inPush  atomic.Pointer[pusherRef]
+
+	mu         sync.Mutex
+	cur        *peer
+	peers      []*peer  // peers not yet closed
+	pcIDs      []string // every pc_id this session had
+	dc         *pion.DataChannel
+	outbox     [][]byte
+	inbox      [][]byte
+	cause      *endCause
+	watchdog   *time.Timer
+	closing    bool
+	tracks     [3]bool // trackStatus by receiver index
+	bg         sync.WaitGroup
+	outDropped uint64
+	inDropped  uint64
+}
+
+// pusherRef boxes a Pusher for an atomic pointer.
+type pusherRef struct{ p pipeline.Pusher }
+
+// endCause records why a session ended.
+type endCause struct {
+	reason string
+	// clientGone is true when the client left: no peerLeft is sent.
+	clientGone bool
+}
+
+func newSession(srv *Server, startID string, data json.RawMessage) *Session {
+	id := uuid.NewString()
+	s := &Session{
+		srv:     srv,
+		log:     srv.log.With(zap.String("session", id)),
+		id:      id,
+		startID: startID,
+		data:    data,
+		done:    make(chan struct{}),
+		tracks:  [3]bool{true, true, true},
+	}
+	s.ctx, s.cancel = context.WithCancel(srv.ctx)
+	s.in = &Input{s: s, opts: srv.opts.Input}
+	s.out = &Output{s: s, opts: srv.opts.Output}
+	return s
+}
+
+// ID returns the session's own identifier (not the pc_id, which changes
+// when the client restarts its peer connection).
+func (s *Session) ID() string { return s.id }
+
+// StartID returns the /start session id the client connected through, or
+// "" when it posted to /api/offer directly.
+func (s *Session) StartID() string { return s.startID }
+
+// PCID returns the pc_id of the current peer connection.
+func (s *Session) PCID() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return ""
+	}
+	return s.cur.id
+}
+
+// RequestData returns the app data of the connection: the offer's
+// requestData, or the body given to /start. It is nil when there was none.
+func (s *Session) RequestData() json.RawMessage { return s.data }
+
+// Input returns the session's input transport, for the head of its pipeline.
+func (s *Session) Input() *Input { return s.in }
+
+// Output returns the session's output transport, for the end of its
+// pipeline (before the assistant aggregator, if any).
+func (s *Session) Output() *Output { return s.out }
+
+// Context returns a context that ends with the session.
+func (s *Session) Context() context.Context { return s.ctx }
+
+// Done is closed once the session is fully torn down.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Reason says why the session ended, or "" while it runs.
+func (s *Session) Reason() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cause == nil {
+		return ""
+	}
+	return s.cause.reason
+}
+
+// TrackEnabled reports what the client last said in trackStatus about its
+// receiver index (0 mic, 1 camera, 2 screen); true until it says.
+func (s *Session) TrackEnabled(index int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return index >= 0 && index < len(s.tracks) && s.tracks[index]
+}
+
+// SessionStats counts what a session lost.
+type SessionStats struct {
+	// OutboundDropped counts messages for the client dropped because the
+	// channel stayed closed too long or its send buffer was full.
+	OutboundDropped uint64
+	// InboundDropped counts client messages dropped because the pipeline
+	// had not started and the queue was full.
+	InboundDropped uint64
+}
+
+// Stats returns the session's counters.
+func (s *Session) Stats() SessionStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return SessionStats{OutboundDropped: s.outDropped, InboundDropped: s.inDropped}
+}
+
+// Close ends the session from the server side: the pipeline is cancelled,
+// the client gets peerLeft and the peer connection is closed. It does not
+// wait; see [Session.Done].
+func (s *Session) Close(reason string) { s.end(reason, false) }
+
+// Send queues msg for the client as one text data-channel message. Until the
+// channel is open, messages wait in a bounded queue (dropped and counted
+// past [Options.MaxPendingMessages]). The caller gives up msg.
+func (s *Session) Send(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing && s.dc == nil {
+		s.outDropped++
+		return
+	}
+	if s.dc != nil && len(s.outbox) == 0 {
+		s.sendLocked(msg)
+		return
+	}
+	if len(s.outbox) >= s.srv.opts.MaxPendingMessages {
+		s.outDropped++
+		return
+	}
+	s.outbox = append(s.outbox, msg)
+}
+
+// sendLocked writes one message on the open channel. s.mu is held, which
+// keeps messages in order.
+func (s *Session) sendLocked(msg []byte) {
+	if int(s.dc.BufferedAmount()) > s.srv.opts.MaxBufferedBytes {
+		s.outDropped++
+		return
+	}
+	if err := s.dc.SendText(string(msg)); err != nil {
+		s.outDropped++
+		s.log.Debug("data channel send failed", zap.Error(err))
+	}
+}
+
+// end records the first cause and cancels the session's context, which
+// cancels the pipeline; run then tears everything down.
+func (s *Session) end(reason string, clientGone bool) {
+	s.mu.Lock()
+	if s.cause == nil {
+		s.cause = &endCause{reason: reason, clientGone: clientGone}
+		s.log.Info("session ending", zap.String("reason", reason))
+	}
+	s.mu.Unlock()
+	s.cancel()
+}
+
+// run runs the pipeline until it ends or the session is cancelled, then
+// tears the session down.
+func (s *Session) run(task *pipeline.Task) {
+	err := task.Run(s.ctx)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		s.log.Warn("pipeline failed", zap.Error(err))
+	}
+	s.end("pipeline ended", false)
+	s.teardown()
+}
+
+// abandon tears down a session whose pipeline never ran.
+func (s *Session) abandon() {
+	s.end("offer failed", true)
+	s.teardown()
+}
+
+// teardown says goodbye (unless the client left), closes every peer
+// connection, waits for every goroutine of the session and forgets it.
+func (s *Session) teardown() {
+	s.mu.Lock()
+	s.closing = true
+	cause := s.cause
+	if s.watchdog != nil {
+		s.watchdog.Stop()
+	}
+	dc := s.dc
+	s.mu.Unlock()
+	if dc != nil && !cause.clientGone {
+		s.Send(peerLeftMessage)
+		waitDrained(dc, time.Second)
+	}
+	s.mu.Lock()
+	peers := s.peers
+	s.peers, s.cur, s.dc, s.outbox, s.inbox = nil, nil, nil, nil, nil
+	ids := append([]string(nil), s.pcIDs...)
+	s.mu.Unlock()
+	s.track.Store(nil)
+	for _, p := range peers {
+		p.close()
+	}
+	s.bg.Wait()
+	s.srv.forget(s, ids)
+	close(s.done)
+}
+
+// waitDrained waits until the channel has sent what it buffered, or limit.
+func waitDrained(dc *pion.DataChannel, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for dc.BufferedAmount() > 0 && dc.ReadyState() == pion.DataChannelStateOpen && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// peer is one pion PeerConnection of a session.
+type peer struct {
+	s       *Session
+	id      string
+	pc      *pion.PeerConnection
+	track   *pion.TrackLocalStaticSample
+	opened  atomic.Bool
+	timeout *time.Timer
+
+	mu      sync.Mutex
+	dc      *pion.DataChannel
+	closing bool
+	wg      sync.WaitGroup // our goroutines that use pc
+}
+
+// enter registers a goroutine that uses the peer; false once it closes.
+func (p *peer) enter() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closing {
+		return false
+	}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *peer) leave() { p.wg.Done() }
+
+// close closes the peer connection and waits for its goroutines and ours.
+func (p *peer) close() {
+	p.mu.Lock()
+	p.closing = true
+	p.mu.Unlock()
+	p.timeout.Stop()
+	if err := p.pc.GracefulClose(); err != nil {
+		p.s.log.Debug("closing the peer connection", zap.String("pc_id", p.id), zap.Error(err))
+	}
+	p.wg.Wait()
+}
+
+// connect builds the session's first peer connection from offer.
+func (s *Session) connect(ctx context.Context, offer string) (*peer, answerBody, error) {
+	s.offerMu.Lock()
+	defer s.offerMu.Unlock()
+	p, ans, err := s.newPeer(ctx, offer)
+	if err != nil {
+		return nil, ans, err
+	}
+	s.adopt(p)
+	return p, ans, nil
+}
+
+// adopt makes p the current peer and returns the one it replaces.
+func (s *Session) adopt(p *peer) (old *peer) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old = s.cur
+	s.cur = p
+	s.peers = append(s.peers, p)
+	s.pcIDs = append(s.pcIDs, p.id)
+	s.dc = nil // the old channel is no longer used; queue until p's opens
+	s.track.Store(p.track)
+	return old
+}
+
+func (s *Session) current(p *peer) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur == p
+}
+
+// newPeer builds a peer connection from a client offer and returns its
+// complete (non-trickle) answer.
+func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody, error) {
+	var parsed sdp.SessionDescription
+	if err := parsed.UnmarshalString(offer); err != nil {
+		return nil, answerBody{}, badRequest("the offer SDP does not parse: %v", err)
+	}
+	srv := s.srv
+	pc, err := srv.api.NewPeerConnection(srv.cfg)
+	if err != nil {
+		return nil, answerBody{}, fmt.Errorf("webrtc: new peer connection: %w", err)
+	}
+	p := &peer{s: s, id: uuid.NewString(), pc: pc}
+	p.timeout = time.AfterFunc(srv.opts.ConnectTimeout, func() {
+		if !p.opened.Load() && s.current(p) {
+			s.end(fmt.Sprintf("the data channel did not open within %v", srv.opts.ConnectTimeout), true)
+		}
+	})
+	fail := func(err error) (*peer, answerBody, error) {
+		p.close()
+		return nil, answerBody{}, err
+	}
+	pc.OnDataChannel(func(dc *pion.DataChannel) { s.onDataChannel(p, dc) })
+	pc.OnTrack(func(t *pion.TrackRemote, _ *pion.RTPReceiver) {
+		if t.Kind() != pion.RTPCodecTypeAudio || !p.enter() {
+			return
+		}
+		defer p.leave()
+		s.in.readTrack(t)
+	})
+	pc.OnConnectionStateChange(func(st pion.PeerConnectionState) {
+		if st == pion.PeerConnectionStateFailed && s.current(p) {
+			s.end("the peer connection failed", true)
+		}
+	})
+	if err := pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeOffer, SDP: offer}); err != nil {
+		return fail(badRequest("the offer was not accepted: %v", err))
+	}
+	// The bot's audio rides on transceiver 0 (mid "0"): AddTrack after the
+	// offer reuses the first audio transceiver, making it sendrecv.
+	p.track, err = pion.NewTrackLocalStaticSample(srv.codec.Capability(), "audio", "bot")
+	if err != nil {
+		return fail(fmt.Errorf("webrtc: audio track: %w", err))
+	}
+	sender, err := pc.AddTrack(p.track)
+	if err != nil {
+		return fail(fmt.Errorf("webrtc: adding the audio track: %w", err))
+	}
+	if p.enter() {
+		go func() {
+			defer p.leave()
+			// Read RTCP so the interceptors see receiver reports.
+			buf := make([]byte, 1500)
+			for {
+				if _, _, err := sender.Read(buf); err != nil {
+					return
+				}
+			}
+		}()
+	}
+	ans, err := s.answer(ctx, p)
+	if err != nil {
+		return fail(err)
+	}
+	return p, ans, nil
+}
+
+// answer creates and applies an answer, waits for ICE gathering and
+// returns the local description with every candidate in it.
+func (s *Session) answer(ctx context.Context, p *peer) (answerBody, error) {
+	answer, err := p.pc.CreateAnswer(nil)
+	if err != nil {
+		return answerBody{}, fmt.Errorf("webrtc: creating the answer: %w", err)
+	}
+	gathered := pion.GatheringCompletePromise(p.pc)
+	if err := p.pc.SetLocalDescription(answer); err != nil {
+		return answerBody{}, fmt.Errorf("webrtc: applying the answer: %w", err)
+	}
+	timer := time.NewTimer(s.srv.opts.GatherTimeout)
+	defer timer.Stop()
+	select {
+	case <-gathered:
+	case <-timer.C:
+		s.log.Warn("ICE gathering did not complete; answering with the candidates so far",
+			zap.Duration("timeout", s.srv.opts.GatherTimeout))
+	case <-ctx.Done():
+		return answerBody{}, fmt.Errorf("webrtc: the offer request ended while gathering: %w", ctx.Err())
+	}
+	ld := p.pc.LocalDescription()
+	return answerBody{SDP: ld.SDP, Type: "answer", PCID: p.id}, nil
+}
+
+// restart replaces the peer connection (restart_pc:true): the client built
+// a new RTCPeerConnection; the pipeline and session state stay.
+func (s *Session) restart(ctx context.Context, offer string) (answerBody, error) {
+	s.offerMu.Lock()
+	defer s.offerMu.Unlock()
+	if s.ctx.Err() != nil {
+		return answerBody{}, &unavailableError{"the session is ending", 1}
+	}
+	p, ans, err := s.newPeer(ctx, offer)
+	if err != nil {
+		return ans, err
+	}
+	old := s.adopt(p)
+	s.srv.mu.Lock()
+	s.srv.byPC[p.id] = s
+	s.srv.mu.Unlock()
+	s.log.Info("peer connection replaced", zap.String("pc_id", p.id))
+	if old != nil {
+		s.bg.Add(1)
+		go func() {
+			defer s.bg.Done()
+			old.close()
+			s.mu.Lock()
+			for i, q := range s.peers {
+				if q == old {
+					s.peers = append(s.peers[:i], s.peers[i+1:]...)
+					break
+				}
+			}
+			s.mu.Unlock()
+		}()
+	}
+	return ans, nil
+}
+
+// renegotiate answers a new offer on the current peer connection
+// (restart_pc:false); the pc_id stays.
+func (s *Session) renegotiate(ctx context.Context, offer, pcID string) (answerBody, error) {
+	s.offerMu.Lock()
+	defer s.offerMu.Unlock()
+	var parsed sdp.SessionDescription
+	if err := parsed.UnmarshalString(offer); err != nil {
+		return answerBody{}, badRequest("the offer SDP does not parse: %v", err)
+	}
+	s.mu.Lock()
+	p := s.cur
+	s.mu.Unlock()
+	if p == nil || s.ctx.Err() != nil {
+		return answerBody{}, &unavailableError{"the session is ending", 1}
+	}
+	if err := p.pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeOffer, SDP: offer}); err != nil {
+		// A 5xx makes the client rebuild its peer connection, which recovers.
+		return answerBody{}, fmt.Errorf("webrtc: renegotiating pc %s: %w", pcID, err)
+	}
+	return s.answer(ctx, p)
+}
+
+// addCandidates adds trickled client candidates to the current peer
+// connection. Stale candidates (from before a restart) are dropped by pion.
+func (s *Session) addCandidates(cands []pion.ICECandidateInit) error {
+	s.mu.Lock()
+	p := s.cur
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	var errs []error
+	for _, c := range cands {
+		if err := p.pc.AddICECandidate(c); err != nil {
+			errs = append(errs, fmt.Errorf("candidate %q: %w", c.Candidate, err))
+		}
+	}
+	if len(errs) > 0 {
+		return badRequest("%v", errors.Join(errs...))
+	}
+	return nil
+}
+
+// onDataChannel adopts the client's channel ("chat"); the server never
+// creates one.
+func (s *Session) onDataChannel(p *peer, dc *pion.DataChannel) {
+	p.mu.Lock()
+	if p.dc != nil {
+		p.mu.Unlock()
+		s.log.Warn("ignoring a second data channel", zap.String("label", dc.Label()))
+		return
+	}
+	p.dc = dc
+	p.mu.Unlock()
+	if dc.Label() != "chat" {
+		s.log.Info("the client's data channel is not labelled chat", zap.String("label", dc.Label()))
+	}
+	dc.OnOpen(func() { s.channelOpen(p, dc) })
+	dc.OnMessage(func(m pion.DataChannelMessage) { s.onMessage(m.Data) })
+	dc.OnClose(func() {
+		if s.current(p) {
+			s.end("the client closed the data channel", true)
+		}
+	})
+}
+
+// channelOpen starts sending on p's channel, first what was queued.
+func (s *Session) channelOpen(p *peer, dc *pion.DataChannel) {
+	p.opened.Store(true)
+	p.timeout.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur != p || s.closing {
+		return
+	}
+	s.dc = dc
+	for i, msg := range s.outbox {
+		s.sendLocked(msg)
+		s.outbox[i] = nil
+	}
+	s.outbox = s.outbox[:0]
+	s.log.Debug("data channel open", zap.String("pc_id", p.id))
+}
+
+// onMessage handles one client message: pings feed liveness, signalling is
+// handled here, JSON goes to the pipeline, anything else is dropped.
+func (s *Session) onMessage(msg []byte) {
+	kind, sig := classify(msg)
+	switch kind {
+	case kindPing:
+		s.touch()
+	case kindSignalling:
+		s.onSignalling(sig)
+	case kindInvalid:
+		s.log.Info("dropping a data-channel message that is not JSON", zap.Int("bytes", len(msg)))
+	case kindApp:
+		s.deliver(msg)
+	}
+}
+
+func (s *Session) onSignalling(sig *signalling) {
+	switch sig.Message.Type {
+	case "trackStatus":
+		if sig.Message.ReceiverIndex == nil || sig.Message.Enabled == nil {
+			s.log.Info("trackStatus without receiver_index or enabled")
+			return
+		}
+		i, on := *sig.Message.ReceiverIndex, *sig.Message.Enabled
+		s.mu.Lock()
+		if i >= 0 && i < len(s.tracks) {
+			s.tracks[i] = on
+		}
+		s.mu.Unlock()
+		if i == 0 {
+			s.micOff.Store(!on)
+		}
+	default:
+		s.log.Info("unknown signalling message", zap.String("type", sig.Message.Type))
+	}
+}
+
+// touch records a ping: the client is alive for another PingTimeout.
+func (s *Session) touch() {
+	d := s.srv.opts.PingTimeout
+	if d < 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return
+	}
+	if s.watchdog == nil {
+		s.watchdog = time.AfterFunc(d, func() {
+			s.end(fmt.Sprintf("the client vanished: no ping for %v", d), true)
+		})
+		return
+	}
+	s.watchdog.Reset(d)
+}
+
+// deliver hands a client message to the pipeline, or queues it until the
+// input transport is set up (an early client-ready must not be lost).
+func (s *Session) deliver(msg []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r := s.inPush.Load(); r != nil {
+		r.p.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
+		return
+	}
+	if len(s.inbox) >= s.srv.opts.MaxPendingMessages {
+		s.inDropped++
+		return
+	}
+	s.inbox = append(s.inbox, msg)
+}
+
+// attachInput connects the input transport's pusher and replays what
+// arrived before; nil detaches it.
+func (s *Session) attachInput(out pipeline.Pusher) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if out == nil {
+		s.inPush.Store(nil)
+		return
+	}
+	for _, msg := range s.inbox {
+		out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
+	}
+	s.inbox = nil
+	s.inPush.Store(&pusherRef{out})
+}
+
+// writeAudio sends one encoded frame on the current peer's track. Before
+// the track is bound (not connected yet) pion drops it.
+func (s *Session) writeAudio(payload []byte, d time.Duration) error {
+	t := s.track.Load()
+	if t == nil {
+		return nil
+	}
+	return t.WriteSample(media.Sample{Data: payload, Duration: d})
+}
+
+// Renegotiate asks the client to send a new offer on the same peer
+// connection (the "renegotiate" signalling message). An audio bot never
+// needs it; it exists for bots that add video later.
+func (s *Session) Renegotiate() { s.Send(renegotiateMessage) }
