@@ -79,4 +79,3 @@ func abs(v int16) int16 {
 	}
 	return v
 }
-
