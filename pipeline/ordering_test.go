@@ -16,8 +16,9 @@ func TestStartIsProcessedFirstEvenAfterEarlyPushes(t *testing.T) {
 	rec := &sink{}
 	early := &setupPusher{}
 	task := pipeline.NewTask(pipeline.New(early, rec), pipeline.TaskOptions{})
+	up := started(task)
 	done := runTask(t, task)
-	<-started(task)
+	<-up
 	task.StopWhenDone()
 	waitDone(t, done, 5*time.Second)
 	got := rec.names("EndFrame")
@@ -43,8 +44,9 @@ func TestSystemFramesOvertakeOrderedOnesFIFOWithinLanes(t *testing.T) {
 	b := newBlocker()
 	rec := &sink{}
 	task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{})
+	up := started(task)
 	done := runTask(t, task)
-	<-started(task)
+	<-up
 	task.QueueFrames(text("block"), text("o1"), text("o2"))
 	<-b.running
 	waitFor(t, func() bool { return len(rec.texts(frames.Downstream)) == 1 })
