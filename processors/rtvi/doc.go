@@ -1,0 +1,28 @@
+// Package rtvi speaks RTVI, the JSON protocol between framewire and the
+// Pipecat browser clients (@pipecat-ai/client-js), including the UI Agent
+// Protocol, exactly as shared/spec/rtvi.md says.
+//
+// It has four parts:
+//
+//   - Wire models for every message in both directions, with hand-written
+//     encoders (fixed key order, no reflection) and decoders that validate
+//     like Pipecat's pydantic models: [Message], [Decode], the *Data types,
+//     the accessibility [Snapshot] and the built-in UI command payloads.
+//   - RTVI frames: [UICommandFrame] and [UITaskFrame] that the UI agent
+//     pushes to drive the page, and the inbound [UIEventFrame],
+//     [UISnapshotFrame], [UICancelTaskFrame], [ClientMessageFrame] and
+//     friends that the processor pushes.
+//   - [Processor], at the head of the pipeline: it takes the client's
+//     messages from frames.InputTransportMessage, runs the client-ready /
+//     bot-ready handshake and version check, and turns requests into
+//     frames.
+//   - [Observer], which watches the pipeline and turns frames (speech
+//     events, transcripts, LLM and TTS text, bot-output, function calls,
+//     metrics, UI commands and task envelopes) into messages.
+//
+// Everything the server says leaves as frames.OutputTransportMessageUrgent
+// pushed downstream from the processor, for the output transport to send.
+// The vocabulary of the UI task lifecycle is chosen per client: ui-task for
+// RTVI 1.3.x clients, ui-job-group for everything else (see
+// docs/decisions/rtvi-vocabulary.md).
+package rtvi

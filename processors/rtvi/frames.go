@@ -1,0 +1,204 @@
+package rtvi
+
+import (
+	"github.com/framewire/framewire/frames"
+)
+
+// The RTVI frames. Every one of them is a system frame, as in Python
+// (frameworks/rtvi/frames.py), so they are never flushed by interruptions
+// and never wait behind queued audio or text; the observer reports the
+// outbound ones on their first push, wherever they are pushed from. The
+// exception is AggregatedTextProgressFrame, which belongs with the TTS
+// text it describes (see its comment). Frames are immutable once pushed:
+// their payloads must not be changed afterwards.
+
+// UICommandFrame asks the client to run a UI command: the observer sends
+// ui-command {command, payload}. Push it anywhere, in either direction.
+type UICommandFrame struct {
+	frames.Base
+	frames.System
+	// Command is the command name ("scroll_to", or an app's own).
+	Command string
+	// Payload is the command's payload; nil omits the payload key. The
+	// built-in payloads (Toast, ScrollTo, ...) implement [Command].
+	Payload Payload
+}
+
+// NewUICommand returns the frame for a built-in command payload.
+func NewUICommand(c Command) *UICommandFrame {
+	return &UICommandFrame{Command: c.CommandName(), Payload: c}
+}
+
+// UITaskFrame carries one envelope of a task (job-group) lifecycle: the
+// observer sends it as ui-job-group, or as ui-task to RTVI 1.3.0 clients,
+// with the field names of the client's vocabulary. A nil Event sends
+// nothing.
+type UITaskFrame struct {
+	frames.Base
+	frames.System
+	// Event is a GroupStarted, TaskUpdate, TaskCompleted or GroupCompleted.
+	Event TaskEvent
+}
+
+// UIMessage is an inbound UI message, as given to OnUIMessage handlers:
+// a *UIEventFrame, *UISnapshotFrame or *UICancelTaskFrame (the same frame
+// the processor pushes downstream; do not change it).
+type UIMessage interface {
+	frames.Frame
+	// MessageID returns the id of the client message.
+	MessageID() string
+	uiMessage()
+}
+
+// UIEventFrame is a ui-event from the client, pushed downstream.
+type UIEventFrame struct {
+	frames.Base
+	frames.System
+	// MsgID is the client message id.
+	MsgID string
+	// Event is the app-defined event name.
+	Event string
+	// Payload is the app-defined payload, verbatim; nil when absent.
+	Payload RawJSON
+}
+
+// UISnapshotFrame is a ui-snapshot from the client, pushed downstream.
+// Each one replaces the previous snapshot.
+type UISnapshotFrame struct {
+	frames.Base
+	frames.System
+	MsgID string
+	Tree  *Snapshot
+}
+
+// UICancelTaskFrame is a request from the client to cancel a task (job)
+// group: ui-cancel-job-group, or ui-cancel-task from RTVI 1.3.0 clients;
+// both are accepted from any client. The owner of the group cancels it
+// only if it exists and was started cancellable.
+type UICancelTaskFrame struct {
+	frames.Base
+	frames.System
+	MsgID string
+	// TaskID is the group to cancel (job_id / task_id).
+	TaskID string
+	// Reason is the client's reason; empty when it gave none (the usual
+	// default is "cancelled by user").
+	Reason string
+	// Vocabulary is the message type the client used.
+	Vocabulary Vocabulary
+}
+
+// MessageID implements [UIMessage].
+func (f *UIEventFrame) MessageID() string { return f.MsgID }
+
+// MessageID implements [UIMessage].
+func (f *UISnapshotFrame) MessageID() string { return f.MsgID }
+
+// MessageID implements [UIMessage].
+func (f *UICancelTaskFrame) MessageID() string { return f.MsgID }
+
+func (*UIEventFrame) uiMessage()      {}
+func (*UISnapshotFrame) uiMessage()   {}
+func (*UICancelTaskFrame) uiMessage() {}
+
+// ClientMessage is an app-defined request from the client (client-message
+// {t, d}). Answer it with [Processor.SendServerResponse] or a
+// [ServerResponseFrame].
+type ClientMessage struct {
+	// ID is the request id, echoed in the response.
+	ID string
+	// Type is the app-defined type (t).
+	Type string
+	// Data is the app-defined data (d), verbatim; nil when absent.
+	Data RawJSON
+}
+
+// ClientMessageFrame is a client-message, pushed downstream before the
+// OnClientMessage handlers run.
+type ClientMessageFrame struct {
+	frames.Base
+	frames.System
+	ClientMessage
+}
+
+// ServerMessageFrame sends server-message with Data (nil omits the data
+// key). Push it anywhere; the observer sends it.
+type ServerMessageFrame struct {
+	frames.Base
+	frames.System
+	Data Payload
+}
+
+// ServerResponseFrame answers a client message: server-response {t, d}, or
+// error-response {error} when Error is not empty.
+type ServerResponseFrame struct {
+	frames.Base
+	frames.System
+	// Request is the message being answered.
+	Request ClientMessage
+	// Data is the answer (d); nil omits it.
+	Data Payload
+	// Error, when not empty, turns the answer into an error-response.
+	Error string
+}
+
+// FunctionCallResultFrame is what the processor pushes downstream for
+// llm-function-call-result (a function call the client handled). It is the
+// core frames.FunctionCallResult, so the LLM layer handles results from
+// the client exactly like results from server-side handlers.
+type FunctionCallResultFrame = frames.FunctionCallResult
+
+// InputDTMFFrame is one DTMF key pressed on the client (from dtmf), pushed
+// downstream in order. It stands in for a core frames.InputDTMF, which the
+// runtime does not have yet.
+type InputDTMFFrame struct {
+	frames.Base
+	frames.System
+	// Button is "0"-"9", "*" or "#".
+	Button string
+}
+
+// ClientReadyFrame is pushed downstream when the client has sent
+// client-ready (after the version check, before bot-ready). An input
+// transport that holds back audio until the client is ready starts on it;
+// it stands in for Pipecat's InputTransportStartAudioStreamingFrame.
+type ClientReadyFrame struct {
+	frames.Base
+	frames.System
+	MsgID string
+	// Version is the client's parsed version (zero when unknown).
+	Version ClientVersion
+}
+
+// ConfigureObserverFrame changes the observer's settings at run time; it
+// sends nothing. Unset fields leave the setting alone.
+type ConfigureObserverFrame struct {
+	frames.Base
+	frames.System
+	// FunctionCallReportLevels replaces the report levels when not nil
+	// (see [ObserverOptions.FunctionCallReportLevels]).
+	FunctionCallReportLevels map[string]ReportLevel
+	// VADUserSpeaking turns vad-user-started/stopped-speaking on or off.
+	VADUserSpeaking OptBool
+}
+
+// AggregatedTextProgressFrame reports how much of an aggregated text
+// segment a word-timestamp TTS has spoken. The observer turns it into a
+// bot-output progress message for 2.x clients, taking it from the output
+// transport's hop like the text frames. It is an ordered frame, as it
+// travels with the TTS output; it stands in for a core frame the runtime
+// does not have yet.
+type AggregatedTextProgressFrame struct {
+	frames.Base
+	frames.Ordered
+	// Text is the whole segment.
+	Text string
+	// AggregatedBy is the segment's aggregation ("sentence", ...).
+	AggregatedBy string
+	// SegmentID is the frame id of the segment's AggregatedText frame.
+	SegmentID uint64
+	// AccumulatedText is the part spoken so far; RemainingText the rest.
+	AccumulatedText, RemainingText string
+	// ContextID ties the progress to a TTS request.
+	ContextID string
+}

@@ -1,0 +1,704 @@
+package rtvi
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
+)
+
+// OutputTransport is implemented by output transport processors (the
+// method does nothing). The observer takes bot text frames (AggregatedText,
+// TTSText, AggregatedTextProgressFrame) only from the hop where the output
+// transport pushes them on, which is when their audio has been played, so
+// bot-output follows speech; earlier hops of those frames are ignored. A
+// pipeline without an output transport therefore sends no bot-output.
+type OutputTransport interface {
+	OutputTransport()
+}
+
+// ReportLevel says how much a function call's messages reveal (§3.3).
+type ReportLevel uint8
+
+const (
+	// ReportNone sends the messages with the tool_call_id only (started
+	// gets an empty data object). It is the default. Client-side function
+	// handlers do not run at this level: they need the name.
+	ReportNone ReportLevel = iota
+	// ReportDisabled sends no function-call messages at all.
+	ReportDisabled
+	// ReportName adds the function name.
+	ReportName
+	// ReportArguments adds the arguments to in-progress.
+	ReportArguments
+	// ReportFull adds the arguments and the result (when not empty).
+	ReportFull
+)
+
+func (l ReportLevel) String() string {
+	switch l {
+	case ReportDisabled:
+		return "disabled"
+	case ReportName:
+		return "name"
+	case ReportArguments:
+		return "arguments"
+	case ReportFull:
+		return "full"
+	}
+	return "none"
+}
+
+func (l ReportLevel) name() bool      { return l == ReportName || l == ReportArguments || l == ReportFull }
+func (l ReportLevel) arguments() bool { return l == ReportArguments || l == ReportFull }
+
+// OutputText is bot text on its way into bot-output and bot-tts-text, as
+// a [ObserverOptions.Transforms] function sees it.
+type OutputText struct {
+	// Text is the segment text.
+	Text string
+	// AggregatedBy is the aggregation ("sentence", "word", ...).
+	AggregatedBy string
+	// Progress is set for progress messages; the transform must keep it
+	// consistent with Text.
+	Progress *SpokenProgress
+}
+
+// Transform rewrites bot text before it is sent, for one aggregation (or
+// all, with AggregatedBy "*" or "").
+type Transform struct {
+	AggregatedBy string
+	Func         func(OutputText) OutputText
+}
+
+// ObserverOptions configure an [Observer]. The zero value gives Pipecat's
+// defaults: every message on except audio levels and the raw VAD events,
+// function calls reported at ReportNone, audio levels every 150 ms.
+type ObserverOptions struct {
+	// Disable* turn off messages that are on by default.
+	DisableBotOutput         bool // bot-output
+	DisableBotLLM            bool // bot-llm-started/-stopped/-text, bot-transcription
+	DisableBotTTS            bool // bot-tts-started/-stopped/-text
+	DisableBotSpeaking       bool // bot-started/-stopped-speaking, bot-interrupted
+	DisableUserLLM           bool // user-llm-text
+	DisableUserSpeaking      bool // user-started/-stopped-speaking
+	DisableUserMute          bool // user-mute-started/-stopped
+	DisableUserTranscription bool // user-transcription
+	DisableMetrics           bool // metrics
+
+	// Enable* turn on messages that are off by default.
+	EnableVADUserSpeaking bool // vad-user-started/-stopped-speaking
+	EnableUserAudioLevel  bool // user-audio-level
+	EnableBotAudioLevel   bool // bot-audio-level
+
+	// AudioLevelPeriod is the minimum interval between audio level
+	// messages of one kind. Default: 150ms.
+	AudioLevelPeriod time.Duration
+	// FunctionCallReportLevels maps function names to report levels; "*"
+	// sets the level of unlisted functions. Default: ReportNone for all.
+	FunctionCallReportLevels map[string]ReportLevel
+	// SkipAggregatedBy lists aggregations whose bot-output and
+	// bot-tts-text are not sent.
+	SkipAggregatedBy []string
+	// Transforms rewrite bot text before it is sent, in order.
+	Transforms []Transform
+	// IgnoreSource, when set, silences frames pushed by the processors it
+	// returns true for (a side LLM, say).
+	IgnoreSource func(processor any) bool
+	// MaxQueuedText bounds the bot text held back until the bot starts
+	// speaking; the oldest is dropped beyond it. Default: 256.
+	MaxQueuedText int
+	// Logger receives the observer's logs. Default: none.
+	Logger *zap.Logger
+}
+
+// Observer is the outbound half of RTVI: it watches the pipeline and turns
+// frames into RTVI messages (rtvi.md §6.3), sent through its [Processor].
+// Each frame is reported once: on its first push (Event.FirstSeen), or for
+// bot text on the output transport's push; of a broadcast pair only the
+// downstream copy counts. Observe runs on the observer's own goroutine, so
+// its state needs no locks.
+type Observer struct {
+	p    *Processor
+	opts ObserverOptions
+	log  *zap.Logger
+
+	// Owned by the Observe goroutine.
+	levels      map[string]ReportLevel
+	vad         bool
+	botSpeaking bool
+	queued      []queuedText
+	transcript  []byte
+	userLevelAt time.Duration
+	botLevelAt  time.Duration
+	userLevel   bool // a user level has been sent
+	botLevel    bool
+	buf         []byte
+}
+
+// queuedText is bot text held back until the bot starts speaking.
+type queuedText struct {
+	text, aggregatedBy string
+	tts, willBeSpoken  bool
+	segment            uint64
+}
+
+// NewObserver returns an observer that sends through p. Add it to the task
+// that runs p (pipeline.TaskOptions.Observers or Task.AddObserver).
+func NewObserver(p *Processor, opts ObserverOptions) *Observer {
+	if opts.AudioLevelPeriod <= 0 {
+		opts.AudioLevelPeriod = 150 * time.Millisecond
+	}
+	if opts.MaxQueuedText <= 0 {
+		opts.MaxQueuedText = 256
+	}
+	o := &Observer{p: p, opts: opts, log: opts.Logger, vad: opts.EnableVADUserSpeaking}
+	if o.log == nil {
+		o.log = zap.NewNop()
+	}
+	o.levels = copyLevels(opts.FunctionCallReportLevels)
+	return o
+}
+
+func copyLevels(m map[string]ReportLevel) map[string]ReportLevel {
+	c := make(map[string]ReportLevel, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// Wants implements observers.Filter: push events of the frame types the
+// observer maps. It runs on pipeline goroutines and reads only options
+// fixed at construction.
+func (o *Observer) Wants(kind observers.EventKind, f frames.Frame) bool {
+	if kind != observers.Pushed {
+		return false
+	}
+	switch f.(type) {
+	case *frames.InputAudioRaw:
+		return o.opts.EnableUserAudioLevel
+	case *frames.TTSAudioRaw:
+		return o.opts.EnableBotAudioLevel
+	case *frames.UserStartedSpeaking, *frames.UserStoppedSpeaking,
+		*frames.VADUserStartedSpeaking, *frames.VADUserStoppedSpeaking,
+		*frames.UserMuteStarted, *frames.UserMuteStopped,
+		*frames.BotStartedSpeaking, *frames.BotStoppedSpeaking, *frames.Interruption,
+		*frames.Transcription, *frames.InterimTranscription, *frames.LLMContext,
+		*frames.LLMFullResponseStart, *frames.LLMFullResponseEnd, *frames.LLMText,
+		*frames.TTSStarted, *frames.TTSStopped, *frames.AggregatedText, *frames.TTSText,
+		*AggregatedTextProgressFrame, *frames.Metrics,
+		*frames.FunctionCallsStarted, *frames.FunctionCallInProgress,
+		*frames.FunctionCallCancel, *frames.FunctionCallResult,
+		*ServerMessageFrame, *ServerResponseFrame, *UICommandFrame, *UITaskFrame,
+		*ConfigureObserverFrame:
+		return true
+	}
+	return false
+}
+
+// Observe implements observers.Observer.
+func (o *Observer) Observe(e observers.Event) {
+	if e.Kind != observers.Pushed || e.Frame == nil {
+		return
+	}
+	if o.opts.IgnoreSource != nil && e.Source != nil && o.opts.IgnoreSource(e.Source.Processor()) {
+		return
+	}
+	if e.Frame.FrameBase().SiblingID != 0 && e.Direction != frames.Downstream {
+		return
+	}
+	switch e.Frame.(type) {
+	case *frames.AggregatedText, *frames.TTSText, *AggregatedTextProgressFrame:
+		if !fromOutputTransport(e.Source) {
+			return
+		}
+	case *frames.InputAudioRaw, *frames.TTSAudioRaw:
+		if !e.FirstSeen {
+			return
+		}
+		o.audioLevel(e)
+		return
+	default:
+		if !e.FirstSeen {
+			return
+		}
+	}
+	o.handle(e.Frame)
+}
+
+func fromOutputTransport(n observers.Node) bool {
+	if n == nil {
+		return false
+	}
+	_, ok := n.Processor().(OutputTransport)
+	return ok
+}
+
+// handle maps one frame to its messages.
+func (o *Observer) handle(f frames.Frame) {
+	opts := &o.opts
+	switch f := f.(type) {
+	case *frames.UserStartedSpeaking:
+		o.event(!opts.DisableUserSpeaking, TypeUserStartedSpeaking)
+	case *frames.UserStoppedSpeaking:
+		o.event(!opts.DisableUserSpeaking, TypeUserStoppedSpeaking)
+	case *frames.VADUserStartedSpeaking:
+		o.event(o.vad, TypeVADUserStartedSpeaking)
+	case *frames.VADUserStoppedSpeaking:
+		o.event(o.vad, TypeVADUserStoppedSpeaking)
+	case *frames.UserMuteStarted:
+		o.event(!opts.DisableUserMute, TypeUserMuteStarted)
+	case *frames.UserMuteStopped:
+		o.event(!opts.DisableUserMute, TypeUserMuteStopped)
+	case *frames.BotStartedSpeaking:
+		o.event(!opts.DisableBotSpeaking, TypeBotStartedSpeaking)
+		// Unlike Python, flush whatever the speaking flag says (§6.4).
+		o.botSpeaking = true
+		for _, q := range o.queued {
+			o.sendAggregated(q)
+		}
+		clear(o.queued)
+		o.queued = o.queued[:0]
+	case *frames.BotStoppedSpeaking:
+		o.event(!opts.DisableBotSpeaking, TypeBotStoppedSpeaking)
+		o.botSpeaking = false
+	case *frames.Interruption:
+		o.event(!opts.DisableBotSpeaking, TypeBotInterrupted)
+		// Text held for speech that was cut off is never spoken.
+		clear(o.queued)
+		o.queued = o.queued[:0]
+	case *frames.Transcription:
+		if !opts.DisableUserTranscription {
+			o.sendData(TypeUserTranscription, TranscriptionData{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp, Final: true})
+		}
+	case *frames.InterimTranscription:
+		if !opts.DisableUserTranscription {
+			o.sendData(TypeUserTranscription, TranscriptionData{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp})
+		}
+	case *frames.LLMContext:
+		if !opts.DisableUserLLM {
+			o.userLLMText(f)
+		}
+	case *frames.LLMFullResponseStart:
+		o.event(!opts.DisableBotLLM, TypeBotLLMStarted)
+	case *frames.LLMFullResponseEnd:
+		if !opts.DisableBotLLM {
+			o.event(true, TypeBotLLMStopped)
+			o.flushTranscript()
+		}
+	case *frames.LLMText:
+		if !opts.DisableBotLLM {
+			o.sendText(TypeBotLLMText, f.Text)
+			o.transcript = append(o.transcript, f.Text...)
+			if endOfSentence(o.transcript) {
+				o.flushTranscript()
+			}
+		}
+	case *frames.TTSStarted:
+		o.event(!opts.DisableBotTTS, TypeBotTTSStarted)
+	case *frames.TTSStopped:
+		o.event(!opts.DisableBotTTS, TypeBotTTSStopped)
+	case *AggregatedTextProgressFrame:
+		o.progress(f)
+	case *frames.AggregatedText:
+		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, willBeSpoken: f.WillBeSpoken, segment: f.ID()})
+	case *frames.TTSText:
+		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, tts: true, willBeSpoken: true, segment: f.ID()})
+	case *frames.Metrics:
+		if !opts.DisableMetrics {
+			o.sendData(TypeMetrics, metricsData(f))
+		}
+	case *frames.FunctionCallsStarted:
+		for _, c := range f.Calls {
+			lvl := o.level(c.Name)
+			if lvl == ReportDisabled {
+				continue
+			}
+			d := FunctionCallStartedData{}
+			if lvl.name() {
+				d.FunctionName = c.Name
+			}
+			o.sendData(TypeLLMFunctionCallStarted, d)
+		}
+	case *frames.FunctionCallInProgress:
+		lvl := o.level(f.Name)
+		if lvl == ReportDisabled {
+			return
+		}
+		d := FunctionCallInProgressData{ToolCallID: f.ToolCallID}
+		if lvl.name() {
+			d.FunctionName = f.Name
+		}
+		if lvl.arguments() && len(f.Arguments) > 0 {
+			d.Arguments = RawJSON(f.Arguments)
+		}
+		o.sendData(TypeLLMFunctionCallInProgress, d)
+	case *frames.FunctionCallCancel:
+		lvl := o.level(f.Name)
+		if lvl == ReportDisabled {
+			return
+		}
+		d := FunctionCallStoppedData{ToolCallID: f.ToolCallID, Cancelled: true}
+		if lvl.name() {
+			d.FunctionName = f.Name
+		}
+		o.sendData(TypeLLMFunctionCallStopped, d)
+	case *frames.FunctionCallResult:
+		lvl := o.level(f.Name)
+		if lvl == ReportDisabled {
+			return
+		}
+		d := FunctionCallStoppedData{ToolCallID: f.ToolCallID}
+		if lvl.name() {
+			d.FunctionName = f.Name
+		}
+		if lvl == ReportFull {
+			if r := RawJSON(appendAnyJSON(nil, f.Result)); !falsyJSON(r) {
+				d.Result = r
+			}
+		}
+		o.sendData(TypeLLMFunctionCallStopped, d)
+	case *ServerMessageFrame:
+		o.send(Message{Type: TypeServerMessage, Data: f.Data})
+	case *ServerResponseFrame:
+		if f.Error != "" {
+			o.send(Message{Type: TypeErrorResponse, ID: f.Request.ID, Data: ErrorResponseData{Error: f.Error}})
+		} else {
+			o.send(Message{Type: TypeServerResponse, ID: f.Request.ID, Data: ServerResponseData{T: f.Request.Type, D: f.Data}})
+		}
+	case *UICommandFrame:
+		o.send(Message{Type: TypeUICommand, Data: UICommandData{Command: f.Command, Payload: f.Payload}})
+	case *UITaskFrame:
+		if f.Event != nil {
+			o.send(TaskMessage(f.Event, o.p.ClientVersion().Vocabulary()))
+		}
+	case *ConfigureObserverFrame:
+		if f.FunctionCallReportLevels != nil {
+			o.levels = copyLevels(f.FunctionCallReportLevels)
+		}
+		if f.VADUserSpeaking != OptUnset {
+			o.vad = f.VADUserSpeaking == OptTrue
+		}
+	}
+}
+
+// level returns the report level of a function: its own, else "*", else
+// ReportNone.
+func (o *Observer) level(name string) ReportLevel {
+	if l, ok := o.levels[name]; ok {
+		return l
+	}
+	return o.levels["*"]
+}
+
+// push hands an encoded message (o.buf) to the processor in a buffer of
+// its own.
+func (o *Observer) push() {
+	if err := o.p.sendBytes(bytes.Clone(o.buf)); err != nil {
+		o.log.Debug("dropping RTVI message", zap.Error(err))
+	}
+}
+
+func (o *Observer) send(m Message) {
+	o.buf = m.AppendJSON(o.buf[:0])
+	o.push()
+}
+
+// event sends a message without data when on is true.
+func (o *Observer) event(on bool, typ string) {
+	if on {
+		o.send(Message{Type: typ})
+	}
+}
+
+// sendData sends a message whose data is d, without boxing d.
+func sendDataTo[T Payload](o *Observer, typ string, d T) {
+	o.buf = append(o.buf[:0], `{"label":"rtvi-ai","type":"`...)
+	o.buf = append(o.buf, typ...)
+	o.buf = append(o.buf, `","data":`...)
+	o.buf = append(d.AppendJSON(o.buf), '}')
+	o.push()
+}
+
+func (o *Observer) sendData(typ string, d Payload) { sendDataTo(o, typ, d) }
+
+// sendText sends a text message on the hot path.
+func (o *Observer) sendText(typ, text string) {
+	o.buf = AppendTextMessage(o.buf[:0], typ, text)
+	o.push()
+}
+
+// flushTranscript sends the buffered LLM text as bot-transcription.
+func (o *Observer) flushTranscript() {
+	if len(bytes.TrimSpace(o.transcript)) > 0 {
+		o.sendText(TypeBotTranscription, string(o.transcript))
+	}
+	o.transcript = o.transcript[:0]
+}
+
+// userLLMText sends user-llm-text when the context ends with a user message.
+func (o *Observer) userLLMText(f *frames.LLMContext) {
+	if len(f.Messages) == 0 {
+		return
+	}
+	m := &f.Messages[len(f.Messages)-1]
+	if m.Role != "user" {
+		return
+	}
+	text := m.Content
+	if text == "" && len(m.Parts) > 0 {
+		var sb strings.Builder
+		n := 0
+		for _, p := range m.Parts {
+			if p.Type != "text" {
+				continue
+			}
+			if n > 0 {
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(p.Text)
+			n++
+		}
+		text = sb.String()
+	} else if text == "" && len(m.Raw) > 0 {
+		return // a provider-specific message this observer cannot read
+	}
+	o.sendText(TypeUserLLMText, text)
+}
+
+// aggregated queues bot text until the bot speaks, or sends it at once.
+func (o *Observer) aggregated(q queuedText) {
+	if o.opts.DisableBotOutput && o.opts.DisableBotTTS {
+		return
+	}
+	if o.botSpeaking {
+		o.sendAggregated(q)
+		return
+	}
+	if len(o.queued) >= o.opts.MaxQueuedText {
+		o.log.Warn("too much bot text waiting for the bot to speak; dropping the oldest", zap.Int("max", o.opts.MaxQueuedText))
+		copy(o.queued, o.queued[1:])
+		o.queued = o.queued[:len(o.queued)-1]
+	}
+	o.queued = append(o.queued, q)
+}
+
+// transform applies the matching transforms.
+func (o *Observer) transform(t OutputText) OutputText {
+	for _, tr := range o.opts.Transforms {
+		if tr.Func != nil && (tr.AggregatedBy == "" || tr.AggregatedBy == "*" || tr.AggregatedBy == t.AggregatedBy) {
+			t = tr.Func(t)
+		}
+	}
+	return t
+}
+
+// sendAggregated sends the full-segment bot-output and bot-tts-text (§6.4).
+func (o *Observer) sendAggregated(q queuedText) {
+	for _, s := range o.opts.SkipAggregatedBy {
+		if s == q.aggregatedBy {
+			return
+		}
+	}
+	legacy := o.p.ClientVersion().Legacy()
+	suppress := !legacy && (q.aggregatedBy == "word" || q.aggregatedBy == "token")
+	text := o.transform(OutputText{Text: q.text, AggregatedBy: q.aggregatedBy}).Text
+	if !o.opts.DisableBotOutput && !suppress {
+		d := BotOutputData{Text: text, AggregatedBy: q.aggregatedBy, Spoken: OptBoolOf(q.tts)}
+		if !legacy {
+			d.SegmentID = q.segment
+			d.WillBeSpoken = OptBoolOf(q.willBeSpoken)
+			switch {
+			case q.willBeSpoken && q.tts:
+				d.SpokenStatus = SpokenCompleted
+				d.SpokenProgress = &SpokenProgress{AccumulatedText: text}
+			case q.willBeSpoken:
+				d.SpokenStatus = SpokenNew
+				d.SpokenProgress = &SpokenProgress{RemainingText: text}
+			}
+		}
+		sendDataTo(o, TypeBotOutput, d)
+	}
+	if q.tts && !o.opts.DisableBotTTS {
+		o.sendText(TypeBotTTSText, text)
+	}
+}
+
+// progress sends a bot-output progress message; 1.x clients get none.
+func (o *Observer) progress(f *AggregatedTextProgressFrame) {
+	if o.opts.DisableBotOutput || o.p.ClientVersion().Legacy() {
+		return
+	}
+	t := o.transform(OutputText{Text: f.Text, AggregatedBy: f.AggregatedBy,
+		Progress: &SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}})
+	prog := SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}
+	if t.Progress != nil {
+		prog = *t.Progress
+	}
+	status := SpokenInProgress
+	if prog.RemainingText == "" {
+		status = SpokenCompleted
+	}
+	sendDataTo(o, TypeBotOutput, BotOutputData{
+		Text: t.Text, AggregatedBy: f.AggregatedBy, SegmentID: f.SegmentID,
+		WillBeSpoken: OptTrue, SpokenStatus: status, SpokenProgress: &prog,
+	})
+}
+
+// audioLevel sends user-audio-level or bot-audio-level, at most once per
+// AudioLevelPeriod of task time.
+func (o *Observer) audioLevel(e observers.Event) {
+	var (
+		a    *frames.Audio
+		typ  string
+		last *time.Duration
+		sent *bool
+	)
+	switch f := e.Frame.(type) {
+	case *frames.InputAudioRaw:
+		if !o.opts.EnableUserAudioLevel {
+			return
+		}
+		a, typ, last, sent = &f.Audio, TypeUserAudioLevel, &o.userLevelAt, &o.userLevel
+	case *frames.TTSAudioRaw:
+		if !o.opts.EnableBotAudioLevel {
+			return
+		}
+		a, typ, last, sent = &f.Audio, TypeBotAudioLevel, &o.botLevelAt, &o.botLevel
+	default:
+		return
+	}
+	if *sent && e.At-*last <= o.opts.AudioLevelPeriod {
+		return
+	}
+	*last, *sent = e.At, true
+	sendDataTo(o, typ, AudioLevelData{Value: audioLevel(a.PCM)})
+}
+
+// audioLevel maps the RMS of 16-bit PCM to [0, 1]: -60 dBFS and below is
+// 0, full scale is 1.
+func audioLevel(pcm []byte) float64 {
+	n := len(pcm) / 2
+	if n == 0 {
+		return 0
+	}
+	var sum float64
+	for i := 0; i < n; i++ {
+		s := float64(int16(uint16(pcm[2*i]) | uint16(pcm[2*i+1])<<8))
+		sum += s * s
+	}
+	rms := math.Sqrt(sum/float64(n)) / 32768
+	if rms <= 0 {
+		return 0
+	}
+	level := (20*math.Log10(rms) + 60) / 60
+	level = math.Max(0, math.Min(1, level))
+	return math.Round(level*1000) / 1000
+}
+
+// metricsData groups a metrics frame's entries by kind (§6.5). Kinds the
+// protocol has no key for are dropped.
+func metricsData(f *frames.Metrics) MetricsData {
+	var d MetricsData
+	for i := range f.Data {
+		m := &f.Data[i]
+		switch m.Kind {
+		case frames.MetricTTFB:
+			d.TTFB = append(d.TTFB, TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
+		case frames.MetricProcessing:
+			d.Processing = append(d.Processing, TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
+		case frames.MetricLLMUsage:
+			d.Tokens = append(d.Tokens, TokenUsage{
+				PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens,
+				TotalTokens: m.Usage.TotalTokens, CacheReadInputTokens: m.Usage.CacheReadTokens,
+				ReasoningTokens: m.Usage.ReasoningTokens,
+			})
+		case frames.MetricSTTUsage:
+			d.STTUsage = append(d.STTUsage, STTUsageMetric{Processor: m.Processor, Model: m.Model, AudioSeconds: m.AudioSeconds})
+		case frames.MetricTTSUsage:
+			d.Characters = append(d.Characters, CharactersMetric{Processor: m.Processor, Model: m.Model, Value: m.Characters})
+		}
+	}
+	return d
+}
+
+// falsyJSON reports whether j is a value Python treats as false: null,
+// false, 0, "", {} or [].
+func falsyJSON(j RawJSON) bool {
+	r := reader{b: j}
+	switch r.peek() {
+	case kindNull, kindInvalid:
+		return true
+	case kindBool:
+		v, _ := r.boolean()
+		return !v
+	case kindNumber:
+		v, err := r.number()
+		return err == nil && v == 0
+	case kindString:
+		b, err := r.stringBytes(&r.scratch)
+		return err == nil && len(b) == 0
+	case kindObject:
+		empty := true
+		_ = r.object(func([]byte) error { empty = false; return errStop })
+		return empty
+	case kindArray:
+		empty := true
+		_ = r.array(func(int) error { empty = false; return errStop })
+		return empty
+	}
+	return false
+}
+
+// errStop ends a walk early.
+var errStop = stopError{}
+
+type stopError struct{}
+
+func (stopError) Error() string { return "stop" }
+
+// endOfSentence reports whether text ends a sentence, with the rules of
+// Pipecat's classic pattern: a final . ? ! : or ; that does not follow a
+// capital letter (initials), a digit (a list number), "a"/"p" after a
+// time, or Mr/Ms/Dr/Mrs/Prof; or a full-width ending. Trailing spaces do
+// not count.
+func endOfSentence(text []byte) bool {
+	t := bytes.TrimRightFunc(text, unicode.IsSpace)
+	if len(t) == 0 {
+		return false
+	}
+	r, size := utf8.DecodeLastRune(t)
+	switch r {
+	case '。', '？', '！', '：', '；', '।':
+		return true
+	case '.', '?', '!', ':', ';':
+	default:
+		return false
+	}
+	before := t[:len(t)-size]
+	if len(before) == 0 {
+		return true
+	}
+	prev := before[len(before)-1]
+	if (prev >= 'A' && prev <= 'Z') || (prev >= '0' && prev <= '9') {
+		return false
+	}
+	if len(before) >= 3 && (prev == 'a' || prev == 'p') && before[len(before)-2] == ' ' &&
+		before[len(before)-3] >= '0' && before[len(before)-3] <= '9' {
+		return false
+	}
+	for _, abbr := range []string{"Mr", "Ms", "Dr", "Mrs", "Prof"} {
+		if bytes.HasSuffix(before, []byte(abbr)) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,562 @@
+package rtvi
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// LibraryVersion is the framewire version announced in bot-ready's default
+// about object.
+const LibraryVersion = "0.1.0"
+
+// Options configure a [Processor]. The zero value is ready to use.
+type Options struct {
+	// About is the about object of bot-ready. Default:
+	// {"library":"framewire","library_version":LibraryVersion}.
+	About Payload
+	// ManualBotReady leaves bot-ready to the application, which calls
+	// [Processor.SetBotReady]. By default the processor sends it right
+	// after the OnClientReady handlers, as Pipecat's worker does.
+	ManualBotReady bool
+	// FlushTimeout bounds how long send-text waits for the pipeline to
+	// drain after interrupting the bot, before it appends the text anyway.
+	// Default: 5s, as Pipecat's flush_pipeline.
+	FlushTimeout time.Duration
+	// Logger receives the processor's logs. Default: the task's logger.
+	Logger *zap.Logger
+}
+
+// ClientReady is what OnClientReady handlers get.
+type ClientReady struct {
+	// ID is the client-ready message id (echoed in bot-ready).
+	ID string
+	// Version is the version the client sent ("" when none).
+	Version string
+	// Parsed is the parsed version; zero when unknown or unparseable.
+	Parsed ClientVersion
+	// VersionError is the error text sent to the client, or "".
+	VersionError string
+	// About describes the client; {library:"unknown"} when it sent none
+	// or an invalid one.
+	About AboutClient
+}
+
+// Processor is the inbound half of RTVI. It sits at the head of the
+// pipeline (before or after the input transport: it takes
+// frames.InputTransportMessage in either direction), decodes client
+// messages, runs the client-ready handshake, pushes the frames for client
+// requests downstream and answers with RTVI messages, which leave as
+// frames.OutputTransportMessageUrgent pushed downstream. Frames it does
+// not handle pass through.
+//
+// Client messages are handled one at a time, in arrival order, on a
+// worker of the processor's node, so handlers may block (send-text waits
+// for the pipeline to drain) without stalling the frames that flow
+// through. Handlers registered with OnClientReady, OnClientMessage and
+// OnUIMessage run on that worker. The Send methods may be called from any
+// goroutine once the task has set the processor up.
+type Processor struct {
+	opts Options
+	id   uint64
+
+	out     atomic.Pointer[pusherBox]
+	log     atomic.Pointer[zap.Logger]
+	version atomic.Pointer[ClientVersion]
+	skipTTS atomic.Bool
+
+	inbox pipeline.FrameQueue
+
+	mu            sync.Mutex // guards the fields below
+	readyID       string
+	clientReady   bool
+	botReady      bool
+	onReady       []func(context.Context, ClientReady)
+	onMessage     []func(context.Context, ClientMessage)
+	onUI          []func(context.Context, UIMessage)
+	flushToken    uint64
+	flushReturned chan struct{}
+}
+
+type pusherBox struct{ pipeline.Pusher }
+
+// NewProcessor returns a processor with opts.
+func NewProcessor(opts Options) *Processor {
+	if opts.FlushTimeout <= 0 {
+		opts.FlushTimeout = 5 * time.Second
+	}
+	p := &Processor{opts: opts, id: frames.NextID()}
+	if opts.Logger != nil {
+		p.log.Store(opts.Logger)
+	} else {
+		p.log.Store(zap.NewNop())
+	}
+	return p
+}
+
+// Name implements pipeline.Namer.
+func (p *Processor) Name() string { return fmt.Sprintf("RTVIProcessor#%d", p.id) }
+
+// Setup implements pipeline.Setupper: it keeps the node's pusher, so
+// messages can be sent from any goroutine.
+func (p *Processor) Setup(_ context.Context, s pipeline.Setup) error {
+	p.out.Store(&pusherBox{s.Out})
+	if p.opts.Logger == nil && s.Logger != nil {
+		p.log.Store(s.Logger)
+	}
+	return nil
+}
+
+func (p *Processor) logger() *zap.Logger { return p.log.Load() }
+
+// OnClientReady registers fn to run when a client-ready has been handled
+// (after the version check, before bot-ready is sent).
+func (p *Processor) OnClientReady(fn func(ctx context.Context, r ClientReady)) {
+	p.mu.Lock()
+	p.onReady = append(p.onReady, fn)
+	p.mu.Unlock()
+}
+
+// OnClientMessage registers fn for client-message requests. fn runs after
+// the ClientMessageFrame has been pushed; answer with SendServerResponse
+// or SendErrorResponse.
+func (p *Processor) OnClientMessage(fn func(ctx context.Context, m ClientMessage)) {
+	p.mu.Lock()
+	p.onMessage = append(p.onMessage, fn)
+	p.mu.Unlock()
+}
+
+// OnUIMessage registers fn for ui-event, ui-snapshot and the cancel
+// messages. fn gets the frame that was pushed downstream.
+func (p *Processor) OnUIMessage(fn func(ctx context.Context, m UIMessage)) {
+	p.mu.Lock()
+	p.onUI = append(p.onUI, fn)
+	p.mu.Unlock()
+}
+
+// ClientVersion returns the version of the connected client (zero until a
+// client-ready with a parseable version has arrived). It is safe to call
+// from any goroutine.
+func (p *Processor) ClientVersion() ClientVersion {
+	if v := p.version.Load(); v != nil {
+		return *v
+	}
+	return ClientVersion{}
+}
+
+// ClientReadyReceived reports whether the client has sent client-ready.
+func (p *Processor) ClientReadyReceived() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.clientReady
+}
+
+// BotReadySent reports whether bot-ready has been sent.
+func (p *Processor) BotReadySent() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.botReady
+}
+
+// ProcessFrame implements pipeline.Processor.
+func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start:
+		h.Forward()
+		h.GoBackground(p.work)
+	case *frames.InputTransportMessage:
+		h.Consume()
+		p.inbox.Push(f, dir)
+	case *frames.Flush:
+		if dir == frames.Upstream && p.flushReturnedHere(f.Token) {
+			h.Consume()
+		}
+	case *frames.Error:
+		p.sendErrorFrame(f)
+	case *frames.LLMConfigureOutput:
+		p.skipTTS.Store(f.SkipTTS)
+	case *frames.Cancel:
+		p.inbox.Clear()
+	}
+	return nil
+}
+
+// ErrNotRunning is returned by the Send methods before the task has set
+// the processor up.
+var ErrNotRunning = errors.New("rtvi: processor is not running in a task")
+
+// Send encodes m and pushes it downstream as an urgent transport message.
+func (p *Processor) Send(m Message) error {
+	return p.sendBytes(m.Encode())
+}
+
+// sendBytes pushes an encoded message downstream.
+func (p *Processor) sendBytes(b []byte) error {
+	box := p.out.Load()
+	if box == nil {
+		return ErrNotRunning
+	}
+	box.Push(&frames.OutputTransportMessageUrgent{Message: b}, frames.Downstream)
+	return nil
+}
+
+// SendServerMessage sends server-message with data (nil omits it).
+func (p *Processor) SendServerMessage(data Payload) error {
+	return p.Send(Message{Type: TypeServerMessage, Data: data})
+}
+
+// SendServerResponse answers the client message req with server-response
+// {t: req.Type, d: data}.
+func (p *Processor) SendServerResponse(req ClientMessage, data Payload) error {
+	return p.Send(Message{Type: TypeServerResponse, ID: req.ID, Data: ServerResponseData{T: req.Type, D: data}})
+}
+
+// SendErrorResponse answers the client message req with error-response.
+func (p *Processor) SendErrorResponse(req ClientMessage, text string) error {
+	return p.sendErrorResponse(req.ID, text)
+}
+
+func (p *Processor) sendErrorResponse(id, text string) error {
+	return p.Send(Message{Type: TypeErrorResponse, ID: id, Data: ErrorResponseData{Error: text}})
+}
+
+// SendError sends error {error: text, fatal: false}. (A fatal error makes
+// the client disconnect; push a permanent frames.Error for that.)
+func (p *Processor) SendError(text string) error {
+	return p.Send(Message{Type: TypeError, Data: ErrorData{Error: text}})
+}
+
+// sendErrorFrame reports an error frame passing through: fatal when the
+// error is permanent.
+func (p *Processor) sendErrorFrame(e *frames.Error) {
+	text := "unknown error"
+	if e.Err != nil {
+		text = e.Err.Error()
+	}
+	_ = p.Send(Message{Type: TypeError, Data: ErrorData{Error: text, Fatal: e.Permanent()}})
+}
+
+// SetBotReady sends bot-ready: the id of the client's client-ready ("" if
+// none has arrived), the version rule of §2.3, and about (nil: the
+// Options' About, or framewire's default).
+func (p *Processor) SetBotReady(about Payload) error {
+	if !present(about) {
+		about = p.opts.About
+	}
+	if !present(about) {
+		about = defaultAbout
+	}
+	p.mu.Lock()
+	p.botReady = true
+	id := p.readyID
+	p.mu.Unlock()
+	return p.Send(Message{Type: TypeBotReady, ID: id, Data: BotReadyData{
+		Version: p.ClientVersion().BotReadyVersion(),
+		About:   about,
+	}})
+}
+
+var defaultAbout = RawJSON(`{"library":"framewire","library_version":"` + LibraryVersion + `"}`)
+
+// InterruptBot interrupts the bot: it pushes an interruption both
+// upstream and downstream (a broadcast pair), as Pipecat's interrupt_bot.
+func (p *Processor) InterruptBot() error {
+	box := p.out.Load()
+	if box == nil {
+		return ErrNotRunning
+	}
+	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
+	box.Push(up, frames.Upstream)
+	box.Push(down, frames.Downstream)
+	return nil
+}
+
+// work is the message worker: it handles queued client messages in order
+// until the node stops.
+func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
+	for {
+		f, _, ok := p.inbox.Pop()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-p.inbox.Ready():
+				continue
+			}
+		}
+		if m, ok := f.(*frames.InputTransportMessage); ok {
+			p.handleRaw(ctx, out, m.Message)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// handleRaw decodes and dispatches one client message, answering errors
+// as §5.1 prescribes.
+func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []byte) {
+	log := p.logger()
+	m, err := Decode(raw)
+	if err != nil {
+		var (
+			envErr  *EnvelopeError
+			dataErr *DataError
+		)
+		switch {
+		case errors.Is(err, ErrInvalidJSON):
+			log.Warn("dropping transport message that is not JSON", zap.Error(err), zap.Int("bytes", len(raw)))
+		case errors.Is(err, ErrNotRTVI):
+			log.Warn("ignoring transport message that is not RTVI", zap.Int("bytes", len(raw)))
+		case errors.As(err, &envErr):
+			log.Warn("invalid RTVI transport message", zap.Error(err))
+			_ = p.SendError(envErr.Error())
+		case errors.As(err, &dataErr):
+			switch m.Type {
+			case TypeRawAudio, TypeRawAudioBatch:
+				// Python only logs audio problems.
+				log.Error("invalid audio message", zap.String("id", m.ID), zap.Error(err))
+			default:
+				log.Warn("invalid RTVI message", zap.String("type", m.Type), zap.String("id", m.ID), zap.Error(err))
+				_ = p.sendErrorResponse(m.ID, dataErr.Error())
+			}
+		default:
+			log.Warn("undecodable RTVI message", zap.Error(err))
+		}
+		return
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("panic while handling RTVI message", zap.String("message", m.String()), zap.Any("panic", r))
+			_ = p.sendErrorResponse(m.ID, fmt.Sprintf("Exception processing message: %v", r))
+		}
+	}()
+	p.dispatch(ctx, out, m)
+}
+
+func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m Message) {
+	switch d := m.Data.(type) {
+	case *ClientReadyData:
+		p.handleClientReady(ctx, out, m.ID, d)
+		return
+	case nil:
+		switch m.Type {
+		case TypeClientReady:
+			p.handleClientReady(ctx, out, m.ID, nil)
+			return
+		case TypeDisconnectBot:
+			out.Push(&frames.EndTask{Reason: "client sent disconnect-bot"}, frames.Upstream)
+			return
+		}
+	case *EmptyData:
+		if m.Type == TypeDisconnectBot {
+			out.Push(&frames.EndTask{Reason: "client sent disconnect-bot"}, frames.Upstream)
+			return
+		}
+	case *ClientMessageData:
+		cm := ClientMessage{ID: m.ID, Type: d.T, Data: d.D}
+		out.Push(&ClientMessageFrame{ClientMessage: cm}, frames.Downstream)
+		for _, fn := range p.handlers(&p.onMessage) {
+			fn(ctx, cm)
+		}
+		return
+	case *SendTextData:
+		p.handleSendText(ctx, out, d)
+		return
+	case *FunctionCallResultData:
+		out.Push(functionCallResult(d), frames.Downstream)
+		return
+	case *DTMFData:
+		for _, k := range d.Keys() {
+			out.Push(&InputDTMFFrame{Button: k}, frames.Downstream)
+		}
+		return
+	case *RawAudioData:
+		p.pushAudio(out, []string{d.Base64Audio}, d.SampleRate, d.NumChannels)
+		return
+	case *RawAudioBatchData:
+		p.pushAudio(out, d.Base64AudioBatch, d.SampleRate, d.NumChannels)
+		return
+	case *UIEventData:
+		p.pushUI(ctx, out, &UIEventFrame{MsgID: m.ID, Event: d.Event, Payload: d.Payload})
+		return
+	case *UISnapshotData:
+		p.pushUI(ctx, out, &UISnapshotFrame{MsgID: m.ID, Tree: d.Tree})
+		return
+	case *UICancelData:
+		p.pushUI(ctx, out, &UICancelTaskFrame{MsgID: m.ID, TaskID: d.TaskID, Reason: d.Reason, Vocabulary: d.Vocabulary})
+		return
+	}
+	// Unknown types, and append-to-context (removed in pipecat 1.0).
+	_ = p.sendErrorResponse(m.ID, "Unsupported type "+m.Type)
+}
+
+func handlersCopy[T any](mu *sync.Mutex, list *[]T) []T {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]T(nil), *list...)
+}
+
+func (p *Processor) handlers(list *[]func(context.Context, ClientMessage)) []func(context.Context, ClientMessage) {
+	return handlersCopy(&p.mu, list)
+}
+
+func (p *Processor) pushUI(ctx context.Context, out pipeline.Pusher, f UIMessage) {
+	out.Push(f, frames.Downstream)
+	for _, fn := range handlersCopy(&p.mu, &p.onUI) {
+		fn(ctx, f)
+	}
+}
+
+// handleClientReady runs the handshake of §2: version check (error-response
+// first), ClientReadyFrame, OnClientReady, then bot-ready.
+func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, id string, d *ClientReadyData) {
+	log := p.logger()
+	ready := ClientReady{ID: id, About: AboutClient{Library: "unknown"}}
+	if d != nil {
+		ready.Version = d.Version
+		switch {
+		case d.About != nil:
+			ready.About = *d.About
+		case d.AboutError() != nil:
+			log.Warn("invalid about in client-ready; ignoring it", zap.Error(d.AboutError()))
+		}
+	}
+	ready.Parsed, ready.VersionError = CheckClientVersion(ready.Version)
+	log.Debug("client-ready", zap.String("version", ready.Version), zap.String("library", ready.About.Library),
+		zap.String("library_version", ready.About.LibraryVersion))
+	if ready.VersionError != "" {
+		log.Warn("client version check failed", zap.String("error", ready.VersionError))
+		_ = p.sendErrorResponse(id, ready.VersionError)
+	}
+	v := ready.Parsed
+	p.version.Store(&v)
+	out.Push(&ClientReadyFrame{MsgID: id, Version: v}, frames.Downstream)
+	p.mu.Lock()
+	p.readyID = id
+	p.clientReady = true
+	p.mu.Unlock()
+	for _, fn := range handlersCopy(&p.mu, &p.onReady) {
+		fn(ctx, ready)
+	}
+	if !p.opts.ManualBotReady {
+		_ = p.SetBotReady(nil)
+	}
+}
+
+// handleSendText maps send-text onto core frames (§3.1): with
+// run_immediately, interrupt the bot and wait for the pipeline to drain;
+// toggle skip-TTS around the append when audio_response asks for it; then
+// append the user message (and run the LLM with run_immediately).
+func (p *Processor) handleSendText(ctx context.Context, out pipeline.Pusher, d *SendTextData) {
+	var opts SendTextOptions
+	if d.Options != nil {
+		opts = *d.Options
+	}
+	run := opts.RunImmediately.Or(true)
+	audio := opts.AudioResponse.Or(true)
+	if run {
+		_ = p.InterruptBot()
+		p.flushPipeline(ctx, out)
+	}
+	cur := p.skipTTS.Load()
+	want := !audio
+	toggle := cur != want
+	if toggle {
+		out.Push(&frames.LLMConfigureOutput{SkipTTS: want}, frames.Downstream)
+	}
+	out.Push(&frames.LLMMessagesAppend{
+		Messages: []frames.LLMMessage{{Role: "user", Content: d.Content}},
+		RunLLM:   run,
+	}, frames.Downstream)
+	if toggle {
+		out.Push(&frames.LLMConfigureOutput{SkipTTS: cur}, frames.Downstream)
+	}
+}
+
+// flushPipeline sends a flush probe downstream and waits until it comes
+// back up through this processor (everything ahead of it, the
+// interruption included, has then been handled), the timeout expires, or
+// ctx ends.
+func (p *Processor) flushPipeline(ctx context.Context, out pipeline.Pusher) {
+	token := frames.NextID()
+	returned := make(chan struct{})
+	p.mu.Lock()
+	p.flushToken, p.flushReturned = token, returned
+	p.mu.Unlock()
+	out.Push(&frames.Flush{Token: token}, frames.Downstream)
+	t := time.NewTimer(p.opts.FlushTimeout)
+	defer t.Stop()
+	select {
+	case <-returned:
+	case <-t.C:
+		p.logger().Warn("pipeline flush timed out; appending the text anyway", zap.Duration("timeout", p.opts.FlushTimeout))
+	case <-ctx.Done():
+	}
+	p.mu.Lock()
+	if p.flushToken == token {
+		p.flushToken, p.flushReturned = 0, nil
+	}
+	p.mu.Unlock()
+}
+
+// flushReturnedHere reports whether token is the probe flushPipeline is
+// waiting for, and wakes it.
+func (p *Processor) flushReturnedHere(token uint64) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if token == 0 || token != p.flushToken || p.flushReturned == nil {
+		return false
+	}
+	close(p.flushReturned)
+	p.flushToken, p.flushReturned = 0, nil
+	return true
+}
+
+// functionCallResult builds the core frame for a client function result:
+// an object result stays raw JSON, a string result becomes a Go string.
+func functionCallResult(d *FunctionCallResultData) *frames.FunctionCallResult {
+	var result any = json.RawMessage(d.Result)
+	var s string
+	if len(d.Result) > 0 && d.Result[0] == '"' && json.Unmarshal(d.Result, &s) == nil {
+		result = s
+	}
+	return &frames.FunctionCallResult{
+		FunctionCall: frames.FunctionCall{
+			Name:       d.FunctionName,
+			ToolCallID: d.ToolCallID,
+			Arguments:  json.RawMessage(d.Arguments),
+		},
+		Result:     result,
+		Properties: frames.FunctionCallResultProperties{IsFinal: true},
+	}
+}
+
+// pushAudio decodes base64 PCM16 buffers into input audio frames. Bad
+// buffers are logged and skipped, as in Python.
+func (p *Processor) pushAudio(out pipeline.Pusher, buffers []string, rate, channels int) {
+	for i, b64 := range buffers {
+		if b64 == "" {
+			continue
+		}
+		pcm, err := base64.StdEncoding.DecodeString(b64)
+		if err != nil {
+			pcm, err = base64.RawStdEncoding.DecodeString(b64)
+		}
+		if err != nil {
+			p.logger().Error("invalid base64 audio", zap.Int("index", i), zap.Error(err))
+			continue
+		}
+		out.Push(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: rate, Channels: channels}}, frames.Downstream)
+	}
+}
