@@ -292,7 +292,7 @@ type TimingMetric struct {
 
 // TTFAMetric is a time-to-first-audio entry (seconds).
 type TTFAMetric struct {
-	Processor, Model          string
+	Processor, Model           string
 	TTFA, TTFB, LeadingSilence float64
 }
 

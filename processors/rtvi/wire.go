@@ -67,8 +67,8 @@ const (
 	TypeBotLLMSearchResponse      = "bot-llm-search-response"
 	TypeUICommand                 = "ui-command"
 	TypeUIJobGroup                = "ui-job-group"
-	TypeUITask                    = "ui-task" // RTVI 1.3.0 name of ui-job-group
-	TypeBotTTSAudio               = "bot-tts-audio"             // legacy; never sent by framewire
+	TypeUITask                    = "ui-task"                  // RTVI 1.3.0 name of ui-job-group
+	TypeBotTTSAudio               = "bot-tts-audio"            // legacy; never sent by framewire
 	TypeAppendToContextResult     = "append-to-context-result" // legacy; never sent by framewire
 )
 
@@ -235,12 +235,12 @@ func Decode(b []byte) (Message, error) {
 		return Message{}, ErrNotRTVI
 	}
 	var (
-		m                     Message
-		label                 string
-		labelOK               bool
-		haveType, haveID      bool
-		typeErr, idErr, dErr  error
-		dataStart, dataEnd    = -1, -1
+		m                    Message
+		label                string
+		labelOK              bool
+		haveType, haveID     bool
+		typeErr, idErr, dErr error
+		dataStart, dataEnd   = -1, -1
 	)
 	err := r.object(func(key []byte) error {
 		switch string(key) {
