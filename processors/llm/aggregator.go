@@ -91,7 +91,7 @@ func NewPair(c *Context, o PairOptions) *Pair {
 	}
 	p := &Pair{ctx: c, opts: o}
 	p.user = &UserAggregator{p: p}
-	p.asst = &AssistantAggregator{p: p, inProgress: map[string]struct{}{}, tombstones: map[string]struct{}{}}
+	p.asst = &AssistantAggregator{p: p, inProgress: map[string]struct{}{}, tombstones: map[string]bool{}}
 	return p
 }
 
@@ -262,8 +262,10 @@ type AssistantAggregator struct {
 	pending     atomic.Int32 // len(inProgress), readable from any goroutine
 	wantRun     bool
 	deferredBot bool
-	tombstones  map[string]struct{}
-	tombOrder   []string
+	// tombstones remembers cancelled tool_call_ids (bounded), and whether
+	// the call's messages are in the context already.
+	tombstones map[string]bool
+	tombOrder  []string
 }
 
 // FunctionCallsInProgress returns how many function calls the aggregator
@@ -392,15 +394,16 @@ func (a *AssistantAggregator) tombstoned(id string) bool {
 	return ok
 }
 
-func (a *AssistantAggregator) tombstone(id string) {
+func (a *AssistantAggregator) tombstone(id string, recorded bool) {
 	if a.tombstoned(id) {
+		a.tombstones[id] = a.tombstones[id] || recorded
 		return
 	}
 	if len(a.tombOrder) >= maxTombstones {
 		delete(a.tombstones, a.tombOrder[0])
 		a.tombOrder = append(a.tombOrder[:0], a.tombOrder[1:]...)
 	}
-	a.tombstones[id] = struct{}{}
+	a.tombstones[id] = recorded
 	a.tombOrder = append(a.tombOrder, id)
 }
 
@@ -417,10 +420,13 @@ func toolCallMessages(fc frames.FunctionCall, content string) []frames.LLMMessag
 
 func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
 	id := f.ToolCallID
-	if a.tombstoned(id) {
+	if recorded, ok := a.tombstones[id]; ok {
 		// The cancel overtook this frame: record the call as cancelled,
-		// never as running.
-		a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolCancelled)...)
+		// never as running (once).
+		if !recorded {
+			a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolCancelled)...)
+			a.tombstones[id] = true
+		}
 		return
 	}
 	if _, dup := a.inProgress[id]; dup {
@@ -457,12 +463,13 @@ func (a *AssistantAggregator) result(h *pipeline.Handle, f *frames.FunctionCallR
 
 func (a *AssistantAggregator) cancelled(h *pipeline.Handle, f *frames.FunctionCallCancel) {
 	id := f.ToolCallID
-	if _, ok := a.inProgress[id]; ok {
+	_, recorded := a.inProgress[id]
+	if recorded {
 		a.p.ctx.setToolResult(id, ToolCancelled)
 		delete(a.inProgress, id)
 		a.pending.Store(int32(len(a.inProgress)))
 	}
-	a.tombstone(id)
+	a.tombstone(id, recorded)
 	a.maybeRun(h)
 }
 

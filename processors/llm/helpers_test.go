@@ -80,12 +80,14 @@ type harness struct {
 	mu      sync.Mutex
 	down    []frames.Frame
 	up      []frames.Frame
+	probes  int
 	arrived chan struct{}
 }
 
 func newHarness(t *testing.T, opts pipeline.TaskOptions, procs ...pipeline.Processor) *harness {
 	t.Helper()
 	h := &harness{t: t, done: make(chan error, 1), arrived: make(chan struct{}, 1)}
+	procs = append(procs, echo{})
 	h.task = pipeline.NewTask(pipeline.New(procs...), opts)
 	h.task.OnReachedDownstream(nil, func(f frames.Frame) { h.record(&h.down, f) })
 	h.task.OnReachedUpstream(nil, func(f frames.Frame) { h.record(&h.up, f) })
@@ -167,31 +169,56 @@ func (h *harness) waitFor(what string, cond func(down, up []frames.Frame) bool) 
 	}
 }
 
-// send queues f and waits until it (a system frame) or a marker queued
-// after it (an ordered frame, which may be consumed on the way) has reached
-// the bottom, so steps happen in order. A marker behind a system frame
-// could be flushed by it, so system frames are awaited themselves.
+// echo sits at the bottom of every harness pipeline: it answers each
+// marker with a probe pushed back up, which arrives at the top after
+// anything the processors pushed upstream before.
+type echo struct{}
+
+func (echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if t, ok := f.(*frames.Text); ok && dir == frames.Downstream && t.Text == "marker" {
+		h.Push(&frames.Text{Text: "probe", NoContext: true}, frames.Upstream)
+	}
+	return nil
+}
+
+// send queues f and waits until everything it caused, both ways, has left
+// the pipeline, so steps happen in order. A system frame is awaited at the
+// bottom first, so that it cannot flush the marker that follows it.
 func (h *harness) send(f frames.Frame) {
 	h.t.Helper()
 	if f.Lane() == frames.LaneSystem {
 		h.task.QueueFrame(f)
-		h.waitArrival(f)
+		h.waitFor(frames.TypeName(f), func(down, _ []frames.Frame) bool {
+			for _, d := range down {
+				if d == f {
+					return true
+				}
+			}
+			return false
+		})
+		h.sync()
 		return
 	}
-	marker := &frames.Text{Text: "marker", NoContext: true}
-	h.task.QueueFrames(f, marker)
-	h.waitArrival(marker)
+	h.task.QueueFrame(f)
+	h.sync()
 }
 
-func (h *harness) waitArrival(f frames.Frame) {
+// sync sends a marker down and waits for its probe to come back up.
+func (h *harness) sync() {
 	h.t.Helper()
-	h.waitFor(frames.TypeName(f), func(down, _ []frames.Frame) bool {
-		for _, d := range down {
-			if d == f {
-				return true
+	h.mu.Lock()
+	h.probes++
+	want := h.probes
+	h.mu.Unlock()
+	h.task.QueueFrame(&frames.Text{Text: "marker", NoContext: true})
+	h.waitFor("probe", func(_, up []frames.Frame) bool {
+		n := 0
+		for _, f := range up {
+			if t, ok := f.(*frames.Text); ok && t.Text == "probe" {
+				n++
 			}
 		}
-		return false
+		return n >= want
 	})
 }
 
