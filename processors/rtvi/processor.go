@@ -33,6 +33,9 @@ type Options struct {
 	// drain after interrupting the bot, before it appends the text anyway.
 	// Default: 5s, as Pipecat's flush_pipeline.
 	FlushTimeout time.Duration
+	// DrainTimeout bounds how long End (or Stop) waits for the client
+	// messages queued ahead of it to be handled. Default: 5s.
+	DrainTimeout time.Duration
 	// Logger receives the processor's logs. Default: the task's logger.
 	Logger *zap.Logger
 }
@@ -75,7 +78,9 @@ type Processor struct {
 	version atomic.Pointer[ClientVersion]
 	skipTTS atomic.Bool
 
-	inbox pipeline.FrameQueue
+	inbox   pipeline.FrameQueue
+	pending atomic.Int64  // messages queued or being handled
+	drained chan struct{} // signalled when pending drops to zero
 
 	mu            sync.Mutex // guards the fields below
 	readyID       string
@@ -95,7 +100,10 @@ func NewProcessor(opts Options) *Processor {
 	if opts.FlushTimeout <= 0 {
 		opts.FlushTimeout = 5 * time.Second
 	}
-	p := &Processor{opts: opts, id: frames.NextID()}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = 5 * time.Second
+	}
+	p := &Processor{opts: opts, id: frames.NextID(), drained: make(chan struct{}, 1)}
 	if opts.Logger != nil {
 		p.log.Store(opts.Logger)
 	} else {
@@ -176,7 +184,19 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		h.GoBackground(p.work)
 	case *frames.InputTransportMessage:
 		h.Consume()
+		p.pending.Add(1)
 		p.inbox.Push(f, dir)
+	case *frames.End, *frames.Stop:
+		// Let the messages queued ahead of End be handled first, so what
+		// they push goes out before the pipeline ends.
+		if p.pending.Load() > 0 {
+			h.Consume()
+			h.GoBackground(func(ctx context.Context, out pipeline.Pusher) error {
+				p.waitDrained(ctx)
+				out.Push(f, dir)
+				return nil
+			})
+		}
 	case *frames.Flush:
 		if dir == frames.Upstream && p.flushReturnedHere(f.Token) {
 			h.Consume()
@@ -186,9 +206,26 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 	case *frames.LLMConfigureOutput:
 		p.skipTTS.Store(f.SkipTTS)
 	case *frames.Cancel:
-		p.inbox.Clear()
+		p.pending.Add(-int64(p.inbox.Clear()))
 	}
 	return nil
+}
+
+// waitDrained waits until no client message is queued or being handled,
+// for at most DrainTimeout.
+func (p *Processor) waitDrained(ctx context.Context) {
+	t := time.NewTimer(p.opts.DrainTimeout)
+	defer t.Stop()
+	for p.pending.Load() > 0 {
+		select {
+		case <-p.drained:
+		case <-t.C:
+			p.logger().Warn("ending with client messages still queued", zap.Int64("pending", p.pending.Load()))
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // ErrNotRunning is returned by the Send methods before the task has set
@@ -296,6 +333,12 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 		}
 		if m, ok := f.(*frames.InputTransportMessage); ok {
 			p.handleRaw(ctx, out, m.Message)
+		}
+		if p.pending.Add(-1) <= 0 {
+			select {
+			case p.drained <- struct{}{}:
+			default:
+			}
 		}
 		if ctx.Err() != nil {
 			return nil

@@ -390,7 +390,7 @@ func (d MetricsData) AppendJSON(dst []byte) []byte {
 	})
 	dst, first = appendMetricList(dst, "stt_usage", first, d.STTUsage, func(dst []byte, m *STTUsageMetric) []byte {
 		dst = appendKey(appendProcessor(dst, m.Processor, m.Model), "value", false)
-		dst = appendFloatField(append(dst, '{'), "audio_seconds", m.AudioSeconds)
+		dst = appendFloat(appendKey(append(dst, '{'), "audio_seconds", true), m.AudioSeconds)
 		return append(dst, '}', '}')
 	})
 	dst, _ = appendMetricList(dst, "characters", first, d.Characters, func(dst []byte, m *CharactersMetric) []byte {
