@@ -212,9 +212,9 @@ func (n *node) handle(it item) {
 	h.f, h.ctx = nil, nil
 	if _, ok := f.(*frames.Cancel); ok {
 		n.mu.Lock()
-		n.start.filter(func(item) bool { return false })
-		n.system.filter(func(item) bool { return false })
-		n.ordered.filter(func(item) bool { return false })
+		n.start.drop()
+		n.system.drop()
+		n.ordered.drop()
 		n.mu.Unlock()
 	}
 }
@@ -250,7 +250,7 @@ func (n *node) interrupt() {
 		n.epochJobs = n.epochJobs[:0]
 	}
 	n.mu.Lock()
-	n.ordered.filter(keepUninterruptible)
+	n.ordered.reset()
 	n.mu.Unlock()
 	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
 }

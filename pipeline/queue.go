@@ -12,70 +12,139 @@ type item struct {
 	dir frames.Direction
 }
 
-// ring is a growable FIFO ring buffer. It never shrinks below its initial
-// capacity and reuses its storage, so steady-state pushes do not allocate.
+// segmentSize is the number of items in one block of a ring. Blocks are
+// linked, so a growing queue never copies what it holds, and one spare
+// block is kept so a queue that fills and empties does not allocate.
+const segmentSize = 128
+
+type segment struct {
+	items [segmentSize]item
+	next  *segment
+}
+
+// ring is an unbounded FIFO of items made of linked fixed-size blocks. It
+// counts the uninterruptible frames it holds, so an interruption that finds
+// none drops everything at once.
 type ring struct {
-	buf        []item
-	head, size int
+	head, tail *segment
+	hi, ti     int // read index in head, write index in tail
+	size       int
+	keep       int // uninterruptible frames held
+	spare      *segment
 }
 
 func (r *ring) len() int { return r.size }
 
 func (r *ring) push(it item) {
-	if r.size == len(r.buf) {
-		r.grow()
+	if r.tail == nil || r.ti == segmentSize {
+		s := r.spare
+		if s != nil {
+			r.spare = nil
+		} else {
+			s = new(segment)
+		}
+		if r.tail == nil {
+			r.head, r.hi = s, 0
+		} else {
+			r.tail.next = s
+		}
+		r.tail, r.ti = s, 0
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = it
+	r.tail.items[r.ti] = it
+	r.ti++
 	r.size++
-}
-
-func (r *ring) grow() {
-	n := len(r.buf) * 2
-	if n == 0 {
-		n = 16
+	if it.f.Lane() == frames.LaneOrdered && frames.IsUninterruptible(it.f) {
+		r.keep++
 	}
-	buf := make([]item, n)
-	for i := 0; i < r.size; i++ {
-		buf[i] = r.buf[(r.head+i)%len(r.buf)]
-	}
-	r.buf, r.head = buf, 0
 }
 
 func (r *ring) pop() (item, bool) {
 	if r.size == 0 {
 		return item{}, false
 	}
-	it := r.buf[r.head]
-	r.buf[r.head] = item{}
-	r.head = (r.head + 1) % len(r.buf)
+	it := r.head.items[r.hi]
+	r.head.items[r.hi] = item{}
+	r.hi++
 	r.size--
+	if r.hi == segmentSize || r.size == 0 {
+		r.advance()
+	}
+	if r.keep > 0 && it.f.Lane() == frames.LaneOrdered && frames.IsUninterruptible(it.f) {
+		r.keep--
+	}
 	return it, true
+}
+
+// advance moves past a consumed head block, keeping it as the spare.
+func (r *ring) advance() {
+	old := r.head
+	if r.size == 0 {
+		r.head, r.tail, r.hi, r.ti = nil, nil, 0, 0
+	} else {
+		r.head, r.hi = old.next, 0
+	}
+	old.next = nil
+	if r.spare == nil {
+		clear(old.items[:])
+		r.spare = old
+	}
 }
 
 func (r *ring) peek() (item, bool) {
 	if r.size == 0 {
 		return item{}, false
 	}
-	return r.buf[r.head], true
+	return r.head.items[r.hi], true
+}
+
+// each calls fn for every item in order until fn returns false.
+func (r *ring) each(fn func(item) bool) {
+	i := r.hi
+	for s := r.head; s != nil; s = s.next {
+		end := segmentSize
+		if s == r.tail {
+			end = r.ti
+		}
+		for ; i < end; i++ {
+			if !fn(s.items[i]) {
+				return
+			}
+		}
+		i = 0
+	}
+}
+
+// drop empties the ring.
+func (r *ring) drop() int {
+	n := r.size
+	r.head, r.tail, r.hi, r.ti, r.size, r.keep = nil, nil, 0, 0, 0, 0
+	return n
 }
 
 // filter keeps the items for which keep returns true, in order, and
 // returns how many it removed.
 func (r *ring) filter(keep func(item) bool) int {
-	kept := 0
-	for i := 0; i < r.size; i++ {
-		it := r.buf[(r.head+i)%len(r.buf)]
+	var kept ring
+	kept.spare = r.spare
+	r.each(func(it item) bool {
 		if keep(it) {
-			r.buf[(r.head+kept)%len(r.buf)] = it
-			kept++
+			kept.push(it)
 		}
-	}
-	for i := kept; i < r.size; i++ {
-		r.buf[(r.head+i)%len(r.buf)] = item{}
-	}
-	removed := r.size - kept
-	r.size = kept
+		return true
+	})
+	removed := r.size - kept.size
+	*r = kept
 	return removed
+}
+
+// reset drops every interruptible item, keeping uninterruptible ones in
+// order, and returns how many it dropped. Without uninterruptible items
+// it costs O(1).
+func (r *ring) reset() int {
+	if r.keep == 0 {
+		return r.drop()
+	}
+	return r.filter(keepUninterruptible)
 }
 
 // FrameQueue is the one FIFO queue type of the framework: a mutex, a ring
@@ -156,7 +225,7 @@ func (q *FrameQueue) HighWater() int {
 func (q *FrameQueue) Reset() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.r.filter(keepUninterruptible)
+	return q.r.reset()
 }
 
 // Clear empties the queue completely, uninterruptible frames included (for
@@ -164,19 +233,19 @@ func (q *FrameQueue) Reset() int {
 func (q *FrameQueue) Clear() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.r.filter(func(item) bool { return false })
+	return q.r.drop()
 }
 
 // Has reports whether a queued frame satisfies match.
 func (q *FrameQueue) Has(match func(frames.Frame) bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for i := 0; i < q.r.size; i++ {
-		if match(q.r.buf[(q.r.head+i)%len(q.r.buf)].f) {
-			return true
-		}
-	}
-	return false
+	found := false
+	q.r.each(func(it item) bool {
+		found = match(it.f)
+		return !found
+	})
+	return found
 }
 
 func keepUninterruptible(it item) bool { return frames.IsUninterruptible(it.f) }
