@@ -1,0 +1,501 @@
+package rtvi
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
+)
+
+var testAbout = obj{"library": "framewire", "library_version": LibraryVersion}
+
+func botReady(id, version string) obj {
+	return obj{"label": "rtvi-ai", "type": "bot-ready", "id": id, "data": obj{"version": version, "about": testAbout}}
+}
+
+func errorResponse(id, text string) obj {
+	return obj{"label": "rtvi-ai", "type": "error-response", "id": id, "data": obj{"error": text}}
+}
+
+func TestHandshake(t *testing.T) {
+	const (
+		unknown  = "Client version unknown. Compatibility issues may occur."
+		aboutOK  = `{"library":"@pipecat-ai/client-js","library_version":"1.13.0"}`
+		readyFmt = `{"label":"rtvi-ai","type":"client-ready","id":"R","data":%s}`
+	)
+	ready := func(data string) string { return `{"label":"rtvi-ai","type":"client-ready","id":"R","data":` + data + `}` }
+	withVersion := func(v string) string { return ready(`{"version":"` + v + `","about":` + aboutOK + `}`) }
+	tests := []struct {
+		name    string
+		message string
+		want    []any
+		parsed  ClientVersion
+		vocab   Vocabulary
+	}{
+		{"2.1.0 is current", withVersion("2.1.0"), []any{botReady("R", "2.1.0")}, ClientVersion{2, 1, 0}, VocabularyJobGroup},
+		{"2.0.0 is compatible", withVersion("2.0.0"), []any{botReady("R", "2.1.0")}, ClientVersion{2, 0, 0}, VocabularyJobGroup},
+		{"1.4.0 is legacy: version echoed", withVersion("1.4.0"), []any{botReady("R", "1.4.0")}, ClientVersion{1, 4, 0}, VocabularyJobGroup},
+		{"1.3.0 is legacy with the task vocabulary", withVersion("1.3.0"), []any{botReady("R", "1.3.0")}, ClientVersion{1, 3, 0}, VocabularyTask},
+		{"1.3.7 also gets the task vocabulary", withVersion("1.3.7"), []any{botReady("R", "1.3.7")}, ClientVersion{1, 3, 7}, VocabularyTask},
+		{"missing version", ready(`{"about":` + aboutOK + `}`),
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+		{"missing data", `{"label":"rtvi-ai","type":"client-ready","id":"R"}`,
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+		{"version that is not a string", ready(`{"version":2,"about":` + aboutOK + `}`),
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+		{"1.2 has two parts", withVersion("1.2"),
+			[]any{errorResponse("R", "Invalid client version format (1.2). Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+		{"2.1.0-beta is not a number", withVersion("2.1.0-beta"),
+			[]any{errorResponse("R", "Invalid client version format (2.1.0-beta). Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+		{"3.0.0 is too new", withVersion("3.0.0"),
+			[]any{errorResponse("R", "RTVI version 3.0.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{3, 0, 0}, VocabularyJobGroup},
+		{"0.3.0 is too old", withVersion("0.3.0"),
+			[]any{errorResponse("R", "RTVI version 0.3.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{0, 3, 0}, VocabularyJobGroup},
+		{"bad about is ignored, never an error", ready(`{"version":"2.1.0","about":{"library_version":5}}`),
+			[]any{botReady("R", "2.1.0")}, ClientVersion{2, 1, 0}, VocabularyJobGroup},
+		{"about that is not an object is ignored", ready(`{"version":"1.4.0","about":"me"}`),
+			[]any{botReady("R", "1.4.0")}, ClientVersion{1, 4, 0}, VocabularyJobGroup},
+	}
+	_ = readyFmt
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProcessor(Options{})
+			var got ClientReady
+			p.OnClientReady(func(_ context.Context, r ClientReady) { got = r })
+			res := runProcessor(t, p, tc.message)
+			if d := cmp.Diff(tc.want, sent(t, res.Down())); d != "" {
+				t.Errorf("replies (-want +got):\n%s", d)
+			}
+			if p.ClientVersion() != tc.parsed || p.ClientVersion().Vocabulary() != tc.vocab {
+				t.Errorf("client version %v (%v), want %v (%v)", p.ClientVersion(), p.ClientVersion().Vocabulary(), tc.parsed, tc.vocab)
+			}
+			if got.ID != "R" || got.Parsed != tc.parsed {
+				t.Errorf("OnClientReady got %+v", got)
+			}
+			if !p.ClientReadyReceived() || !p.BotReadySent() {
+				t.Error("client-ready or bot-ready not recorded")
+			}
+			ready := notSent(res.Down())
+			if len(ready) != 1 {
+				t.Fatalf("frames pushed downstream: %v", ready)
+			}
+			if f, ok := ready[0].(*ClientReadyFrame); !ok || f.MsgID != "R" || f.Version != tc.parsed {
+				t.Errorf("pushed %#v, want a ClientReadyFrame", ready[0])
+			}
+		})
+	}
+}
+
+func TestHandshakeAboutDefaultsToUnknown(t *testing.T) {
+	p := NewProcessor(Options{})
+	var got []ClientReady
+	p.OnClientReady(func(_ context.Context, r ClientReady) { got = append(got, r) })
+	runProcessor(t, p,
+		`{"label":"rtvi-ai","type":"client-ready","id":"1","data":{"version":"2.1.0"}}`,
+		`{"label":"rtvi-ai","type":"client-ready","id":"2","data":{"version":"2.1.0","about":{"library":"x","platform":null}}}`)
+	if len(got) != 2 || got[0].About.Library != "unknown" || got[1].About.Library != "x" {
+		t.Errorf("about = %+v", got)
+	}
+}
+
+func TestManualBotReady(t *testing.T) {
+	p := NewProcessor(Options{ManualBotReady: true})
+	p.OnClientReady(func(context.Context, ClientReady) {
+		_ = p.SendServerMessage(RawJSON(`"warming up"`))
+		_ = p.SetBotReady(RawJSON(`{"library":"mine"}`))
+	})
+	res := runProcessor(t, p, `{"label":"rtvi-ai","type":"client-ready","id":"X","data":{"version":"1.4.0","about":{"library":"c"}}}`)
+	want := []any{
+		obj{"label": "rtvi-ai", "type": "server-message", "data": "warming up"},
+		obj{"label": "rtvi-ai", "type": "bot-ready", "id": "X", "data": obj{"version": "1.4.0", "about": obj{"library": "mine"}}},
+	}
+	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+func TestBotReadyBeforeClientReadyHasEmptyID(t *testing.T) {
+	p, rec := testProcessor("")
+	if err := p.SetBotReady(nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]any{botReady("", "2.1.0")}, rec.messages(t)); d != "" {
+		t.Error(d)
+	}
+}
+
+func TestSendBeforeSetupFails(t *testing.T) {
+	p := NewProcessor(Options{})
+	if err := p.SendError("x"); err != ErrNotRunning {
+		t.Errorf("SendError = %v, want ErrNotRunning", err)
+	}
+	if err := p.InterruptBot(); err != ErrNotRunning {
+		t.Errorf("InterruptBot = %v, want ErrNotRunning", err)
+	}
+}
+
+// TestInboundErrors checks §5.1: what gets an error, an error-response, or
+// nothing at all.
+func TestInboundErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		message string
+		want    []any // nil: no reply
+		prefix  string
+	}{
+		{"invalid JSON is dropped", `{this is not json`, nil, ""},
+		{"a ping is dropped", `ping: 1721035200000`, nil, ""},
+		{"a JSON array is not RTVI", `[1,2]`, nil, ""},
+		{"a wrong label is ignored", `{"label":"other","type":"send-text","id":"1","data":{"content":"x"}}`, nil, ""},
+		{"a missing label is ignored", `{"type":"signalling","message":{"type":"trackStatus"}}`, nil, ""},
+		{"a missing id is an error message", `{"label":"rtvi-ai","type":"send-text","data":{"content":"hi"}}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error", "data": obj{"fatal": false}}}, "Invalid RTVI transport message: "},
+		{"a numeric id is an error message", `{"label":"rtvi-ai","type":"send-text","id":7,"data":{"content":"hi"}}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error", "data": obj{"fatal": false}}}, "Invalid RTVI transport message: "},
+		{"data that is an array is an error message", `{"label":"rtvi-ai","type":"send-text","id":"1","data":[]}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error", "data": obj{"fatal": false}}}, "Invalid RTVI transport message: "},
+		{"an unknown type gets Unsupported", `{"label":"rtvi-ai","type":"frobnicate","id":"hfrob001"}`,
+			[]any{errorResponse("hfrob001", "Unsupported type frobnicate")}, ""},
+		{"append-to-context is no longer supported", `{"label":"rtvi-ai","type":"append-to-context","id":"c","data":{"role":"user","content":"hello"}}`,
+			[]any{errorResponse("c", "Unsupported type append-to-context")}, ""},
+		{"ui-event without event is an invalid message", `{"label":"rtvi-ai","type":"ui-event","id":"hevt0001","data":{"payload":1}}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error-response", "id": "hevt0001", "data": obj{}}}, "Invalid message: "},
+		{"client-message without data is an invalid message", `{"label":"rtvi-ai","type":"client-message","id":"m"}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error-response", "id": "m", "data": obj{}}}, "Invalid message: "},
+		{"an invalid DTMF key is an invalid message", `{"label":"rtvi-ai","type":"dtmf","id":"d","data":{"buttons":["1","x"]}}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error-response", "id": "d", "data": obj{}}}, "Invalid message: "},
+		{"function result missing a field", `{"label":"rtvi-ai","type":"llm-function-call-result","id":"f","data":{"function_name":"a","tool_call_id":"b","arguments":{}}}`,
+			[]any{obj{"label": "rtvi-ai", "type": "error-response", "id": "f", "data": obj{}}}, "Invalid message: "},
+		{"raw audio problems are only logged", `{"label":"rtvi-ai","type":"raw-audio","id":"a","data":{"base64Audio":"AAAA"}}`, nil, ""},
+		{"undecodable base64 audio is only logged", `{"label":"rtvi-ai","type":"raw-audio","id":"a","data":{"base64Audio":"!!","sampleRate":16000,"numChannels":1}}`, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProcessor(Options{})
+			res := runProcessor(t, p, tc.message)
+			got := sent(t, res.Down())
+			if tc.prefix != "" {
+				for _, m := range got {
+					d := m.(obj)["data"].(obj)
+					text, _ := d["error"].(string)
+					if len(text) < len(tc.prefix) || text[:len(tc.prefix)] != tc.prefix {
+						t.Errorf("error %q lacks prefix %q", text, tc.prefix)
+					}
+					delete(d, "error")
+				}
+			}
+			if d := cmp.Diff(tc.want, got); d != "" {
+				t.Errorf("replies (-want +got):\n%s", d)
+			}
+			if others := notSent(res.Down()); len(others) != 0 {
+				t.Errorf("unexpected frames: %v", others)
+			}
+		})
+	}
+}
+
+func TestInboundFrames(t *testing.T) {
+	msg := func(typ, id, data string) string {
+		return `{"label":"rtvi-ai","type":"` + typ + `","id":"` + id + `","data":` + data + `}`
+	}
+	tests := []struct {
+		name    string
+		message string
+		down    []frames.Frame
+		up      []frames.Frame
+	}{
+		{"ui-event", msg("ui-event", "m1", `{"event":"nav_click","payload":{"view":"home"}}`),
+			[]frames.Frame{&UIEventFrame{MsgID: "m1", Event: "nav_click", Payload: RawJSON(`{"view":"home"}`)}}, nil},
+		{"ui-event without payload", msg("ui-event", "e1", `{"event":"hello"}`),
+			[]frames.Frame{&UIEventFrame{MsgID: "e1", Event: "hello"}}, nil},
+		{"ui-cancel-job-group", msg("ui-cancel-job-group", "m3", `{"job_id":"t-99","reason":"user"}`),
+			[]frames.Frame{&UICancelTaskFrame{MsgID: "m3", TaskID: "t-99", Reason: "user"}}, nil},
+		{"ui-cancel-task from a 1.3.0 client", msg("ui-cancel-task", "m4", `{"task_id":"t-98"}`),
+			[]frames.Frame{&UICancelTaskFrame{MsgID: "m4", TaskID: "t-98", Vocabulary: VocabularyTask}}, nil},
+		{"client-message", msg("client-message", "c1", `{"t":"get-location","d":{"precise":true}}`),
+			[]frames.Frame{&ClientMessageFrame{ClientMessage: ClientMessage{ID: "c1", Type: "get-location", Data: RawJSON(`{"precise":true}`)}}}, nil},
+		{"dtmf buttons, one frame per key in order", msg("dtmf", "d1", `{"buttons":["1","2","3","#"]}`),
+			[]frames.Frame{&InputDTMFFrame{Button: "1"}, &InputDTMFFrame{Button: "2"}, &InputDTMFFrame{Button: "3"}, &InputDTMFFrame{Button: "#"}}, nil},
+		{"dtmf single button (2.0.x form)", msg("dtmf", "d2", `{"button":"*"}`),
+			[]frames.Frame{&InputDTMFFrame{Button: "*"}}, nil},
+		{"raw-audio", msg("raw-audio", "a1", `{"base64Audio":"AAAA","sampleRate":16000,"numChannels":1}`),
+			[]frames.Frame{&frames.InputAudioRaw{Audio: frames.Audio{PCM: []byte{0, 0, 0}, SampleRate: 16000, Channels: 1}}}, nil},
+		{"raw-audio-batch", msg("raw-audio-batch", "a2", `{"base64AudioBatch":["AQI=","AwQ"],"sampleRate":8000,"numChannels":2}`),
+			[]frames.Frame{
+				&frames.InputAudioRaw{Audio: frames.Audio{PCM: []byte{1, 2}, SampleRate: 8000, Channels: 2}},
+				&frames.InputAudioRaw{Audio: frames.Audio{PCM: []byte{3, 4}, SampleRate: 8000, Channels: 2}},
+			}, nil},
+		{"llm-function-call-result with an object", msg("llm-function-call-result", "f1",
+			`{"function_name":"get_location","tool_call_id":"call-456","arguments":{},"result":{"lat":41.4}}`),
+			[]frames.Frame{&FunctionCallResultFrame{
+				FunctionCall: frames.FunctionCall{Name: "get_location", ToolCallID: "call-456", Arguments: json.RawMessage(`{}`)},
+				Result:       json.RawMessage(`{"lat":41.4}`), Properties: frames.FunctionCallResultProperties{IsFinal: true},
+			}}, nil},
+		{"llm-function-call-result with a string", msg("llm-function-call-result", "f2",
+			`{"function_name":"f","tool_call_id":"c","arguments":{"a":1},"result":"done"}`),
+			[]frames.Frame{&FunctionCallResultFrame{
+				FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: "c", Arguments: json.RawMessage(`{"a":1}`)},
+				Result:       "done", Properties: frames.FunctionCallResultProperties{IsFinal: true},
+			}}, nil},
+		{"disconnect-bot ends the task", msg("disconnect-bot", "x", `{}`),
+			nil, []frames.Frame{&frames.EndTask{Reason: "client sent disconnect-bot"}}},
+		{"send-text without running keeps the bot talking", msg("send-text", "s1", `{"content":"note this","options":{"run_immediately":false}}`),
+			[]frames.Frame{&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{{Role: "user", Content: "note this"}}}}, nil},
+		{"send-text text-only toggles skip_tts around the append", msg("send-text", "s2", `{"content":"Summarize.","options":{"run_immediately":false,"audio_response":false}}`),
+			[]frames.Frame{
+				&frames.LLMConfigureOutput{SkipTTS: true},
+				&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{{Role: "user", Content: "Summarize."}}},
+				&frames.LLMConfigureOutput{SkipTTS: false},
+			}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewProcessor(Options{})
+			res := runProcessor(t, p, tc.message)
+			if msgs := sent(t, res.Down()); len(msgs) != 0 {
+				t.Errorf("unexpected replies: %v", msgs)
+			}
+			if d := pipelinetest.Diff(tc.down, notSent(res.Down())); d != "" {
+				t.Errorf("downstream (-want +got):\n%s", d)
+			}
+			if d := pipelinetest.Diff(tc.up, res.Up()); d != "" {
+				t.Errorf("upstream (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestSendTextRunImmediately checks the default send-text: interrupt the
+// bot both ways, wait until the flush probe has been back up through the
+// processor, then append and run.
+func TestSendTextRunImmediately(t *testing.T) {
+	p := NewProcessor(Options{})
+	res := runProcessor(t, p, `{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"hi","options":{}}}`)
+	down := notSent(res.Down())
+	var token uint64
+	if len(down) > 1 {
+		if f, ok := down[1].(*frames.Flush); ok {
+			token = f.Token
+		}
+	}
+	if token == 0 {
+		t.Error("the flush probe has no token")
+	}
+	want := []frames.Frame{
+		&frames.Interruption{},
+		&frames.Flush{Token: token},
+		&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{{Role: "user", Content: "hi"}}, RunLLM: true},
+	}
+	if d := pipelinetest.Diff(want, down); d != "" {
+		t.Fatalf("downstream (-want +got):\n%s", d)
+	}
+	if d := pipelinetest.Diff([]frames.Frame{&frames.Interruption{}}, res.Up()); d != "" {
+		t.Errorf("upstream (-want +got):\n%s", d)
+	}
+	if down[0].FrameBase().SiblingID != res.Up()[0].FrameBase().ID() {
+		t.Error("the two interruptions are not a broadcast pair")
+	}
+}
+
+// TestSendTextWaitsForTheFlush holds the flush probe below the processor
+// and checks that nothing is appended until it returns.
+func TestSendTextWaitsForTheFlush(t *testing.T) {
+	p := NewProcessor(Options{})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var order []string
+	gate := pipeline.ProcessorFunc(func(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+		switch f := f.(type) {
+		case *frames.Flush:
+			if dir == frames.Upstream {
+				h.Consume()
+				h.GoBackground(func(ctx context.Context, out pipeline.Pusher) error {
+					<-release
+					mu.Lock()
+					order = append(order, "flush returned")
+					mu.Unlock()
+					out.Push(f, frames.Upstream)
+					return nil
+				})
+			}
+		case *frames.LLMMessagesAppend:
+			mu.Lock()
+			order = append(order, "append "+f.Messages[0].Content)
+			mu.Unlock()
+		}
+		return nil
+	})
+	res := pipelinetest.Start(t, pipeline.New(p, gate), pipelinetest.Options{Send: []frames.Frame{
+		inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"first"}}`),
+		inbound(`{"label":"rtvi-ai","type":"send-text","id":"2","data":{"content":"second","options":{"run_immediately":false}}}`),
+	}, NoEnd: true})
+	defer func() {
+		res.Task.Cancel("test over")
+		res.Wait()
+	}()
+	// Give the worker ample time to misbehave: nothing may be appended.
+	time.Sleep(50 * time.Millisecond)
+	mu.Lock()
+	if len(order) != 0 {
+		t.Errorf("appended before the flush returned: %v", order)
+	}
+	mu.Unlock()
+	close(release)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(order)
+		mu.Unlock()
+		if n == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{"flush returned", "append first", "append second"}, order); d != "" {
+		t.Errorf("order (-want +got):\n%s", d)
+	}
+}
+
+func TestSendTextFlushTimesOut(t *testing.T) {
+	p := NewProcessor(Options{FlushTimeout: 10 * time.Millisecond})
+	swallow := pipeline.ProcessorFunc(func(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+		if _, ok := f.(*frames.Flush); ok {
+			h.Consume()
+		}
+		return nil
+	})
+	res := pipelinetest.Run(t, pipeline.New(p, swallow), pipelinetest.Options{Send: []frames.Frame{
+		inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"hi"}}`),
+	}})
+	want := []frames.Frame{
+		&frames.Interruption{},
+		&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{{Role: "user", Content: "hi"}}, RunLLM: true},
+	}
+	if d := pipelinetest.Diff(want, notSent(res.Down())); d != "" {
+		t.Errorf("downstream (-want +got):\n%s", d)
+	}
+}
+
+func TestSkipTTSFollowsConfigureOutputFrames(t *testing.T) {
+	p := NewProcessor(Options{})
+	res := pipelinetest.Run(t, p, pipelinetest.Options{Send: []frames.Frame{
+		&frames.LLMConfigureOutput{SkipTTS: true},
+		inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"speak","options":{"run_immediately":false,"audio_response":true}}}`),
+	}})
+	want := []frames.Frame{
+		&frames.LLMConfigureOutput{SkipTTS: true},
+		&frames.LLMConfigureOutput{SkipTTS: false},
+		&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{{Role: "user", Content: "speak"}}},
+		&frames.LLMConfigureOutput{SkipTTS: true},
+	}
+	if d := pipelinetest.Diff(want, notSent(res.Down())); d != "" {
+		t.Errorf("downstream (-want +got):\n%s", d)
+	}
+}
+
+func TestCallbacks(t *testing.T) {
+	p := NewProcessor(Options{})
+	var (
+		msgs []ClientMessage
+		ui   []UIMessage
+	)
+	p.OnClientMessage(func(_ context.Context, m ClientMessage) {
+		msgs = append(msgs, m)
+		_ = p.SendServerResponse(m, RawJSON(`{"ok":true}`))
+	})
+	p.OnUIMessage(func(_ context.Context, m UIMessage) { ui = append(ui, m) })
+	res := runProcessor(t, p,
+		`{"label":"rtvi-ai","type":"client-message","id":"c1","data":{"t":"echo","d":{"x":1,"s":"héllo"}}}`,
+		`{"label":"rtvi-ai","type":"ui-event","id":"u1","data":{"event":"click"}}`,
+		`{"label":"rtvi-ai","type":"ui-snapshot","id":"u2","data":{"tree":{"root":{"ref":"e1","role":"generic"},"captured_at":1}}}`,
+		`{"label":"rtvi-ai","type":"ui-cancel-job-group","id":"u3","data":{"job_id":"j"}}`,
+	)
+	if len(msgs) != 1 || msgs[0].ID != "c1" || msgs[0].Type != "echo" || string(msgs[0].Data) != `{"x":1,"s":"héllo"}` {
+		t.Errorf("client messages: %+v", msgs)
+	}
+	want := []any{obj{"label": "rtvi-ai", "type": "server-response", "id": "c1", "data": obj{"t": "echo", "d": obj{"ok": true}}}}
+	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
+		t.Errorf("replies (-want +got):\n%s", d)
+	}
+	if len(ui) != 3 {
+		t.Fatalf("ui messages: %v", ui)
+	}
+	if e, ok := ui[0].(*UIEventFrame); !ok || e.Event != "click" || e.MessageID() != "u1" {
+		t.Errorf("ui[0] = %#v", ui[0])
+	}
+	if s, ok := ui[1].(*UISnapshotFrame); !ok || s.Tree.Root.Ref != "e1" || s.MessageID() != "u2" {
+		t.Errorf("ui[1] = %#v", ui[1])
+	}
+	if c, ok := ui[2].(*UICancelTaskFrame); !ok || c.TaskID != "j" || c.MessageID() != "u3" {
+		t.Errorf("ui[2] = %#v", ui[2])
+	}
+	// Each callback saw the same frame that went downstream.
+	down := notSent(res.Down())
+	if len(down) != 4 || down[1] != frames.Frame(ui[0]) || down[2] != frames.Frame(ui[1]) {
+		t.Errorf("downstream frames: %v", down)
+	}
+}
+
+func TestHandlerPanicBecomesErrorResponse(t *testing.T) {
+	p := NewProcessor(Options{})
+	p.OnClientMessage(func(context.Context, ClientMessage) { panic("boom") })
+	res := runProcessor(t, p,
+		`{"label":"rtvi-ai","type":"client-message","id":"c1","data":{"t":"x"}}`,
+		`{"label":"rtvi-ai","type":"frobnicate","id":"after"}`)
+	want := []any{
+		errorResponse("c1", "Exception processing message: boom"),
+		errorResponse("after", "Unsupported type frobnicate"),
+	}
+	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
+		t.Errorf("replies (-want +got):\n%s", d)
+	}
+}
+
+func TestErrorFramesBecomeErrorMessages(t *testing.T) {
+	p := NewProcessor(Options{})
+	res := pipelinetest.Run(t, p, pipelinetest.Options{SendUpstream: []frames.Frame{
+		&frames.Error{Err: errTest("tts quota exceeded"), Category: frames.ErrorTransient},
+		&frames.Error{Err: errTest("bad key"), Category: frames.ErrorPermanent},
+	}})
+	want := []any{
+		obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "tts quota exceeded", "fatal": false}},
+		obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "bad key", "fatal": true}},
+	}
+	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if n := len(res.Up()); n != 2 {
+		t.Errorf("error frames forwarded upstream: %d, want 2", n)
+	}
+}
+
+type errTest string
+
+func (e errTest) Error() string { return string(e) }
+
+func TestMessagesAreHandledInOrderBeforeEnd(t *testing.T) {
+	p := NewProcessor(Options{})
+	var msgs []string
+	for i := 0; i < 50; i++ {
+		msgs = append(msgs, `{"label":"rtvi-ai","type":"nope","id":"`+string(rune('A'+i%26))+`"}`)
+	}
+	res := runProcessor(t, p, msgs...)
+	got := sent(t, res.Down())
+	if len(got) != 50 {
+		t.Fatalf("%d replies, want 50", len(got))
+	}
+	for i, m := range got {
+		if id := m.(obj)["id"]; id != string(rune('A'+i%26)) {
+			t.Fatalf("reply %d has id %v", i, id)
+		}
+	}
+}
