@@ -30,7 +30,9 @@ func TestHandshake(t *testing.T) {
 		aboutOK  = `{"library":"@pipecat-ai/client-js","library_version":"1.13.0"}`
 		readyFmt = `{"label":"rtvi-ai","type":"client-ready","id":"R","data":%s}`
 	)
-	ready := func(data string) string { return `{"label":"rtvi-ai","type":"client-ready","id":"R","data":` + data + `}` }
+	ready := func(data string) string {
+		return `{"label":"rtvi-ai","type":"client-ready","id":"R","data":` + data + `}`
+	}
 	withVersion := func(v string) string { return ready(`{"version":"` + v + `","about":` + aboutOK + `}`) }
 	tests := []struct {
 		name    string
