@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -28,12 +29,11 @@ func (s *scanner) fail(what string) {
 
 func (s *scanner) ws() {
 	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
+		c := s.b[s.i]
+		if c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
 			return
 		}
+		s.i++
 	}
 }
 
@@ -106,6 +106,10 @@ func (s *scanner) more(end byte, first *bool) bool {
 // key reads a member name and its colon. The name is raw (not unescaped).
 func (s *scanner) key() []byte {
 	k, _ := s.str()
+	if s.i < len(s.b) && s.b[s.i] == ':' { // the usual compact form
+		s.i++
+		return k
+	}
 	if s.peek() != ':' {
 		s.fail("expected ':'")
 		return nil
@@ -115,32 +119,43 @@ func (s *scanner) key() []byte {
 }
 
 // str reads a string and returns its raw contents and whether they hold
-// escapes.
+// escapes. This is the hot path of the stream: short strings (member names)
+// are scanned byte by byte, longer ones with a vectorised search.
 func (s *scanner) str() (raw []byte, escaped bool) {
 	if s.peek() != '"' {
 		s.fail("expected string")
 		return nil, false
 	}
-	s.i++
-	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '"':
-			raw = s.b[start:s.i]
-			s.i++
-			return raw, escaped
-		case c == '\\':
-			escaped = true
-			s.i += 2
-		case c < 0x20:
-			s.fail("control character in string")
-			return nil, false
-		default:
-			s.i++
+	b := s.b
+	start := s.i + 1
+	i := start
+	for limit := min(len(b), start+16); i < limit; i++ {
+		switch b[i] {
+		case '"':
+			s.i = i + 1
+			return b[start:i], false
+		case '\\':
+			limit = 0 // escapes: take the general path
 		}
 	}
-	s.fail("unterminated string")
-	return nil, false
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			s.fail("unterminated string")
+			return nil, false
+		}
+		end := i + j
+		k := end - 1
+		for k >= start && b[k] == '\\' {
+			k--
+		}
+		i = end + 1
+		if (end-1-k)%2 == 0 { // the quote is not escaped
+			s.i = i
+			raw = b[start:end]
+			return raw, bytes.IndexByte(raw, '\\') >= 0
+		}
+	}
 }
 
 // appendString reads a string value (null reads as empty) and appends it,
