@@ -43,7 +43,6 @@ type node struct {
 	start   ring
 	system  ring
 	ordered ring
-	holds   int  // jobs holding the ordered lane
 	waiting bool // the loop is parked on notify
 	notify  chan struct{}
 	stopped chan struct{}
@@ -56,6 +55,18 @@ type node struct {
 	endEpoch  context.CancelFunc
 	epochJobs []*job
 	h         Handle
+
+	// holds counts jobs holding the ordered lane; changed under mu, read
+	// without it on the fast path.
+	holds atomic.Int32
+	// urgent counts queued Start and system frames; changed under mu, read
+	// without it on the fast path.
+	urgent atomic.Int32
+	// batch holds ordered frames taken from the inbox ahead of time, so
+	// a busy node takes the lock once per batch. It is the head of the
+	// ordered lane: interruptions flush it like the rest.
+	batch []item
+	bi    int
 
 	cancelling atomic.Bool
 	unusable   atomic.Bool
@@ -112,8 +123,10 @@ func (n *node) receive(it item) {
 	switch it.f.Lane() {
 	case frames.LaneStart:
 		n.start.push(it)
+		n.urgent.Add(1)
 	case frames.LaneSystem:
 		n.system.push(it)
+		n.urgent.Add(1)
 	default:
 		n.ordered.push(it)
 	}
@@ -138,24 +151,42 @@ func (n *node) wakeLocked() {
 	}
 }
 
+// batchSize is how many ordered frames a node takes from its inbox at once.
+const batchSize = 64
+
 // take returns the next frame to process: Start first; then, once started,
 // system frames, then ordered frames unless a job holds the ordered lane.
 func (n *node) take() (item, bool) {
+	if n.bi < len(n.batch) && n.urgent.Load() == 0 && n.holds.Load() == 0 {
+		return n.nextBatched(), true
+	}
 	n.mu.Lock()
 	for {
 		if it, ok := n.start.pop(); ok {
+			n.urgent.Add(-1)
 			n.mu.Unlock()
 			return it, true
 		}
 		if n.started {
 			if it, ok := n.system.pop(); ok {
+				n.urgent.Add(-1)
 				n.mu.Unlock()
 				return it, true
 			}
-			if n.holds == 0 {
-				if it, ok := n.ordered.pop(); ok {
+			if n.holds.Load() == 0 {
+				if n.bi == len(n.batch) {
+					n.batch, n.bi = n.batch[:0], 0
+					for len(n.batch) < batchSize {
+						it, ok := n.ordered.pop()
+						if !ok {
+							break
+						}
+						n.batch = append(n.batch, it)
+					}
+				}
+				if n.bi < len(n.batch) {
 					n.mu.Unlock()
-					return it, true
+					return n.nextBatched(), true
 				}
 			}
 		}
@@ -170,11 +201,54 @@ func (n *node) take() (item, bool) {
 	}
 }
 
+func (n *node) nextBatched() item {
+	it := n.batch[n.bi]
+	n.batch[n.bi] = item{}
+	n.bi++
+	return it
+}
+
+// flushBatch drops the batched ordered frames, keeping uninterruptible
+// ones when keep is set.
+func (n *node) flushBatch(keep bool) {
+	kept := n.batch[:0]
+	for _, it := range n.batch[n.bi:] {
+		if keep && frames.IsUninterruptible(it.f) {
+			kept = append(kept, it)
+		}
+	}
+	clear(n.batch[len(kept):])
+	n.batch, n.bi = kept, 0
+}
+
+// run is the node's loop. A panic in the processor is recovered once per
+// panic, not guarded per frame: the loop then reports it and carries on.
 func (n *node) run() {
+	for !n.runUntilPanic() {
+	}
+}
+
+// runUntilPanic processes frames until the node stops (true) or the
+// processor panics (false, after reporting the panic).
+func (n *node) runUntilPanic() (stopped bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			h := &n.h
+			f := h.f
+			n.log.Error("processor panicked", zap.Any("panic", r), zap.String("frame", frames.Name(f)),
+				zap.ByteString("stack", debug.Stack()))
+			if f == nil {
+				n.PushError(fmt.Errorf("panic in node runtime: %v", r))
+				return
+			}
+			n.PushError(fmt.Errorf("panic while processing %s: %v", frames.TypeName(f), r))
+			n.finish(f, h.dir)
+		}
+	}()
 	for {
 		it, ok := n.take()
 		if !ok {
-			return
+			return true
 		}
 		n.handle(it)
 	}
@@ -202,33 +276,30 @@ func (n *node) handle(it item) {
 	}
 	h := &n.h
 	h.f, h.dir, h.ctx, h.done = f, dir, ctx, false
-	if err := n.call(ctx, h, f, dir); err != nil {
+	if err := n.proc.ProcessFrame(ctx, h, f, dir); err != nil {
 		n.PushError(err)
 	}
+	n.finish(f, dir)
+}
+
+// finish forwards the current frame unless the processor forwarded or
+// consumed it, and empties the node after a Cancel.
+func (n *node) finish(f frames.Frame, dir frames.Direction) {
+	h := &n.h
 	if !h.done {
 		h.done = true
 		n.Push(f, dir)
 	}
 	h.f, h.ctx = nil, nil
 	if _, ok := f.(*frames.Cancel); ok {
+		n.flushBatch(false)
 		n.mu.Lock()
 		n.start.drop()
 		n.system.drop()
 		n.ordered.drop()
+		n.urgent.Store(0)
 		n.mu.Unlock()
 	}
-}
-
-// call runs the processor, turning a panic into an error.
-func (n *node) call(ctx context.Context, h *Handle, f frames.Frame, dir frames.Direction) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			n.log.Error("processor panicked", zap.Any("panic", r), zap.String("frame", frames.Name(f)),
-				zap.ByteString("stack", debug.Stack()))
-			err = fmt.Errorf("panic while processing %s: %v", frames.TypeName(f), r)
-		}
-	}()
-	return n.proc.ProcessFrame(ctx, h, f, dir)
 }
 
 // interrupt cancels the epoch's work, waits for held jobs (bounded), drops
@@ -249,6 +320,7 @@ func (n *node) interrupt() {
 		clear(n.epochJobs)
 		n.epochJobs = n.epochJobs[:0]
 	}
+	n.flushBatch(true)
 	n.mu.Lock()
 	n.ordered.reset()
 	n.mu.Unlock()
@@ -302,7 +374,7 @@ func (n *node) startJob(ctx context.Context, hold, interruptible bool, fn JobFun
 	j := &job{done: make(chan struct{}), hold: hold}
 	if hold {
 		n.mu.Lock()
-		n.holds++
+		n.holds.Add(1)
 		n.mu.Unlock()
 	}
 	if interruptible {
@@ -345,7 +417,7 @@ func (n *node) release(j *job) {
 		return
 	}
 	n.mu.Lock()
-	n.holds--
+	n.holds.Add(-1)
 	n.wakeLocked()
 	n.mu.Unlock()
 }
