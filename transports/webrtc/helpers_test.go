@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/framewire/framewire/frames"
@@ -75,6 +76,8 @@ type harness struct {
 	tasks    map[*Session]*pipeline.Task
 	sessions []*Session
 	built    int
+	// onSession, if set, runs in the factory for each new session.
+	onSession func(*Session)
 }
 
 func newHarness(t *testing.T, opts Options) *harness {
@@ -94,7 +97,11 @@ func newHarness(t *testing.T, opts Options) *harness {
 			h.bots[s], h.tasks[s] = b, task
 			h.sessions = append(h.sessions, s)
 			h.built++
+			hook := h.onSession
 			h.mu.Unlock()
+			if hook != nil {
+				hook(s)
+			}
 			return task, nil
 		}
 	}
@@ -117,9 +124,30 @@ func (h *harness) close() {
 	}
 }
 
+// forgetSessions drops the harness's references to ended sessions, so
+// heap measurements see only what the server keeps.
+func (h *harness) forgetSessions() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	clear(h.bots)
+	clear(h.tasks)
+	h.sessions = nil
+}
+
+func nopLogger() *zap.Logger { return zap.NewNop() }
+
 func (h *harness) url(path string) string { return h.http.URL + path }
 
+// dial connects a client that the test's cleanup closes.
 func (h *harness) dial(ctx context.Context, opts testclient.Options) *testclient.Client {
+	h.t.Helper()
+	c := h.dialUnmanaged(ctx, opts)
+	h.t.Cleanup(c.Close)
+	return c
+}
+
+// dialUnmanaged connects a client that the caller must close.
+func (h *harness) dialUnmanaged(ctx context.Context, opts testclient.Options) *testclient.Client {
 	h.t.Helper()
 	if opts.OfferURL == "" {
 		opts.OfferURL = h.url("/api/offer")
@@ -128,8 +156,8 @@ func (h *harness) dial(ctx context.Context, opts testclient.Options) *testclient
 	if err != nil {
 		h.t.Fatalf("dial: %v", err)
 	}
-	h.t.Cleanup(c.Close)
 	if err := c.WaitOpen(ctx); err != nil {
+		c.Close()
 		h.t.Fatal(err)
 	}
 	return c

@@ -354,6 +354,8 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 	}
 	pc.OnDataChannel(func(dc *pion.DataChannel) { s.onDataChannel(p, dc) })
 	pc.OnTrack(func(t *pion.TrackRemote, _ *pion.RTPReceiver) {
+		s.log.Debug("remote track", zap.String("pc_id", p.id), zap.String("kind", t.Kind().String()),
+			zap.String("codec", t.Codec().MimeType))
 		if t.Kind() != pion.RTPCodecTypeAudio || !p.enter() {
 			return
 		}

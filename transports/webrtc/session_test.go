@@ -1,10 +1,13 @@
 package webrtc
 
 import (
+	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
@@ -42,3 +45,205 @@ func TestClientReadyIsAnsweredWithBotReadyOverTheChatChannel(t *testing.T) {
 		}
 	}
 }
+
+func readyRoundTrip(t *testing.T, ctx context.Context, c *testclient.Client, id string) {
+	t.Helper()
+	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"` + id + `","data":{"version":"2.1.0"}}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Next(ctx, func(m string) bool { return strings.Contains(m, `"id":"`+id+`"`) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRestartReplacesThePeerConnectionAndKeepsTheSession(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	s, b, _ := h.session(c)
+	oldID := c.PCID()
+	readyRoundTrip(t, ctx, c, "before01")
+	if err := c.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.PCID() == oldID {
+		t.Fatal("restart_pc:true kept the pc_id; the new PC needs its own")
+	}
+	if err := c.WaitOpen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{oldID, c.PCID()} {
+		if got, ok := h.srv.Session(id); !ok || got != s {
+			t.Errorf("pc_id %s does not lead to the session", id)
+		}
+	}
+	if s.PCID() != c.PCID() {
+		t.Errorf("session pc_id %s, want the new %s", s.PCID(), c.PCID())
+	}
+	readyRoundTrip(t, ctx, c, "after001")
+	// Audio flows again on the new PC, into the same pipeline.
+	b.takeAudio()
+	got := 0
+	eventually(t, 5*time.Second, "audio after the restart", func() bool {
+		got += len(b.takeAudio())
+		return got > 10
+	})
+	h.mu.Lock()
+	built := h.built
+	h.mu.Unlock()
+	if built != 1 || s.ctx.Err() != nil {
+		t.Errorf("%d pipelines built, session ended: %v; want one, still running", built, s.ctx.Err())
+	}
+	eventually(t, 5*time.Second, "the old PC closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return len(s.peers) == 1
+	})
+}
+
+func TestRenegotiationKeepsThePeerConnectionAndPCID(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, _ := h.session(c)
+	id := c.PCID()
+	if err := c.Renegotiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c.PCID() != id || s.PCID() != id {
+		t.Errorf("renegotiation changed the pc_id: %s -> %s (session %s)", id, c.PCID(), s.PCID())
+	}
+	readyRoundTrip(t, ctx, c, "reneg001")
+	s.mu.Lock()
+	n := len(s.peers)
+	s.mu.Unlock()
+	if n != 1 {
+		t.Errorf("%d peer connections after renegotiation, want 1", n)
+	}
+}
+
+func TestAVanishedClientIsDetectedWithin3500ms(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, _ := h.session(c)
+	time.Sleep(1500 * time.Millisecond) // at least one ping arrives
+	c.Vanish()
+	t0 := time.Now()
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session outlived its silent client by 10 s")
+	}
+	if d := time.Since(t0); d > 3500*time.Millisecond {
+		t.Errorf("detected %v after the last ping could have been sent, want within 3.5 s", d)
+	}
+	if !strings.Contains(s.Reason(), "vanished") {
+		t.Errorf("reason %q", s.Reason())
+	}
+}
+
+func TestClientDisconnectEndsTheSessionAndItsPipeline(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{ToneHz: 300})
+	s, _, task := h.session(c)
+	c.Close()
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the session survived its client's disconnect")
+	}
+	select {
+	case <-task.Done():
+	default:
+		t.Error("the pipeline is still running")
+	}
+	if h.srv.SessionCount() != 0 {
+		t.Error("the server still counts the session")
+	}
+	if _, ok := h.srv.Session(c.PCID()); ok {
+		t.Error("the pc_id still resolves")
+	}
+}
+
+func TestPipelineEndSendsPeerLeftThenCloses(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, task := h.session(c)
+	task.QueueFrame(&frames.End{})
+	if _, err := c.Next(ctx, func(m string) bool {
+		return m == `{"type":"signalling","message":{"type":"peerLeft"}}`
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Closed():
+	case <-ctx.Done():
+		t.Fatal("the data channel stayed open after peerLeft")
+	}
+	<-s.Done()
+	if !strings.Contains(s.Reason(), "pipeline ended") {
+		t.Errorf("reason %q", s.Reason())
+	}
+}
+
+func TestMessagesSentBeforeTheChannelOpensAreQueued(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.onSession = func(s *Session) {
+		s.Send([]byte(`{"label":"rtvi-ai","type":"server-message","data":{"n":1}}`))
+		s.Send([]byte(`{"label":"rtvi-ai","type":"server-message","data":{"n":2}}`))
+	}
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	for _, n := range []string{"1", "2"} {
+		m, err := c.Next(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(m, `"n":`+n) {
+			t.Errorf("message %s: %s", n, m)
+		}
+	}
+}
+
+func TestOutboundQueueIsBoundedAndCountsDrops(t *testing.T) {
+	s := offlineSession(t)
+	for range s.srv.opts.MaxPendingMessages + 5 {
+		s.Send([]byte(`{}`))
+	}
+	if st := s.Stats(); st.OutboundDropped != 5 {
+		t.Errorf("dropped %d, want 5", st.OutboundDropped)
+	}
+}
+
+func TestClientMessagesBeforeThePipelineStartsAreReplayedInOrder(t *testing.T) {
+	s := offlineSession(t)
+	s.onMessage([]byte(`{"n":1}`))
+	s.onMessage([]byte(`ping: 1`))
+	s.onMessage([]byte(`{not json`))
+	s.onMessage([]byte(`{"type":"signalling","message":{"type":"trackStatus","receiver_index":0,"enabled":false}}`))
+	s.onMessage([]byte(`{"n":2}`))
+	if s.TrackEnabled(0) {
+		t.Error("trackStatus for the mic was not applied")
+	}
+	var got []string
+	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) {
+		got = append(got, string(f.(*frames.InputTransportMessage).Message))
+	}))
+	s.onMessage([]byte(`{"n":3}`))
+	if strings.Join(got, ",") != `{"n":1},{"n":2},{"n":3}` {
+		t.Errorf("pipeline got %v", got)
+	}
+	s.mu.Lock()
+	if s.watchdog != nil {
+		s.watchdog.Stop()
+	}
+	s.mu.Unlock()
+}
+
+type pusherFunc func(frames.Frame, frames.Direction)
+
+func (p pusherFunc) Push(f frames.Frame, d frames.Direction) { p(f, d) }
+func (p pusherFunc) PushError(error)                         {}

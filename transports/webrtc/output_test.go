@@ -1,0 +1,225 @@
+package webrtc
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// offlineSession is a session with no peer connection: its output plays
+// into nothing, which is enough to test pacing and ordering.
+func offlineSession(t *testing.T) *Session {
+	t.Helper()
+	srv, err := NewServer(Options{NewPipeline: func(context.Context, *Session) (*pipeline.Task, error) {
+		return nil, errors.New("unused")
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newSession(srv, "", nil)
+	t.Cleanup(func() { s.cancel(); srv.cancel() })
+	return s
+}
+
+// arrival is a frame that left the pipeline, with the (fake) time it did.
+type arrival struct {
+	at time.Duration
+	f  frames.Frame
+}
+
+type sink struct {
+	mu    sync.Mutex
+	start time.Time
+	got   []arrival
+}
+
+func (k *sink) record(f frames.Frame) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.got = append(k.got, arrival{time.Since(k.start), f})
+}
+
+func (k *sink) list() []arrival {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return append([]arrival(nil), k.got...)
+}
+
+func (k *sink) find(match func(frames.Frame) bool) (arrival, bool) {
+	for _, a := range k.list() {
+		if match(a.f) {
+			return a, true
+		}
+	}
+	return arrival{}, false
+}
+
+func textIs(s string) func(frames.Frame) bool {
+	return func(f frames.Frame) bool { t, ok := f.(*frames.Text); return ok && t.Text == s }
+}
+
+func runOutput(t *testing.T, s *Session, k *sink) (*pipeline.Task, chan error) {
+	task := pipeline.NewTask(pipeline.New(s.Input(), s.Output()), pipeline.TaskOptions{})
+	task.OnReachedDownstream(func(f frames.Frame) bool { _, ok := f.(*frames.Start); return !ok }, k.record)
+	done := make(chan error, 1)
+	go func() { done <- task.Run(context.Background()) }()
+	return task, done
+}
+
+func TestOutputReleasesTextInStepWithTheAudioAheadOfIt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := offlineSession(t)
+		k := &sink{start: time.Now()}
+		task, done := runOutput(t, s, k)
+		// 1 s of audio, "a", 0.5 s of audio, "b", End.
+		for i := range 25 {
+			task.QueueFrame(toneFrame(440, 24000, 960, i*960, 5000))
+		}
+		task.QueueFrame(&frames.Text{Text: "a"})
+		for i := range 12 {
+			task.QueueFrame(toneFrame(440, 24000, 1000, i*1000, 5000))
+		}
+		task.QueueFrame(&frames.Text{Text: "b"})
+		task.QueueFrame(&frames.End{})
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		a, okA := k.find(textIs("a"))
+		b, okB := k.find(textIs("b"))
+		if !okA || !okB {
+			t.Fatalf("texts did not come out: %v", k.list())
+		}
+		t.Logf("a at %v, b at %v", a.at, b.at)
+		if a.at < time.Second-40*time.Millisecond || a.at > time.Second+40*time.Millisecond {
+			t.Errorf(`"a" came out at %v, want after the first second of audio`, a.at)
+		}
+		if b.at < 1500*time.Millisecond-40*time.Millisecond || b.at > 1500*time.Millisecond+40*time.Millisecond {
+			t.Errorf(`"b" came out at %v, want after 1.5 s of audio`, b.at)
+		}
+		var order []string
+		for _, a := range k.list() {
+			switch f := a.f.(type) {
+			case *frames.BotStartedSpeaking, *frames.BotStoppedSpeaking, *frames.End:
+				order = append(order, frames.TypeName(f))
+			case *frames.Text:
+				order = append(order, f.Text)
+			}
+		}
+		want := []string{"BotStartedSpeakingFrame", "a", "b", "BotStoppedSpeakingFrame", "EndFrame"}
+		if len(order) != len(want) {
+			t.Fatalf("order %v, want %v", order, want)
+		}
+		for i := range want {
+			if order[i] != want[i] {
+				t.Fatalf("order %v, want %v", order, want)
+			}
+		}
+		if st := s.Output().Stats(); st.Underruns != 0 || st.FramesSent < 75 {
+			t.Errorf("stats %+v: want no underruns and at least 75 frames", st)
+		}
+	})
+}
+
+func TestInterruptionClearsQueuedAudioAndKeepsUninterruptibleFrames(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := offlineSession(t)
+		k := &sink{start: time.Now()}
+		task, done := runOutput(t, s, k)
+		for i := range 50 { // 2 s
+			task.QueueFrame(toneFrame(440, 24000, 960, i*960, 5000))
+		}
+		task.QueueFrame(&frames.Text{Text: "stale"})
+		task.QueueFrame(&frames.FunctionCallResult{GroupID: "keep"})
+		time.Sleep(300 * time.Millisecond)
+		audioBefore := countAudio(k.list())
+		task.QueueFrame(&frames.Interruption{})
+		time.Sleep(100 * time.Millisecond)
+		stopped, ok := k.find(func(f frames.Frame) bool { _, ok := f.(*frames.BotStoppedSpeaking); return ok })
+		if !ok || stopped.at > 320*time.Millisecond {
+			t.Errorf("BotStoppedSpeaking: found %v at %v, want right at the interruption (300 ms)", ok, stopped.at)
+		}
+		kept, ok := k.find(func(f frames.Frame) bool { _, ok := f.(*frames.FunctionCallResult); return ok })
+		if !ok || kept.at > 340*time.Millisecond {
+			t.Errorf("the uninterruptible frame: found %v at %v, want within a tick of the interruption", ok, kept.at)
+		}
+		if st := s.Output().Stats(); st.Queued != 0 {
+			t.Errorf("%d frames still queued after the interruption", st.Queued)
+		}
+		time.Sleep(2 * time.Second)
+		if _, ok := k.find(textIs("stale")); ok {
+			t.Error("text queued behind interrupted audio came out")
+		}
+		// At most one more tick's worth of audio after the interruption.
+		if after := countAudio(k.list()); after > audioBefore+1 {
+			t.Errorf("%d audio frames played after the interruption", after-audioBefore)
+		}
+		task.Cancel("done")
+		<-done
+	})
+}
+
+func countAudio(list []arrival) int {
+	n := 0
+	for _, a := range list {
+		if _, ok := a.f.(*frames.OutputAudioRaw); ok {
+			n++
+		}
+	}
+	return n
+}
+
+func TestUrgentMessagesOvertakeQueuedAudioAndOrderedOnesWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := offlineSession(t)
+		k := &sink{start: time.Now()}
+		task, done := runOutput(t, s, k)
+		for i := range 25 {
+			task.QueueFrame(toneFrame(440, 24000, 960, i*960, 5000))
+		}
+		task.QueueFrame(&frames.OutputTransportMessage{Message: []byte(`{"n":"ordered"}`)})
+		task.QueueFrame(&frames.OutputTransportMessageUrgent{Message: []byte(`{"n":"urgent"}`)})
+		time.Sleep(100 * time.Millisecond)
+		// No channel yet: both wait in the session's outbox, urgent first.
+		s.mu.Lock()
+		box := append([][]byte(nil), s.outbox...)
+		s.mu.Unlock()
+		if len(box) != 1 || string(box[0]) != `{"n":"urgent"}` {
+			t.Errorf("outbox after 100 ms = %q, want only the urgent message", box)
+		}
+		time.Sleep(time.Second)
+		s.mu.Lock()
+		box = append([][]byte(nil), s.outbox...)
+		s.mu.Unlock()
+		if len(box) != 2 || string(box[1]) != `{"n":"ordered"}` {
+			t.Errorf("outbox after the audio = %q, want the ordered message second", box)
+		}
+		task.Cancel("done")
+		<-done
+	})
+}
+
+func TestOutputSendsSilenceWhileIdleWithoutUnderruns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := offlineSession(t)
+		k := &sink{start: time.Now()}
+		task, done := runOutput(t, s, k)
+		time.Sleep(time.Second)
+		st := s.Output().Stats()
+		if st.FramesSent < 49 || st.FramesSent > 51 || st.Underruns != 0 {
+			t.Errorf("after 1 s idle: %+v, want 50 frames and no underrun", st)
+		}
+		for _, a := range k.list() {
+			if _, ok := a.f.(*frames.BotStartedSpeaking); ok {
+				t.Error("silence made the bot speak")
+			}
+		}
+		task.Cancel("done")
+		<-done
+	})
+}
