@@ -30,8 +30,12 @@ type ring struct {
 	hi, ti     int // read index in head, write index in tail
 	size       int
 	keep       int // uninterruptible frames held
-	spare      *segment
+	spare      *segment // a free list of at most maxSpares blocks
+	spares     int
 }
+
+// maxSpares bounds the free blocks a ring keeps for reuse.
+const maxSpares = 4
 
 func (r *ring) len() int { return r.size }
 
@@ -39,7 +43,8 @@ func (r *ring) push(it item) {
 	if r.tail == nil || r.ti == segmentSize {
 		s := r.spare
 		if s != nil {
-			r.spare = nil
+			r.spare, s.next = s.next, nil
+			r.spares--
 		} else {
 			s = new(segment)
 		}
@@ -84,9 +89,10 @@ func (r *ring) advance() {
 		r.head, r.hi = old.next, 0
 	}
 	old.next = nil
-	if r.spare == nil {
+	if r.spares < maxSpares {
 		clear(old.items[:])
-		r.spare = old
+		old.next, r.spare = r.spare, old
+		r.spares++
 	}
 }
 
@@ -125,7 +131,7 @@ func (r *ring) drop() int {
 // returns how many it removed.
 func (r *ring) filter(keep func(item) bool) int {
 	var kept ring
-	kept.spare = r.spare
+	kept.spare, kept.spares = r.spare, r.spares
 	r.each(func(it item) bool {
 		if keep(it) {
 			kept.push(it)

@@ -1,0 +1,70 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/framewire/framewire/frames"
+)
+
+// A ring that fills and empties reuses its blocks instead of allocating.
+func TestRingReusesBlocks(t *testing.T) {
+	var r ring
+	f := &frames.Text{}
+	allocs := testing.AllocsPerRun(100, func() {
+		for range 3 * segmentSize {
+			r.push(item{f: f})
+		}
+		for range 3 * segmentSize {
+			r.pop()
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per fill-and-empty cycle", allocs)
+	}
+}
+
+// A ring with a steady backlog reuses blocks too.
+func TestRingWithBacklogReusesBlocks(t *testing.T) {
+	var r ring
+	f := &frames.Text{}
+	for range 1000 {
+		r.push(item{f: f})
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		for range 500 {
+			r.push(item{f: f})
+			r.pop()
+		}
+	})
+	if allocs != 0 {
+		t.Fatalf("%v allocations per steady cycle", allocs)
+	}
+}
+
+// Reset keeps uninterruptible frames in order and drops the rest.
+func TestRingResetKeepsUninterruptibleInOrder(t *testing.T) {
+	var r ring
+	end := &frames.End{}
+	res := &frames.FunctionCallResult{}
+	for i := range 300 {
+		switch i {
+		case 10:
+			r.push(item{f: res})
+		case 290:
+			r.push(item{f: end})
+		default:
+			r.push(item{f: &frames.Text{}})
+		}
+	}
+	if dropped := r.reset(); dropped != 298 {
+		t.Fatalf("dropped %d, want 298", dropped)
+	}
+	a, _ := r.pop()
+	b, _ := r.pop()
+	if a.f != res || b.f != end || r.len() != 0 {
+		t.Fatalf("kept %v then %v, %d left", a.f, b.f, r.len())
+	}
+	if r.keep != 0 {
+		t.Fatalf("uninterruptible count %d after emptying", r.keep)
+	}
+}
