@@ -389,10 +389,16 @@ func TestSendTextFlushTimesOut(t *testing.T) {
 
 func TestSkipTTSFollowsConfigureOutputFrames(t *testing.T) {
 	p := NewProcessor(Options{})
-	res := pipelinetest.Run(t, p, pipelinetest.Options{Send: []frames.Frame{
-		&frames.LLMConfigureOutput{SkipTTS: true},
-		inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"speak","options":{"run_immediately":false,"audio_response":true}}}`),
-	}})
+	res := pipelinetest.Start(t, p, pipelinetest.Options{Send: []frames.Frame{&frames.LLMConfigureOutput{SkipTTS: true}}, NoEnd: true})
+	// The configure frame is ordered and the message urgent: let the frame
+	// pass first.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(res.Down()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	res.Task.QueueFrame(inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"speak","options":{"run_immediately":false,"audio_response":true}}}`))
+	res.Task.StopWhenDone()
+	res.Wait()
 	want := []frames.Frame{
 		&frames.LLMConfigureOutput{SkipTTS: true},
 		&frames.LLMConfigureOutput{SkipTTS: false},
