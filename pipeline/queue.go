@@ -29,7 +29,7 @@ type ring struct {
 	head, tail *segment
 	hi, ti     int // read index in head, write index in tail
 	size       int
-	keep       int // uninterruptible frames held
+	keep       int      // uninterruptible frames held
 	spare      *segment // a free list of at most maxSpares blocks
 	spares     int
 }

@@ -150,13 +150,13 @@ type Task struct {
 	rt   *runtime
 	hub  *hub
 
-	ingress  FrameQueue
-	requests FrameQueue // frames that left the pipeline upstream or bounced at the sink
-	reached  chan frames.Frame
-	cancelCh chan string
+	ingress    FrameQueue
+	requests   FrameQueue // frames that left the pipeline upstream or bounced at the sink
+	reached    chan frames.Frame
+	cancelCh   chan string
 	cancelOnce sync.Once
-	ran      atomic.Bool
-	finished chan struct{}
+	ran        atomic.Bool
+	finished   chan struct{}
 
 	mu         sync.Mutex
 	started    []func()
@@ -168,7 +168,7 @@ type Task struct {
 	upFn       atomic.Pointer[[]reachHook]
 
 	lastHeartbeat atomic.Int64
-	nodes         []*node // every node, branches included
+	nodes         []*node  // every node, branches included
 	first, last   endpoint // the ends of the top-level chain, or the edges when it is empty
 	unusableSeen  map[string]bool
 }
@@ -215,7 +215,11 @@ func (t *Task) OnFinished(fn func(reason string)) {
 }
 
 // OnError registers fn for error frames that reach the head of the pipeline.
-func (t *Task) OnError(fn func(*frames.Error)) { t.mu.Lock(); t.errorFn = append(t.errorFn, fn); t.mu.Unlock() }
+func (t *Task) OnError(fn func(*frames.Error)) {
+	t.mu.Lock()
+	t.errorFn = append(t.errorFn, fn)
+	t.mu.Unlock()
+}
 
 // OnIdleTimeout registers fn for the idle timeout.
 func (t *Task) OnIdleTimeout(fn func()) { t.mu.Lock(); t.idleFn = append(t.idleFn, fn); t.mu.Unlock() }
@@ -334,4 +338,3 @@ func (s sourceEdge) receive(it item) {
 		t.requests.Push(it.f, frames.Upstream)
 	}
 }
-
