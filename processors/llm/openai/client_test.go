@@ -430,4 +430,3 @@ func TestStoppingEarlyClosesTheRequest(t *testing.T) {
 		t.Fatal("the server never saw the request end")
 	}
 }
-
