@@ -157,7 +157,7 @@ func (r *audioReader) packet(payload []byte) {
 		}
 		r.rsRate = f.rate
 	}
-	r.acc = r.rs.Resample(r.acc, r.pcm[:n])
+	r.acc = r.rs.ResampleSamples(r.acc, r.pcm[:n])
 	for len(r.acc) >= f.samples {
 		pcm := make([]byte, f.samples*2*f.channels)
 		for i, v := range r.acc[:f.samples] {

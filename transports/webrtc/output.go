@@ -359,5 +359,5 @@ func (p *player) add(a *frames.Audio) {
 		}
 		p.rs, p.rsRate = rs, rate
 	}
-	p.pending = p.rs.Resample(p.pending, p.mono)
+	p.pending = p.rs.ResampleSamples(p.pending, p.mono)
 }
