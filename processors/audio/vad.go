@@ -484,13 +484,6 @@ type biquad struct {
 	z1, z2             float64
 }
 
-func (q *biquad) step(x float64) float64 {
-	y := q.b0*x + q.z1
-	q.z1 = q.b1*x - q.a1*y + q.z2
-	q.z2 = q.b2*x - q.a2*y
-	return y
-}
-
 func newLowPass(f, rate float64) biquad {
 	w := 2 * math.Pi * f / rate
 	c, alpha := math.Cos(w), math.Sin(w)/math.Sqrt2
