@@ -222,18 +222,19 @@ type merge struct {
 func (m *merge) receive(it item) {
 	p := m.par
 	id := it.f.FrameBase().ID()
+	// Branches emit concurrently; holding the lock while pushing makes the
+	// merged output one ordered stream, as if one processor emitted it.
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if b := p.barrier; b != nil {
 		if id == b.id {
 			b.remaining--
 			if b.remaining > 0 {
-				p.mu.Unlock()
 				return
 			}
 			p.barrier = nil
 			p.finished[p.fin] = id
 			p.fin = (p.fin + 1) % len(p.finished)
-			p.mu.Unlock()
 			if _, isStart := it.f.(*frames.Start); isStart {
 				p.self.Push(it.f, it.dir)
 				p.flush(b.buffer)
@@ -247,20 +248,16 @@ func (m *merge) receive(it item) {
 		if !p.seenLocked(it) {
 			b.buffer = append(b.buffer, it)
 		}
-		p.mu.Unlock()
 		return
 	}
 	if isLifecycle(it.f) {
 		for _, done := range p.finished {
 			if done == id {
-				p.mu.Unlock()
 				return // a late copy of a lifecycle frame already released
 			}
 		}
 	}
-	dup := p.seenLocked(it)
-	p.mu.Unlock()
-	if !dup {
+	if !p.seenLocked(it) {
 		p.self.Push(it.f, it.dir)
 	}
 }
