@@ -254,8 +254,13 @@ func (r *Resampler) Resample(dst, src []byte) []byte {
 
 // ResampleSamples is [Resampler.Resample] for audio held as samples: it
 // appends to dst the output for src (interleaved) and returns the extended
-// slice. A trailing incomplete frame of src is kept for the next call.
+// slice. A trailing incomplete frame of src is kept for the next call. Use
+// one of the two methods per stream: half a sample left by Resample is
+// dropped here.
 func (r *Resampler) ResampleSamples(dst, src []int16) []int16 {
+	if len(r.pending)%2 == 1 {
+		r.pending = r.pending[:len(r.pending)-1]
+	}
 	var tmp [2]byte
 	for len(r.pending) > 0 && len(src) > 0 {
 		binary.LittleEndian.PutUint16(tmp[:], uint16(src[0]))

@@ -335,3 +335,41 @@ func BenchmarkResample16kTo48k(b *testing.B) { benchmarkResample(b, 16000, 48000
 func BenchmarkResample22050To16k(b *testing.B) {
 	benchmarkResample(b, 22050, 16000)
 }
+
+// Mixing the two APIs on one stream never corrupts the resampler.
+func TestResamplerMixedAPIs(t *testing.T) {
+	r := mustResampler(t, 48000, 16000, 2)
+	r.Resample(nil, make([]byte, 7))
+	r.ResampleSamples(nil, make([]int16, 5))
+	if out := r.Resample(nil, make([]byte, 960*4)); len(out)%4 != 0 {
+		t.Fatalf("output of %d bytes is not whole stereo frames", len(out))
+	}
+}
+
+// FuzzResampler: for any input and any way of cutting it, the chunked
+// output equals the one-shot output and has the predicted length.
+func FuzzResampler(f *testing.F) {
+	f.Add(uint8(0), uint8(1), uint16(100), Sine(440, 0.5, 48000, 10*time.Millisecond))
+	f.Add(uint8(2), uint8(2), uint16(3), []byte{1, 2, 3, 4, 5, 6, 7})
+	f.Add(uint8(8), uint8(1), uint16(0), make([]byte, 1000))
+	f.Fuzz(func(t *testing.T, pair, channels uint8, cut uint16, src []byte) {
+		rt := ratios[int(pair)%len(ratios)]
+		ch := 1 + int(channels)%2
+		whole := mustResampler(t, rt.in, rt.out, ch)
+		want := whole.Resample(nil, src)
+		if frames := len(src) / (2 * ch); len(want) != 2*ch*int(math.Ceil(float64(frames)*float64(rt.out)/float64(rt.in))) {
+			t.Fatalf("%d input frames gave %d bytes", frames, len(want))
+		}
+		chunked := mustResampler(t, rt.in, rt.out, ch)
+		step := 1 + int(cut)%997
+		var got []byte
+		for rest := src; len(rest) > 0; {
+			n := min(step, len(rest))
+			got = chunked.Resample(got, rest[:n])
+			rest = rest[n:]
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("chunks of %d bytes differ from one shot", step)
+		}
+	})
+}

@@ -384,3 +384,29 @@ func TestVADDoesNotAllocate(t *testing.T) {
 		t.Fatalf("%v allocations per 20 ms frame, want 0", n)
 	}
 }
+
+// FuzzVADAnalyze: any bytes cut anywhere give the same state, window by
+// window, as the same bytes fed at once; nothing panics.
+func FuzzVADAnalyze(f *testing.F) {
+	f.Add(uint16(7), new(scene).silence(100*time.Millisecond).tone(440, 0.5, 400*time.Millisecond).pcm)
+	f.Add(uint16(1), whiteNoise(1, -20, 50*time.Millisecond))
+	f.Add(uint16(0), []byte{0xff, 0x7f, 0x00, 0x80, 0x01})
+	f.Fuzz(func(t *testing.T, cut uint16, pcm []byte) {
+		whole := newVAD(t, VADParams{})
+		want := whole.Analyze(pcm)
+		v := newVAD(t, VADParams{})
+		step := 1 + int(cut)%701
+		var got VADState
+		for rest := pcm; len(rest) > 0; {
+			n := min(step, len(rest))
+			got = v.Analyze(rest[:n])
+			rest = rest[n:]
+		}
+		if got != want || v.Windows() != whole.Windows() || v.Volume() != whole.Volume() {
+			t.Fatalf("chunks of %d bytes: %v after %d windows, one shot: %v after %d", step, got, v.Windows(), want, whole.Windows())
+		}
+		if c := v.Confidence(); c < 0 || c > 1 || math.IsNaN(c) {
+			t.Fatalf("confidence %v out of [0,1]", c)
+		}
+	})
+}
