@@ -515,7 +515,7 @@ func decodeDTMF(r *reader) (Payload, error) {
 					err = &fieldError{msg: "invalid DTMF key " + quoteForError(s)}
 				}
 				d.Buttons = append(d.Buttons, s)
-				return at(err, index(i))
+				return atIndex(err, i)
 			})
 			return at(err, "buttons")
 		case "button":
@@ -654,7 +654,7 @@ func decodeRawAudioBatch(r *reader) (Payload, error) {
 			err := r.readArray(func(i int) error {
 				s, err := r.readString()
 				d.Base64AudioBatch = append(d.Base64AudioBatch, s)
-				return at(err, index(i))
+				return atIndex(err, i)
 			})
 			return at(err, "base64AudioBatch")
 		}

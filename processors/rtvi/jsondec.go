@@ -55,6 +55,15 @@ func (k kind) String() string {
 	return "invalid value"
 }
 
+// plainByte marks the bytes a string can hold without a closer look:
+// printable ASCII other than the quote and the backslash.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 // reader walks a JSON document. Its methods never panic on any input.
 type reader struct {
 	b       []byte
@@ -62,6 +71,7 @@ type reader struct {
 	depth   int
 	scratch []byte // unescaped string values
 	keyBuf  []byte // unescaped object keys
+	nodes   []Node // children being decoded (see decodeChildren)
 }
 
 func (r *reader) syntax(msg string) error {
@@ -215,6 +225,12 @@ func (r *reader) stringBytes(buf *[]byte) ([]byte, error) {
 	r.i++
 	start := r.i
 	for r.i < len(r.b) {
+		for r.i < len(r.b) && plainByte[r.b[r.i]] {
+			r.i++
+		}
+		if r.i >= len(r.b) {
+			break
+		}
 		c := r.b[r.i]
 		switch {
 		case c == '"':
@@ -548,7 +564,14 @@ func at(err error, seg string) error {
 	return &fieldError{path: []string{seg}, msg: err.Error()}
 }
 
-func index(i int) string { return "[" + strconv.Itoa(i) + "]" }
+// atIndex adds an array index to a field error; it builds the segment
+// only when there is an error.
+func atIndex(err error, i int) error {
+	if err == nil {
+		return nil
+	}
+	return at(err, "["+strconv.Itoa(i)+"]")
+}
 
 // wrongType builds the error for a member of the wrong JSON type.
 func wrongType(want string, got kind) error {
@@ -617,4 +640,88 @@ func (r *reader) span() (reader, error) {
 		return reader{}, err
 	}
 	return reader{b: r.b[start:r.i]}, nil
+}
+
+// enter consumes the opening bracket of an object or array, counting
+// depth; leave is done by member and element when they reach the end.
+func (r *reader) enter(open byte) error {
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != open {
+		return r.syntax("expected " + string(open))
+	}
+	r.depth++
+	if r.depth > maxDepth {
+		return r.syntax("nesting too deep")
+	}
+	r.i++
+	return nil
+}
+
+// member advances to the next member of an object entered with enter,
+// returning its key (valid until the value is read), or ok false after
+// the closing brace. first must start true.
+func (r *reader) member(first *bool) (key []byte, ok bool, err error) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return nil, false, r.syntax("unterminated object")
+	}
+	if r.b[r.i] == '}' && *first {
+		r.i++
+		r.depth--
+		return nil, false, nil
+	}
+	if !*first {
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case '}':
+			r.i++
+			r.depth--
+			return nil, false, nil
+		default:
+			return nil, false, r.syntax("expected ',' or '}'")
+		}
+	}
+	*first = false
+	if r.peek() != kindString {
+		return nil, false, r.syntax("expected object key")
+	}
+	key, err = r.stringBytes(&r.keyBuf)
+	if err != nil {
+		return nil, false, err
+	}
+	r.ws()
+	if r.i >= len(r.b) || r.b[r.i] != ':' {
+		return nil, false, r.syntax("expected ':'")
+	}
+	r.i++
+	return key, true, nil
+}
+
+// element advances to the next element of an array entered with enter,
+// or returns ok false after the closing bracket. first must start true.
+func (r *reader) element(first *bool) (ok bool, err error) {
+	r.ws()
+	if r.i >= len(r.b) {
+		return false, r.syntax("unterminated array")
+	}
+	if r.b[r.i] == ']' && *first {
+		r.i++
+		r.depth--
+		return false, nil
+	}
+	if !*first {
+		switch r.b[r.i] {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			r.depth--
+			return false, nil
+		default:
+			return false, r.syntax("expected ',' or ']'")
+		}
+	}
+	*first = false
+	return true, nil
 }

@@ -256,11 +256,20 @@ func appendExtra(dst []byte, extra []Field) []byte {
 // or null; ref and role are required on every node, root and captured_at
 // on the snapshot, ref and text on the selection.
 func DecodeSnapshot(b []byte) (*Snapshot, error) {
-	if err := validJSON(b); err != nil {
-		return nil, err
-	}
 	r := reader{b: b}
-	return decodeSnapshot(&r)
+	s, err := decodeSnapshot(&r)
+	if err == nil {
+		if r.ws(); r.i != len(b) {
+			return nil, r.syntax("trailing data after value")
+		}
+		return s, nil
+	}
+	// A field error stops the walk early: input that is not JSON at all
+	// must still be reported as such.
+	if verr := validJSON(b); verr != nil {
+		return nil, verr
+	}
+	return nil, err
 }
 
 func decodeSnapshot(r *reader) (*Snapshot, error) {
@@ -270,7 +279,9 @@ func decodeSnapshot(r *reader) (*Snapshot, error) {
 		switch string(key) {
 		case "root":
 			haveRoot = true
-			return at(decodeNode(r, &s.Root), "root")
+			root, err := decodeNode(r)
+			s.Root = root
+			return at(err, "root")
 		case "captured_at":
 			v, err := r.readInt()
 			s.CapturedAt, haveCaptured = v, true
@@ -357,102 +368,90 @@ func decodeSelection(r *reader) (*Selection, error) {
 	return s, nil
 }
 
-// decodeNode decodes one node into n.
-func decodeNode(r *reader, n *Node) error {
+// decodeNode decodes one node into n. It is the hot loop of snapshot
+// decoding, so it walks members without closures and builds each
+// children slice once, at its final size, from the reader's node stack.
+func decodeNode(r *reader) (Node, error) {
+	var n Node
+	return n, n.decode(r)
+}
+
+// decode fills n (a local of decodeNode: taking the address of a value
+// that recursion passes around would move every node to the heap).
+func (n *Node) decode(r *reader) error {
+	if k := r.peek(); k != kindObject {
+		return wrongType("object", k)
+	}
+	if err := r.enter('{'); err != nil {
+		return err
+	}
 	var haveRef, haveRole bool
-	// mark records a member as present or null.
-	mark := func(f NodeFields, isNull bool) {
-		if isNull {
-			n.null |= f
-			n.Set &^= f
-		} else {
-			n.Set |= f
-			n.null &^= f
-		}
-	}
-	optInt := func(f NodeFields, dst *int, name string) error {
-		if r.null() {
-			*dst = 0
-			mark(f, true)
-			return nil
-		}
-		v, err := r.readInt()
+	first := true
+	for {
+		key, ok, err := r.member(&first)
 		if err != nil {
-			return at(err, name)
+			return err
 		}
-		*dst = int(v)
-		mark(f, false)
-		return nil
-	}
-	err := r.readObject(func(key []byte) error {
-		var err error
+		if !ok {
+			break
+		}
 		switch string(key) {
 		case "ref":
-			n.Ref, err = r.readString()
+			if n.Ref, err = r.readString(); err != nil {
+				return at(err, "ref")
+			}
 			haveRef = true
-			return at(err, "ref")
 		case "role":
-			if r.peek() == kindString {
-				b, err := r.stringBytes(&r.scratch)
-				n.Role = internRole(b)
-				haveRole = true
+			if k := r.peek(); k != kindString {
+				return at(wrongType("string", k), "role")
+			}
+			b, err := r.stringBytes(&r.scratch)
+			if err != nil {
 				return err
 			}
-			return at(wrongType("string", r.peek()), "role")
+			n.Role, haveRole = internRole(b), true
 		case "name":
 			s, isNull, err := r.readOptString()
+			if err != nil {
+				return at(err, "name")
+			}
 			n.Name = s
-			mark(FieldName, isNull)
-			return at(err, "name")
+			n.mark(FieldName, isNull)
 		case "value":
 			s, isNull, err := r.readOptString()
+			if err != nil {
+				return at(err, "value")
+			}
 			n.Value = s
-			mark(FieldValue, isNull)
-			return at(err, "value")
+			n.mark(FieldValue, isNull)
 		case "state":
-			n.State = nil
-			if r.null() {
-				mark(FieldState, true)
-				return nil
+			if err := decodeState(r, n); err != nil {
+				return at(err, "state")
 			}
-			mark(FieldState, false)
-			n.State = []string{}
-			err := r.readArray(func(i int) error {
-				if k := r.peek(); k != kindString {
-					return at(wrongType("string", k), index(i))
-				}
-				b, err := r.stringBytes(&r.scratch)
-				n.State = append(n.State, internState(b))
-				return err
-			})
-			return at(err, "state")
 		case "level":
-			return optInt(FieldLevel, &n.Level, "level")
-		case "colcount":
-			return optInt(FieldColCount, &n.ColCount, "colcount")
-		case "rowcount":
-			return optInt(FieldRowCount, &n.RowCount, "rowcount")
-		case "children":
-			n.Children = nil
-			if r.null() {
-				mark(FieldChildren, true)
-				return nil
+			if err := n.optInt(r, FieldLevel, &n.Level); err != nil {
+				return at(err, "level")
 			}
-			mark(FieldChildren, false)
-			n.Children = []Node{}
-			err := r.readArray(func(i int) error {
-				if k := r.peek(); k != kindObject {
-					return at(wrongType("object", k), index(i))
-				}
-				n.Children = append(n.Children, Node{})
-				return at(decodeNode(r, &n.Children[len(n.Children)-1]), index(i))
-			})
-			return at(err, "children")
+		case "colcount":
+			if err := n.optInt(r, FieldColCount, &n.ColCount); err != nil {
+				return at(err, "colcount")
+			}
+		case "rowcount":
+			if err := n.optInt(r, FieldRowCount, &n.RowCount); err != nil {
+				return at(err, "rowcount")
+			}
+		case "children":
+			kids, isNull, err := decodeChildren(r)
+			if err != nil {
+				return at(err, "children")
+			}
+			n.Children = kids
+			n.mark(FieldChildren, isNull)
+		default:
+			if err := r.extra(key, &n.Extra); err != nil {
+				return err
+			}
 		}
-		return r.extra(key, &n.Extra)
-	})
-	if err != nil {
-		return err
 	}
 	if !haveRef {
 		return missing("ref")
@@ -461,6 +460,104 @@ func decodeNode(r *reader, n *Node) error {
 		return missing("role")
 	}
 	return nil
+}
+
+// mark records an optional member as present or null.
+func (n *Node) mark(f NodeFields, isNull bool) {
+	if isNull {
+		n.null |= f
+		n.Set &^= f
+	} else {
+		n.Set |= f
+		n.null &^= f
+	}
+}
+
+func (n *Node) optInt(r *reader, f NodeFields, dst *int) error {
+	if r.null() {
+		*dst = 0
+		n.mark(f, true)
+		return nil
+	}
+	v, err := r.readInt()
+	if err != nil {
+		return err
+	}
+	*dst = int(v)
+	n.mark(f, false)
+	return nil
+}
+
+func decodeState(r *reader, n *Node) error {
+	n.State = nil
+	if r.null() {
+		n.mark(FieldState, true)
+		return nil
+	}
+	n.mark(FieldState, false)
+	if k := r.peek(); k != kindArray {
+		return wrongType("array", k)
+	}
+	if err := r.enter('['); err != nil {
+		return err
+	}
+	n.State = make([]string, 0, 2)
+	first := true
+	for i := 0; ; i++ {
+		ok, err := r.element(&first)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return nil
+		}
+		if k := r.peek(); k != kindString {
+			return atIndex(wrongType("string", k), i)
+		}
+		b, err := r.stringBytes(&r.scratch)
+		if err != nil {
+			return err
+		}
+		n.State = append(n.State, internState(b))
+	}
+}
+
+// decodeChildren decodes a children member: nil and isNull for null.
+func decodeChildren(r *reader) (kids []Node, isNull bool, err error) {
+	if r.null() {
+		return nil, true, nil
+	}
+	if k := r.peek(); k != kindArray {
+		return nil, false, wrongType("array", k)
+	}
+	if err := r.enter('['); err != nil {
+		return nil, false, err
+	}
+	// Children are decoded onto the reader's stack, above the pending
+	// siblings of this node's ancestors, then copied out in one allocation.
+	mark := len(r.nodes)
+	defer func() {
+		clear(r.nodes[mark:])
+		r.nodes = r.nodes[:mark]
+	}()
+	first := true
+	for i := 0; ; i++ {
+		ok, err := r.element(&first)
+		if err != nil {
+			return nil, false, err
+		}
+		if !ok {
+			break
+		}
+		c, err := decodeNode(r)
+		if err != nil {
+			return nil, false, atIndex(err, i)
+		}
+		r.nodes = append(r.nodes, c)
+	}
+	kids = make([]Node, len(r.nodes)-mark)
+	copy(kids, r.nodes[mark:])
+	return kids, false, nil
 }
 
 // internRole returns a shared string for the roles the JS walker emits, so

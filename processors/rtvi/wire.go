@@ -227,13 +227,15 @@ func (e *DataError) Unwrap() error { return e.Err }
 // [*EnvelopeError]; bad data of a known type is a [*DataError], returned
 // with the envelope fields filled in.
 func Decode(b []byte) (Message, error) {
-	if err := validJSON(b); err != nil {
-		return Message{}, err
-	}
 	r := reader{b: b}
 	if r.peek() != kindObject {
+		if err := validJSON(b); err != nil {
+			return Message{}, err
+		}
 		return Message{}, ErrNotRTVI
 	}
+	// One walk checks the whole input and picks out the envelope; the data
+	// is then decoded from its (already checked) bytes.
 	var (
 		m                    Message
 		label                string
@@ -296,6 +298,9 @@ func Decode(b []byte) (Message, error) {
 	if err != nil {
 		return Message{}, err
 	}
+	if r.ws(); r.i != len(b) {
+		return Message{}, r.syntax("trailing data after value")
+	}
 	if !labelOK || label != Label {
 		return Message{}, ErrNotRTVI
 	}
@@ -315,7 +320,7 @@ func Decode(b []byte) (Message, error) {
 	if dataStart >= 0 {
 		data = b[dataStart:dataEnd]
 	}
-	p, err := DecodeData(m.Type, data)
+	p, err := decodeData(m.Type, data)
 	if err != nil {
 		return Message{Type: m.Type, ID: m.ID}, &DataError{ID: m.ID, Type: m.Type, Err: err}
 	}
@@ -334,6 +339,11 @@ func DecodeData(typ string, data []byte) (Payload, error) {
 			return nil, err
 		}
 	}
+	return decodeData(typ, data)
+}
+
+// decodeData is DecodeData for data already checked to be one JSON value.
+func decodeData(typ string, data []byte) (Payload, error) {
 	r := reader{b: data}
 	var (
 		p   Payload
