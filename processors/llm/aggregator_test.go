@@ -356,3 +356,23 @@ func TestAssistantMessagesFramesRunUpstream(t *testing.T) {
 		t.Errorf("markers missing: %v", names(h.Down()))
 	}
 }
+
+// A result that lands while the user speaks is answered by the user's own
+// turn: one inference that holds both the result and what the user said.
+func TestRerunHandedToTheUserTurnIsOneInference(t *testing.T) {
+	pair := llm.NewPair(nil, llm.PairOptions{User: llm.UserOptions{NoInterruptions: true}})
+	h := newHarness(t, pipeline.TaskOptions{}, pair.User(), pair.Assistant())
+	h.send(inProgress("a", "g"))
+	h.send(&frames.UserStartedSpeaking{})
+	h.send(result("a", "g", "sunny"))
+	h.send(&frames.Transcription{Text: "and in Rome?"})
+	h.send(&frames.UserStoppedSpeaking{})
+	up, down := ofType[*frames.LLMContext](h.Up()), ofType[*frames.LLMContext](h.Down())
+	if len(up) != 0 || len(down) != 1 {
+		t.Fatalf("inferences: %d from the assistant, %d from the user", len(up), len(down))
+	}
+	want := append(toolPair("a", "sunny"), llm.UserMessage("and in Rome?"))
+	if d := cmp.Diff(want, down[0].Messages); d != "" {
+		t.Errorf("inference saw (-want +got):\n%s", d)
+	}
+}
