@@ -12,8 +12,11 @@ import (
 )
 
 // hub fans events out to observers. Each observer has a bounded ring
-// (drop oldest, count drops) drained by its own goroutine. With no
-// observers an event costs one atomic load.
+// drained by its own goroutine. With no observers an event costs one
+// atomic load. When an observer's ring fills up, the observer is marked
+// full and new events for it are dropped and counted until it has drained
+// half of its ring: a backlogged observer then costs one atomic load per
+// event, and what it does receive is a contiguous stream.
 type hub struct {
 	clock    *clock
 	log      *zap.Logger
@@ -27,9 +30,13 @@ type hub struct {
 	// monitor: the task clock reading, in nanoseconds.
 	activity   atomic.Int64
 	isActivity func(frames.Frame) bool
+
+	drops dropCounters // drops counted for the task's own pushes
 }
 
 type watcher struct {
+	slot    int // index into the nodes' drop counters
+	full    atomic.Bool
 	o       observers.Observer
 	filter  observers.Filter
 	mu      sync.Mutex
@@ -58,9 +65,10 @@ func (h *hub) add(o observers.Observer) {
 	if h.closed {
 		return
 	}
-	w := &watcher{o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
-	w.filter, _ = o.(observers.Filter)
 	old := *h.list.Load()
+	w := &watcher{o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
+	w.slot = min(len(old), dropSlots-1)
+	w.filter, _ = o.(observers.Filter)
 	next := make([]*watcher, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, w)
@@ -72,6 +80,15 @@ func (h *hub) add(o observers.Observer) {
 	}()
 }
 
+// dropSlots is how many observers get their own drop counter in each
+// node; further observers share the last one.
+const dropSlots = 8
+
+// dropCounters count, per node and observer slot, the events dropped
+// because the observer was full. Each node has its own, so counting a
+// drop does not bounce a shared cache line between cores.
+type dropCounters [dropSlots]atomic.Uint64
+
 func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.Direction, first bool) {
 	if h.isActivity != nil && h.isActivity(f) {
 		h.activity.Store(int64(h.clock.Now()))
@@ -80,12 +97,20 @@ func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.D
 	if len(ws) == 0 {
 		return
 	}
-	var srcNode observers.Node
-	if src != nil {
-		srcNode = src
-	}
-	e := observers.Event{Kind: observers.Pushed, Source: srcNode, Destination: dst, Frame: f, Direction: dir, At: h.clock.Now(), FirstSeen: first}
+	var e observers.Event
+	built := false
 	for _, w := range ws {
+		if !w.accepts(src, &h.drops, observers.Pushed, f) {
+			continue
+		}
+		if !built {
+			built = true
+			var srcNode observers.Node
+			if src != nil {
+				srcNode = src
+			}
+			e = observers.Event{Kind: observers.Pushed, Source: srcNode, Destination: dst, Frame: f, Direction: dir, At: h.clock.Now(), FirstSeen: first}
+		}
 		w.put(&e)
 	}
 }
@@ -95,16 +120,35 @@ func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
 	if len(ws) == 0 {
 		return
 	}
-	e := observers.Event{Kind: observers.Processed, Destination: n, Frame: f, Direction: dir, At: h.clock.Now()}
+	var e observers.Event
+	built := false
 	for _, w := range ws {
+		if !w.accepts(n, &h.drops, observers.Processed, f) {
+			continue
+		}
+		if !built {
+			built = true
+			e = observers.Event{Kind: observers.Processed, Destination: n, Frame: f, Direction: dir, At: h.clock.Now()}
+		}
 		w.put(&e)
 	}
 }
 
-func (w *watcher) put(e *observers.Event) {
-	if w.filter != nil && !w.filter.Wants(e.Kind, e.Frame) {
-		return
+// accepts reports whether w wants the event; a full observer's drop is
+// counted on the reporting node (or the hub for the task's own pushes).
+func (w *watcher) accepts(n *node, hubDrops *dropCounters, kind observers.EventKind, f frames.Frame) bool {
+	if w.full.Load() {
+		if n != nil {
+			n.drops[w.slot].Add(1)
+		} else {
+			hubDrops[w.slot].Add(1)
+		}
+		return false
 	}
+	return w.filter == nil || w.filter.Wants(kind, f)
+}
+
+func (w *watcher) put(e *observers.Event) {
 	w.mu.Lock()
 	if w.closing {
 		w.mu.Unlock()
@@ -112,13 +156,13 @@ func (w *watcher) put(e *observers.Event) {
 	}
 	n := len(w.buf)
 	if w.size == n {
-		w.buf[w.head] = *e
-		w.head = (w.head + 1) % n
+		w.full.Store(true)
+		w.mu.Unlock()
 		w.dropped.Add(1)
-	} else {
-		w.buf[(w.head+w.size)%n] = *e
-		w.size++
+		return
 	}
+	w.buf[(w.head+w.size)%n] = *e
+	w.size++
 	wake := w.waiting
 	w.waiting = false
 	w.mu.Unlock()
@@ -145,6 +189,9 @@ func (w *watcher) drain() {
 		w.buf[w.head] = observers.Event{}
 		w.head = (w.head + 1) % len(w.buf)
 		w.size--
+		if w.size <= len(w.buf)/2 && w.full.Load() {
+			w.full.Store(false)
+		}
 		w.mu.Unlock()
 		w.o.Observe(e)
 	}
@@ -183,10 +230,19 @@ func (h *hub) close(timeout time.Duration) bool {
 	}
 }
 
-func (h *hub) dropped() uint64 {
+// dropped returns how many events observers lost because they were full.
+func (h *hub) dropped(nodes []*node) uint64 {
 	var total uint64
 	for _, w := range *h.list.Load() {
 		total += w.dropped.Load()
+	}
+	for i := range h.drops {
+		total += h.drops[i].Load()
+	}
+	for _, n := range nodes {
+		for i := range n.drops {
+			total += n.drops[i].Load()
+		}
 	}
 	return total
 }

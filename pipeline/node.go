@@ -70,6 +70,9 @@ type node struct {
 
 	cancelling atomic.Bool
 	unusable   atomic.Bool
+	_          [64]byte     // keep drops off the cache lines neighbours read
+	drops      dropCounters // events observers missed, counted here
+	_          [64]byte
 	jobs       sync.WaitGroup
 
 	// onCancelReceived is set by composites that must notice a Cancel

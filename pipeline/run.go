@@ -29,7 +29,9 @@ func (t *Task) Run(ctx context.Context) error {
 
 	b := &builder{rt: t.rt}
 	chain := b.build(t.root)
+	t.nodesMu.Lock()
 	t.nodes = b.nodes
+	t.nodesMu.Unlock()
 	src, sink := endpoint{r: sourceEdge{t}}, endpoint{r: sinkEdge{t}}
 	link(chain, src, sink)
 	t.first, t.last = sink, src

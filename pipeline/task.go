@@ -168,6 +168,7 @@ type Task struct {
 	upFn       atomic.Pointer[[]reachHook]
 
 	lastHeartbeat atomic.Int64
+	nodesMu       sync.Mutex
 	nodes         []*node  // every node, branches included
 	first, last   endpoint // the ends of the top-level chain, or the edges when it is empty
 	unusableSeen  map[string]bool
@@ -259,7 +260,12 @@ func addHook(mu *sync.Mutex, p *atomic.Pointer[[]reachHook], match func(frames.F
 func (t *Task) AddObserver(o observers.Observer) { t.hub.add(o) }
 
 // ObserverDrops returns how many events observers lost to full buffers.
-func (t *Task) ObserverDrops() uint64 { return t.hub.dropped() }
+func (t *Task) ObserverDrops() uint64 {
+	t.nodesMu.Lock()
+	nodes := t.nodes
+	t.nodesMu.Unlock()
+	return t.hub.dropped(nodes)
+}
 
 // QueueFrame queues f to enter the pipeline downstream. It never blocks.
 func (t *Task) QueueFrame(f frames.Frame) { t.ingress.Push(f, frames.Downstream) }
