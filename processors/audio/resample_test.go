@@ -317,8 +317,15 @@ func TestResamplerSteadyStateDoesNotAllocate(t *testing.T) {
 	}
 }
 
-func benchmarkResample(b *testing.B, in, out int) {
-	r := mustResampler(b, in, out, 1)
+func benchmarkResample(b *testing.B, in, out int, opts ...ResamplerOptions) {
+	var o ResamplerOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	r, err := NewResampler(in, out, 1, o)
+	if err != nil {
+		b.Fatal(err)
+	}
 	src := Sine(440, 0.5, in, 20*time.Millisecond)
 	dst := make([]byte, 0, 4*len(src))
 	b.ReportAllocs()
@@ -335,6 +342,12 @@ func BenchmarkResample16kTo48k(b *testing.B) { benchmarkResample(b, 16000, 48000
 func BenchmarkResample22050To16k(b *testing.B) {
 	benchmarkResample(b, 22050, 16000)
 }
+
+// The WebRTC transport's lighter filter (70 dB, 85% passband).
+var lighter = ResamplerOptions{Attenuation: 70, Passband: 0.85}
+
+func BenchmarkResample48kTo16kLighter(b *testing.B) { benchmarkResample(b, 48000, 16000, lighter) }
+func BenchmarkResample24kTo48kLighter(b *testing.B) { benchmarkResample(b, 24000, 48000, lighter) }
 
 // Mixing the two APIs on one stream never corrupts the resampler.
 func TestResamplerMixedAPIs(t *testing.T) {
