@@ -1,0 +1,425 @@
+package tts
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+)
+
+// Aggregation names used in [frames.TTSText.AggregatedBy].
+const (
+	AggregatedBySentence = "sentence"
+	AggregatedByWord     = "word"
+)
+
+// DefaultFrameDuration is the longest audio one [frames.TTSAudioRaw] frame
+// carries by default.
+const DefaultFrameDuration = 40 * time.Millisecond
+
+// Options configure a [Service]. The zero value is ready to use.
+type Options struct {
+	// Name is the processor's display name. Default: "TTSService#<id>".
+	Name string
+	// FrameDuration caps the audio of one frames.TTSAudioRaw. Shorter
+	// frames let the output transport release word text closer to its
+	// audio. Default: DefaultFrameDuration.
+	FrameDuration time.Duration
+	// Transform rewrites each sentence right before synthesis (for example
+	// to drop markdown); the frames.TTSText frames keep the original text.
+	Transform func(string) string
+	// MaxSentenceBytes cuts sentences without an end past this length (see
+	// SentenceAggregator.MaxBytes). Default: DefaultMaxSentenceBytes.
+	MaxSentenceBytes int
+}
+
+// Service is the text-to-speech processor. It collects the text of LLM
+// answers ([frames.LLMText], [frames.Text]) into sentences and synthesizes
+// each with its [Synthesizer] as a job that holds the ordered lane, so the
+// frames behind it wait their turn. Each request produces
+// [frames.TTSStarted], [frames.TTSAudioRaw] frames resampled to the
+// pipeline's output rate ([frames.Start].AudioOutSampleRate), the spoken
+// text as [frames.TTSText] (one per word in step with the audio when the
+// synthesizer reports word timestamps, else one per sentence after its
+// audio), and [frames.TTSStopped].
+//
+// [frames.LLMFullResponseEnd] (and End or Stop) flushes the text of an
+// unfinished sentence; the frame follows its audio. A [frames.TTSSpeak] is
+// spoken verbatim, as one request. Text frames with SkipTTS, or inside a
+// response started with SkipTTS, pass through unspoken. The text frames it
+// speaks are consumed: downstream sees the TTSText instead.
+//
+// An interruption cancels the synthesis in flight (the synthesizer closes
+// its stream or kills its process), drops the text waiting for a sentence
+// end and, through the runtime, the ordered frames queued behind the job,
+// keeping uninterruptible ones. TTFB, processing and character-usage
+// metrics go downstream as [frames.Metrics] when the task enables them.
+type Service struct {
+	synth Synthesizer
+	opts  Options
+	name  string
+	words bool
+	model string
+
+	log *zap.Logger // set at Start, before any job runs
+
+	// Owned by the node goroutine.
+	agg          SentenceAggregator
+	cfg          jobConfig
+	skipResponse bool
+
+	initialTTFBSent atomic.Bool
+}
+
+// jobConfig is what a synthesis job needs from the node, copied when the
+// job starts.
+type jobConfig struct {
+	outRate       int
+	metrics       bool
+	usage         bool
+	onlyFirstTTFB bool
+	name          string
+}
+
+// NewService returns a TTS service that speaks through synth.
+func NewService(synth Synthesizer, opts Options) *Service {
+	if opts.FrameDuration <= 0 {
+		opts.FrameDuration = DefaultFrameDuration
+	}
+	s := &Service{synth: synth, opts: opts, name: opts.Name, log: zap.NewNop()}
+	if s.name == "" {
+		s.name = fmt.Sprintf("TTSService#%d", frames.NextID())
+	}
+	if wt, ok := synth.(WordTimer); ok {
+		s.words = wt.WordTimestamps()
+	}
+	if m, ok := synth.(Modeler); ok {
+		s.model = m.Model()
+	}
+	s.agg.MaxBytes = opts.MaxSentenceBytes
+	s.cfg = jobConfig{outRate: 24000, name: s.name}
+	return s
+}
+
+// Name implements [pipeline.Namer].
+func (s *Service) Name() string { return s.name }
+
+// Cleanup implements [pipeline.Cleaner]: it closes the synthesizer when it
+// is an io.Closer (a websocket client).
+func (s *Service) Cleanup(context.Context) error {
+	if c, ok := s.synth.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// ProcessFrame implements [pipeline.Processor].
+func (s *Service) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start:
+		if f.AudioOutSampleRate > 0 {
+			s.cfg.outRate = f.AudioOutSampleRate
+		}
+		s.cfg.metrics, s.cfg.usage, s.cfg.onlyFirstTTFB = f.EnableMetrics, f.EnableUsageMetrics, f.ReportOnlyInitialTTFB
+		s.log = h.Logger()
+		return nil
+	case *frames.Interruption:
+		s.agg.Reset()
+		s.skipResponse = false
+		return nil
+	}
+	if dir != frames.Downstream {
+		return nil
+	}
+	switch f := f.(type) {
+	case *frames.LLMFullResponseStart:
+		s.skipResponse = f.SkipTTS
+	case *frames.LLMText:
+		if f.SkipTTS || s.skipResponse {
+			return nil
+		}
+		h.Consume()
+		s.add(h, f.Text)
+	case *frames.Text:
+		if f.SkipTTS || s.skipResponse {
+			return nil
+		}
+		h.Consume()
+		s.add(h, f.Text)
+	case *frames.TTSSpeak:
+		h.Consume()
+		texts := s.pending(nil)
+		if t := f.Text; t != "" {
+			texts = append(texts, t)
+		}
+		s.speak(h, texts, nil)
+	case *frames.LLMFullResponseEnd:
+		s.skipResponse = false
+		s.flushBefore(h, f)
+	case *frames.End, *frames.Stop:
+		s.flushBefore(h, f)
+	}
+	return nil
+}
+
+// add feeds text to the aggregator and speaks the sentences it completed.
+func (s *Service) add(h *pipeline.Handle, text string) {
+	s.agg.Add(text)
+	var texts []string
+	for {
+		sentence, ok := s.agg.Next()
+		if !ok {
+			break
+		}
+		texts = append(texts, sentence)
+	}
+	if len(texts) > 0 {
+		s.speak(h, texts, nil)
+	}
+}
+
+// pending appends the complete sentences and the unfinished rest of the
+// aggregator to texts and empties it.
+func (s *Service) pending(texts []string) []string {
+	for {
+		sentence, ok := s.agg.Next()
+		if !ok {
+			break
+		}
+		texts = append(texts, sentence)
+	}
+	if rest := s.agg.Flush(); rest != "" {
+		texts = append(texts, rest)
+	}
+	return texts
+}
+
+// flushBefore speaks the text still held, then lets f follow its audio.
+func (s *Service) flushBefore(h *pipeline.Handle, f frames.Frame) {
+	texts := s.pending(nil)
+	if len(texts) == 0 {
+		return
+	}
+	h.Consume()
+	s.speak(h, texts, f)
+}
+
+// speak starts one job that synthesizes texts in order, then pushes after
+// downstream. One job per frame keeps the requests sequential: the job
+// holds the ordered lane, so the next text frame waits for it.
+func (s *Service) speak(h *pipeline.Handle, texts []string, after frames.Frame) {
+	if len(texts) == 0 {
+		if after != nil {
+			h.Push(after, frames.Downstream)
+		}
+		return
+	}
+	u := &utterance{s: s, cfg: s.cfg, texts: texts, after: after}
+	h.Go(u.run)
+}
+
+// utterance is one synthesis job: a few sentences spoken in order.
+type utterance struct {
+	s     *Service
+	cfg   jobConfig
+	texts []string
+	after frames.Frame
+
+	rs      *audio.Resampler
+	scratch []byte
+}
+
+func (u *utterance) run(ctx context.Context, out pipeline.Pusher) error {
+	for _, text := range u.texts {
+		if ctx.Err() != nil {
+			break
+		}
+		u.synthesize(ctx, out, text)
+	}
+	if u.after != nil && (ctx.Err() == nil || frames.IsUninterruptible(u.after)) {
+		out.Push(u.after, frames.Downstream)
+	}
+	return nil
+}
+
+// request is the state of one synthesis request inside a job.
+type request struct {
+	u          *utterance
+	out        pipeline.Pusher
+	ctxID      string
+	frameBytes int
+	pushed     int // bytes of output audio pushed
+	words      []Word
+	wordsSent  int
+}
+
+func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text string) {
+	s, cfg := u.s, u.cfg
+	r := &request{u: u, out: out, ctxID: uuid.NewString()}
+	r.frameBytes = audio.FrameBytes(cfg.outRate, 1, s.opts.FrameDuration)
+	if r.frameBytes < 2 {
+		r.frameBytes = 2
+	}
+	spoken := text
+	if s.opts.Transform != nil {
+		spoken = s.opts.Transform(text)
+	}
+	out.Push(&frames.TTSStarted{ContextID: r.ctxID}, frames.Downstream)
+	if cfg.usage {
+		u.metric(out, frames.Metric{Kind: frames.MetricTTSUsage, Characters: utf8.RuneCountInString(spoken)})
+	}
+	began := time.Now()
+	firstAudio := true
+	var failure error
+	if spoken != "" {
+		inRate := 0
+		for chunk, err := range s.synth.Synthesize(ctx, Request{Text: spoken, ContextID: r.ctxID, SampleRate: cfg.outRate}) {
+			if ctx.Err() != nil {
+				break
+			}
+			if err != nil {
+				failure = err
+				break
+			}
+			if len(chunk.Audio) > 0 {
+				if chunk.SampleRate <= 0 {
+					failure = fmt.Errorf("tts: synthesizer sent audio without a sample rate")
+					break
+				}
+				if firstAudio {
+					firstAudio = false
+					if cfg.metrics && (!cfg.onlyFirstTTFB || s.initialTTFBSent.CompareAndSwap(false, true)) {
+						u.metric(out, frames.Metric{Kind: frames.MetricTTFB, Value: time.Since(began)})
+					}
+				}
+				if chunk.SampleRate != inRate {
+					if err := u.resampler(r, inRate, chunk.SampleRate); err != nil {
+						failure = err
+						break
+					}
+					inRate = chunk.SampleRate
+				}
+				u.scratch = u.rs.Resample(u.scratch[:0], chunk.Audio)
+				r.emit(u.scratch)
+			}
+			if len(chunk.Words) > 0 {
+				r.words = append(r.words, chunk.Words...)
+				r.release(false)
+			}
+		}
+		if ctx.Err() == nil && u.rs != nil {
+			u.scratch = u.rs.Flush(u.scratch[:0])
+			r.emit(u.scratch)
+		}
+	}
+	if ctx.Err() != nil {
+		if u.rs != nil {
+			u.rs.Reset()
+		}
+		return // interrupted: nothing more from this request
+	}
+	if failure != nil {
+		ef := &frames.Error{Err: fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure)}
+		var c Categorizer
+		if errors.As(failure, &c) {
+			ef.Category = c.Category()
+		}
+		out.PushError(ef)
+	}
+	if s.words && r.wordsSent+len(r.words) > 0 {
+		r.release(true)
+	} else if text != "" {
+		out.Push(&frames.TTSText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID}, frames.Downstream)
+	}
+	if cfg.metrics {
+		u.metric(out, frames.Metric{Kind: frames.MetricProcessing, Value: time.Since(began)})
+	}
+	out.Push(&frames.TTSStopped{ContextID: r.ctxID}, frames.Downstream)
+}
+
+// resampler prepares the resampler for audio at rate, flushing what the
+// previous one held when the rate changes mid-request.
+func (u *utterance) resampler(r *request, oldRate, rate int) error {
+	if u.rs != nil && oldRate != 0 {
+		u.scratch = u.rs.Flush(u.scratch[:0])
+		r.emit(u.scratch)
+	}
+	if u.rs != nil && u.rs.InRate() == rate {
+		u.rs.Reset()
+		return nil
+	}
+	rs, err := audio.NewResampler(rate, u.cfg.outRate, 1, audio.ResamplerOptions{})
+	if err != nil {
+		return fmt.Errorf("tts: synthesizer audio at %d Hz: %w", rate, err)
+	}
+	u.rs = rs
+	return nil
+}
+
+func (u *utterance) metric(out pipeline.Pusher, m frames.Metric) {
+	m.Processor, m.Model = u.cfg.name, u.s.model
+	out.Push(&frames.Metrics{Data: []frames.Metric{m}}, frames.Downstream)
+}
+
+// emit pushes pcm (output-rate audio) as frames of at most frameBytes that
+// share one copy of the samples, releasing the words they reach.
+func (r *request) emit(pcm []byte) {
+	if len(pcm) == 0 {
+		return
+	}
+	buf := make([]byte, len(pcm))
+	copy(buf, pcm)
+	rate := r.u.cfg.outRate
+	for len(buf) > 0 {
+		n := min(len(buf), r.frameBytes)
+		f := &frames.TTSAudioRaw{Audio: frames.Audio{PCM: buf[:n:n], SampleRate: rate, Channels: 1}, ContextID: r.ctxID}
+		r.out.Push(f, frames.Downstream)
+		buf = buf[n:]
+		r.pushed += n
+		if len(r.words) > 0 {
+			r.release(false)
+		}
+	}
+}
+
+// release pushes the words whose start the pushed audio has reached (all of
+// them when all is set), so the output transport plays each word's text
+// with its audio.
+func (r *request) release(all bool) {
+	played := time.Duration(int64(r.pushed/2) * int64(time.Second) / int64(r.u.cfg.outRate))
+	i := 0
+	for ; i < len(r.words); i++ {
+		w := r.words[i]
+		if !all && w.Start > played {
+			break
+		}
+		if w.Text != "" {
+			r.out.Push(&frames.TTSText{Text: w.Text, AggregatedBy: AggregatedByWord, ContextID: r.ctxID}, frames.Downstream)
+		}
+	}
+	r.wordsSent += i
+	r.words = append(r.words[:0], r.words[i:]...)
+}
+
+// clip shortens text for error messages.
+func clip(s string) string {
+	const max = 60
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
