@@ -145,7 +145,8 @@ func (p *Pair) clearPending() {
 // [frames.LLMMessagesAppend], [frames.LLMMessagesUpdate], [frames.LLMRun],
 // [frames.LLMSetTools] (forwarded for realtime services) and
 // [frames.LLMSetToolChoice] to the context; interrupts the bot when a user
-// turn starts; and pushes a [frames.LLMContext] snapshot downstream when
+// turn starts (an [frames.Interruption] pushed both ways; its own queue of
+// user input is kept); and pushes a [frames.LLMContext] snapshot downstream when
 // the turn ends with something said, or when a transcription arrives
 // outside a turn (typed or late text).
 type UserAggregator struct {
@@ -181,7 +182,13 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		u.speaking = true
 		u.p.setUserSpeaking(true)
 		if !u.p.opts.User.NoInterruptions {
-			h.Interrupt()
+			// Interrupt everything above and below, but not this node:
+			// h.Interrupt would also flush this node's queue, and what waits
+			// here is what the user said (a final transcription overtaken by
+			// the system-lane turn start), which must not be lost.
+			down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
+			h.Push(up, frames.Upstream)
+			h.Push(down, frames.Downstream)
 		}
 	case *frames.UserStoppedSpeaking:
 		h.Forward()

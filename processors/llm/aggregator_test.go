@@ -1,6 +1,7 @@
 package llm_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -374,5 +375,29 @@ func TestRerunHandedToTheUserTurnIsOneInference(t *testing.T) {
 	want := append(toolPair("a", "sunny"), llm.UserMessage("and in Rome?"))
 	if d := cmp.Diff(want, down[0].Messages); d != "" {
 		t.Errorf("inference saw (-want +got):\n%s", d)
+	}
+}
+
+// The turn start overtakes (system lane) a final transcription still queued
+// at the user aggregator; interrupting must not flush what the user said.
+func TestTurnStartDoesNotDropQueuedTranscriptions(t *testing.T) {
+	for range 10 {
+		pair := llm.NewPair(nil, llm.PairOptions{})
+		stt := pipeline.ProcessorFunc(func(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+			if tf, ok := f.(*frames.Text); ok && tf.Text == "speak" {
+				h.Consume()
+				h.Push(&frames.Transcription{Text: "first words"}, frames.Downstream)
+				h.Push(&frames.UserStartedSpeaking{}, frames.Downstream)
+			}
+			return nil
+		})
+		h := newHarness(t, pipeline.TaskOptions{}, stt, pair.User())
+		h.send(&frames.Text{Text: "speak"})
+		h.send(&frames.UserStoppedSpeaking{})
+		h.stop()
+		msgs := pair.Context().Messages()
+		if len(msgs) != 1 || msgs[0].Content != "first words" {
+			t.Fatalf("context = %+v", msgs)
+		}
 	}
 }

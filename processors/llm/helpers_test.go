@@ -220,7 +220,7 @@ func (h *harness) sync() {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
 		h.task.QueueFrame(&frames.Text{Text: "marker", NoContext: true})
-		retry := time.Now().Add(300 * time.Millisecond)
+		retry := time.Now().Add(100 * time.Millisecond)
 		for time.Now().Before(retry) {
 			if probes() > base {
 				return

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -50,7 +51,7 @@ type Service struct {
 	fns      map[string]Function
 	fallback *Function
 
-	log *zap.Logger // set at Start, before any job or handler runs
+	log atomic.Pointer[zap.Logger] // the task's logger, from Start
 
 	// Owned by the node goroutine.
 	skipTTS      bool
@@ -73,7 +74,7 @@ func NewService(p Provider, o ServiceOptions) *Service {
 		s.name = fmt.Sprintf("LLMService#%d", frames.NextID())
 	}
 	s.root, s.stopRoot = context.WithCancel(context.Background())
-	s.log = zap.NewNop()
+	s.log.Store(zap.NewNop())
 	return s
 }
 
@@ -137,7 +138,7 @@ func (s *Service) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames
 	switch f := f.(type) {
 	case *frames.Start:
 		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
-		s.log = h.Logger()
+		s.log.Store(h.Logger())
 	case *frames.LLMContext:
 		h.Consume()
 		r := response{s: s, req: f, skipTTS: s.skipTTS, metrics: s.metrics, usage: s.usageMetrics, name: h.Name()}
@@ -258,5 +259,5 @@ func (r *response) model() string {
 }
 
 func (s *Service) logStack(function string, panicked any, stack []byte) {
-	s.log.Error("function handler panicked", zap.String("function", function), zap.Any("panic", panicked), zap.ByteString("stack", stack))
+	s.log.Load().Error("function handler panicked", zap.String("function", function), zap.Any("panic", panicked), zap.ByteString("stack", stack))
 }
