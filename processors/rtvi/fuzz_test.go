@@ -129,7 +129,7 @@ func FuzzDecodeSnapshot(f *testing.F) {
 			f.Add([]byte(m.Data.Tree))
 		}
 	}
-	f.Add(bigSnapshot(40))
+	f.Add(bigSnapshot(6))
 	f.Add([]byte(`{"root":{"ref":"e1","role":"generic","children":[{"ref":"","role":"text","name":"x","level":1.0,"state":null}]},"captured_at":-0}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := DecodeSnapshot(b)

@@ -149,6 +149,8 @@ type Message struct {
 	ID string
 	// Data is the payload; nil means the message has no data key.
 	Data Payload
+
+	idSet bool // decoded with an id (always true for decoded messages)
 }
 
 // carriesID reports whether messages of type t always have an id key.
@@ -168,7 +170,7 @@ func carriesID(t string) bool {
 func (m Message) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"label":"rtvi-ai","type":`...)
 	dst = appendString(dst, m.Type)
-	if m.ID != "" || carriesID(m.Type) {
+	if m.ID != "" || m.idSet || carriesID(m.Type) {
 		dst = appendStringField(dst, "id", m.ID, false)
 	}
 	if present(m.Data) {
@@ -325,6 +327,7 @@ func Decode(b []byte) (Message, error) {
 		return Message{Type: m.Type, ID: m.ID}, &DataError{ID: m.ID, Type: m.Type, Err: err}
 	}
 	m.Data = p
+	m.idSet = true
 	return m, nil
 }
 
