@@ -1,0 +1,499 @@
+package uiagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/rtvi"
+)
+
+const roleDeveloper = llm.RoleDeveloper
+
+// History says what the LLM context keeps from one user turn to the next.
+type History uint8
+
+const (
+	// Stateless (the default) starts every user turn from the context's
+	// preamble (its leading system and developer messages, the prompt
+	// guide among them): the model sees only the preamble, the UI events
+	// since the last inference, the user's words and the current
+	// <ui_state>. Old screens can never confuse it.
+	Stateless History = iota
+	// KeepHistory keeps the whole conversation (queries, tool calls,
+	// answers), for deixis across turns ("a note for that"). Older
+	// <ui_state> blocks are collapsed to [StaleUIState], so only the
+	// latest screen is readable.
+	KeepHistory
+)
+
+// AnswerMode says how the answer of a turn reaches the user.
+type AnswerMode uint8
+
+const (
+	// AnswerSpeak (the default) speaks the answer verbatim: a
+	// frames.TTSSpeak pushed downstream from the agent, which the TTS
+	// speaks and the assistant aggregator records in the context.
+	AnswerSpeak AnswerMode = iota
+	// AnswerText sends the answer as an LLM response of its own
+	// (LLMFullResponseStart, LLMText, LLMFullResponseEnd) for pipelines
+	// whose bot text comes from the LLM: a TTS speaks it, the RTVI
+	// observer sends it as bot-llm-text, the aggregator records it.
+	AnswerText
+	// AnswerPhrase hands the answer back to the model in the tool result
+	// ({"answer": ...}) and runs inference once more, so the model
+	// phrases the reply itself (Pipecat's tts_speak=False).
+	AnswerPhrase
+	// AnswerManual delivers nothing: Options.OnTurnEnd gets the answer.
+	AnswerManual
+)
+
+// Options configure an [Agent]. The zero value is ready to use: stateless
+// turns, <ui_state> and <ui_event> injection on, the default prompt guide,
+// answers spoken verbatim, refs checked, no watchdog.
+type Options struct {
+	// History chooses what the context keeps between user turns.
+	History History
+	// NoUIState turns off the <ui_state> injection before user turns.
+	NoUIState bool
+	// NoEvents keeps UI events out of the context; handlers still run.
+	NoEvents bool
+	// PromptGuide replaces [DefaultPromptGuide]; NoPromptGuide leaves the
+	// system instruction alone (for apps that write their own).
+	PromptGuide   string
+	NoPromptGuide bool
+	// Render replaces [RenderUIState], for example to prepend app notes.
+	// An empty result skips the injection for that turn.
+	Render func(s *rtvi.Snapshot) string
+	// RenderEvent replaces [RenderEvent]; an empty result keeps the event
+	// out of the context.
+	RenderEvent func(name string, payload rtvi.RawJSON) string
+	// Answer chooses how answers reach the user.
+	Answer AnswerMode
+	// NoRefCheck sends reply actions for any ref, without checking the
+	// current snapshot.
+	NoRefCheck bool
+	// Watchdog, when positive, ends a turn that has no answer after this
+	// long (the turn's Outcome is TimedOut) and releases it. Off by
+	// default: the model's own timeouts usually give liveness.
+	Watchdog time.Duration
+	// FallbackAnswer is said when a turn ends without an answer (the
+	// watchdog fired, the model said nothing, or its request failed).
+	// Empty says nothing.
+	FallbackAnswer string
+	// OnTurnEnd is called once per turn with its answer and outcome, on
+	// the goroutine that ended it; it must be quick.
+	OnTurnEnd func(Answer)
+	// MaxPendingEvents bounds the <ui_event> blocks waiting for the next
+	// inference; the oldest is dropped beyond it. Default: 32.
+	MaxPendingEvents int
+	// MaxEventHandlers bounds the event handlers running at once; events
+	// beyond it are not handed to handlers (logged). Default: 64.
+	MaxEventHandlers int
+	// Name is the processor's display name. Default: "UIAgent#<id>".
+	Name string
+	// Logger receives the agent's logs. Default: the task's logger.
+	Logger *zap.Logger
+}
+
+// Agent is the UI agent: a pipeline processor that keeps the latest
+// accessibility snapshot, writes <ui_state> and <ui_event> blocks into the
+// LLM context, sends UI commands, runs the reply tool and its turns, and
+// owns the task groups the page shows as cards.
+//
+// Wiring (one LLM that sees the page):
+//
+//	agent := uiagent.New(uiagent.Options{})
+//	conv := llm.NewContext(llm.SystemMessage("You help the user with this page."))
+//	conv.SetTools(llm.Tools(agent.ReplyTool()))
+//	pair := llm.NewPair(conv, llm.PairOptions{BeforeInference: agent.BeforeInference})
+//	svc := llm.NewService(agent.Provider(provider), llm.ServiceOptions{})
+//	svc.Register(agent.ReplyTool())
+//	rt := rtvi.NewProcessor(rtvi.Options{})
+//	p := pipeline.New(in, rt, stt, agent, pair.User(), svc, tts, out, pair.Assistant())
+//	task := pipeline.NewTask(p, pipeline.TaskOptions{Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})}})
+//
+// The agent must sit downstream of the rtvi.Processor (it takes the UI
+// frames) and upstream of the user aggregator (answers and [Agent.Ask]
+// queries flow down from it). BeforeInference is what injects <ui_state>
+// and tracks turns; Provider is optional and adds stray-text handling.
+//
+// A turn starts with each user-turn inference (the last context message
+// is the user's) or with [Agent.Ask], and ends once: with a reply, with
+// the model's plain text, with nothing, by the watchdog, or cancelled (an
+// interruption, a newer user turn, or the Ask caller giving up). Asks are
+// single-flight: one at a time, in arrival order; cancellation always
+// releases the next.
+type Agent struct {
+	opts  Options
+	name  string
+	log   atomic.Pointer[zap.Logger]
+	out   atomic.Pointer[pusherBox]
+	snap  atomic.Pointer[rtvi.Snapshot]
+	cache atomic.Pointer[rendered]
+	tasks *TaskGroups
+
+	root context.Context
+	stop context.CancelFunc
+	bg   sync.WaitGroup
+	busy atomic.Int32 // event handlers running
+
+	askSem chan struct{}
+
+	mu         sync.Mutex
+	events     []frames.LLMMessage // rendered events waiting for the next inference
+	handlers   map[string]func(context.Context, rtvi.RawJSON)
+	cur        *turn // the latest turn (possibly ended)
+	pendingAsk *turn // an Ask whose query has not reached inference yet
+	tracked    bool  // turns are tracked (BeforeInference or Ask has run)
+	lastGroup  string
+}
+
+type pusherBox struct{ pipeline.Pusher }
+
+type rendered struct {
+	snap *rtvi.Snapshot
+	text string
+}
+
+// ErrNotRunning is returned by the action methods, [Agent.Ask] and
+// [TaskGroups.Start] before the task has set the processor up.
+var ErrNotRunning = errors.New("uiagent: not running in a pipeline task")
+
+// New returns an agent with o.
+func New(o Options) *Agent {
+	if o.MaxPendingEvents <= 0 {
+		o.MaxPendingEvents = 32
+	}
+	if o.MaxEventHandlers <= 0 {
+		o.MaxEventHandlers = 64
+	}
+	if o.PromptGuide == "" {
+		o.PromptGuide = DefaultPromptGuide
+	}
+	a := &Agent{opts: o, name: o.Name, askSem: make(chan struct{}, 1), handlers: map[string]func(context.Context, rtvi.RawJSON){}}
+	if a.name == "" {
+		a.name = fmt.Sprintf("UIAgent#%d", frames.NextID())
+	}
+	a.root, a.stop = context.WithCancel(context.Background())
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	a.log.Store(log)
+	a.tasks = newTaskGroups(TaskGroupsOptions{Name: a.name + "/tasks", Logger: o.Logger}, &a.out)
+	return a
+}
+
+// Name implements pipeline.Namer.
+func (a *Agent) Name() string { return a.name }
+
+func (a *Agent) logger() *zap.Logger { return a.log.Load() }
+
+// Setup implements pipeline.Setupper: it keeps the node's pusher, so
+// commands can be sent from any goroutine.
+func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
+	a.out.Store(&pusherBox{s.Out})
+	if a.opts.Logger == nil && s.Logger != nil {
+		a.log.Store(s.Logger)
+		a.tasks.log.Store(s.Logger)
+	}
+	return nil
+}
+
+// Cleanup implements pipeline.Cleaner: it cancels open turns, task groups
+// and event handlers, and waits for them, bounded by ctx.
+func (a *Agent) Cleanup(ctx context.Context) error {
+	a.stop()
+	a.mu.Lock()
+	var ended []*turn
+	for _, t := range []*turn{a.cur, a.pendingAsk} {
+		if t != nil && a.finishLocked(t, Answer{Outcome: Cancelled}) {
+			ended = append(ended, t)
+		}
+	}
+	a.mu.Unlock()
+	for _, t := range ended {
+		a.after(t, false)
+	}
+	err := a.tasks.Cleanup(ctx)
+	if werr := waitGroup(ctx, &a.bg); werr != nil {
+		return fmt.Errorf("uiagent: event handlers still running: %w", werr)
+	}
+	return err
+}
+
+// waitGroup waits for wg, bounded by ctx.
+func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ProcessFrame implements pipeline.Processor. It takes snapshots, events
+// and cancel requests from the RTVI processor (and forwards them), ends
+// open turns on interruptions, and ends running task groups (with their
+// envelopes) when End passes. Everything else passes through untouched.
+func (a *Agent) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	switch f := f.(type) {
+	case *rtvi.UISnapshotFrame:
+		a.SetSnapshot(f.Tree)
+	case *rtvi.UIEventFrame:
+		a.handleEvent(f.Event, f.Payload)
+	case *rtvi.UICancelTaskFrame:
+		a.tasks.HandleCancel(f)
+	case *frames.Interruption:
+		a.interrupted(f.ID())
+	case *frames.End:
+		a.tasks.cancelAll("the session ended")
+	}
+	return nil
+}
+
+// SetSnapshot replaces the latest snapshot (nil is ignored). The agent
+// does this for every rtvi.UISnapshotFrame it sees; call it to feed
+// snapshots from elsewhere (for example rtvi.Processor.OnUIMessage).
+func (a *Agent) SetSnapshot(s *rtvi.Snapshot) {
+	if s != nil {
+		a.snap.Store(s)
+	}
+}
+
+// Snapshot returns the latest snapshot, or nil before the first one. It
+// must not be changed.
+func (a *Agent) Snapshot() *rtvi.Snapshot { return a.snap.Load() }
+
+// UIState returns the <ui_state> block of the latest snapshot (through
+// Options.Render when set), or "" when there is none.
+func (a *Agent) UIState() string {
+	s := a.snap.Load()
+	if s == nil {
+		return ""
+	}
+	if a.opts.Render != nil {
+		return a.opts.Render(s)
+	}
+	if c := a.cache.Load(); c != nil && c.snap == s {
+		return c.text
+	}
+	text := RenderUIState(s)
+	a.cache.Store(&rendered{snap: s, text: text})
+	return text
+}
+
+// InjectUIState appends the current <ui_state> block to c as a developer
+// message now, for apps that turned the automatic injection off. It
+// reports whether there was anything to inject.
+func (a *Agent) InjectUIState(c *llm.Context) bool {
+	text := a.UIState()
+	if text == "" {
+		return false
+	}
+	c.Add(llm.DeveloperMessage(text))
+	return true
+}
+
+// ResetContext clears the conversation of c down to its preamble (the
+// leading system and developer messages, prompt guide included), for apps
+// that keep history and want a fresh start.
+func (a *Agent) ResetContext(c *llm.Context) {
+	c.Transform(func(msgs []frames.LLMMessage) []frames.LLMMessage {
+		return msgs[:preambleLen(msgs)]
+	})
+}
+
+// Tasks returns the agent's task groups: their envelopes go out from the
+// agent, and the client's cancel requests reach them through it.
+func (a *Agent) Tasks() *TaskGroups { return a.tasks }
+
+// OnEvent registers fn for the UI event name. fn runs on its own goroutine
+// after the event has been queued for the context, with a context that
+// ends when the pipeline does; it does not run the LLM (send commands from
+// it, or call [Agent.Ask]). Registering a second handler for a name is an
+// error.
+func (a *Agent) OnEvent(name string, fn func(ctx context.Context, payload rtvi.RawJSON)) error {
+	if fn == nil {
+		return fmt.Errorf("uiagent: nil handler for event %q", name)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, dup := a.handlers[name]; dup {
+		return fmt.Errorf("uiagent: event %q already has a handler", name)
+	}
+	a.handlers[name] = fn
+	return nil
+}
+
+// HandleEvent registers a typed handler for the UI event name: the payload
+// is decoded into a T (an absent or null payload gives the zero T). A
+// payload that does not decode is logged and the handler is not called.
+func HandleEvent[T any](a *Agent, name string, fn func(ctx context.Context, payload T)) error {
+	if fn == nil {
+		return fmt.Errorf("uiagent: nil handler for event %q", name)
+	}
+	return a.OnEvent(name, func(ctx context.Context, raw rtvi.RawJSON) {
+		var v T
+		if len(raw) > 0 {
+			if err := json.Unmarshal(raw, &v); err != nil {
+				a.logger().Warn("UI event payload does not fit its handler",
+					zap.String("event", name), zap.String("type", reflect.TypeFor[T]().String()), zap.Error(err))
+				return
+			}
+		}
+		fn(ctx, v)
+	})
+}
+
+// handleEvent queues the rendered event for the context and starts its
+// handler.
+func (a *Agent) handleEvent(name string, payload rtvi.RawJSON) {
+	if !a.opts.NoEvents {
+		render := RenderEvent
+		if a.opts.RenderEvent != nil {
+			render = a.opts.RenderEvent
+		}
+		if text := render(name, payload); text != "" {
+			a.mu.Lock()
+			if len(a.events) >= a.opts.MaxPendingEvents {
+				a.logger().Warn("too many UI events waiting for the next inference; dropping the oldest", zap.Int("max", a.opts.MaxPendingEvents))
+				a.events = append(a.events[:0], a.events[1:]...)
+			}
+			a.events = append(a.events, llm.DeveloperMessage(text))
+			a.mu.Unlock()
+		}
+	}
+	a.mu.Lock()
+	fn := a.handlers[name]
+	a.mu.Unlock()
+	if fn == nil {
+		return
+	}
+	if int(a.busy.Add(1)) > a.opts.MaxEventHandlers {
+		a.busy.Add(-1)
+		a.logger().Warn("too many UI event handlers running; not handling this event", zap.String("event", name))
+		return
+	}
+	a.bg.Add(1)
+	go func() {
+		defer a.bg.Done()
+		defer a.busy.Add(-1)
+		defer func() {
+			if r := recover(); r != nil {
+				a.logger().Error("UI event handler panicked", zap.String("event", name), zap.Any("panic", r))
+			}
+		}()
+		fn(a.root, payload)
+	}()
+}
+
+// BeforeInference prepares the context for an inference; give it to the
+// aggregator pair (llm.PairOptions.BeforeInference). Before every
+// inference it adds the prompt guide to the system instruction (once) and
+// writes the UI events that arrived since the last inference. Before a
+// user-turn inference (the last message is the user's) it also starts a
+// turn, resets the context in Stateless mode or collapses old screens in
+// KeepHistory mode, and appends the current <ui_state> as a developer
+// message after the user's words. Follow-up inferences after tool results
+// get no second <ui_state>.
+func (a *Agent) BeforeInference(c *llm.Context) {
+	a.mu.Lock()
+	events := a.events
+	a.events = nil
+	a.mu.Unlock()
+	state := ""
+	if !a.opts.NoUIState {
+		state = a.UIState()
+	}
+	var userTurn bool
+	c.Transform(func(msgs []frames.LLMMessage) []frames.LLMMessage {
+		userTurn = len(msgs) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser && len(msgs[len(msgs)-1].ToolCalls) == 0
+		if !userTurn {
+			msgs = append(msgs, events...)
+		} else {
+			msgs = a.prepareUserTurn(msgs, events, state)
+		}
+		return a.withGuide(msgs)
+	})
+	if userTurn {
+		a.startTurn()
+	}
+}
+
+// prepareUserTurn lays out the context of a user turn: history (reset or
+// collapsed), then the pending events, the user's words and <ui_state>.
+func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) []frames.LLMMessage {
+	tail := len(msgs)
+	for tail > 0 && msgs[tail-1].Role == llm.RoleUser {
+		tail--
+	}
+	user := append([]frames.LLMMessage(nil), msgs[tail:]...)
+	var head []frames.LLMMessage
+	if a.opts.History == KeepHistory {
+		head = msgs[:tail]
+		for i := range head {
+			if isUIState(&head[i]) {
+				head[i].Content = StaleUIState
+			}
+		}
+	} else {
+		head = msgs[:min(preambleLen(msgs), tail)]
+	}
+	out := append(head, events...)
+	out = append(out, user...)
+	if state != "" {
+		out = append(out, llm.DeveloperMessage(state))
+	}
+	return out
+}
+
+// preambleLen is the length of the leading run of system and developer
+// messages that the agent did not write.
+func preambleLen(msgs []frames.LLMMessage) int {
+	n := 0
+	for n < len(msgs) {
+		m := &msgs[n]
+		if (m.Role != llm.RoleSystem && m.Role != roleDeveloper) || isUIState(m) || isUIEvent(m) {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// withGuide makes sure the prompt guide is in the system instruction: a
+// system message right after the leading system messages.
+func (a *Agent) withGuide(msgs []frames.LLMMessage) []frames.LLMMessage {
+	if a.opts.NoPromptGuide {
+		return msgs
+	}
+	for i := range msgs {
+		if msgs[i].Role == llm.RoleSystem && msgs[i].Content == a.opts.PromptGuide {
+			return msgs
+		}
+	}
+	at := 0
+	for at < len(msgs) && msgs[at].Role == llm.RoleSystem {
+		at++
+	}
+	return append(msgs[:at], append([]frames.LLMMessage{llm.SystemMessage(a.opts.PromptGuide)}, msgs[at:]...)...)
+}
+
+func zapError(err error) zap.Field { return zap.Error(err) }

@@ -1,0 +1,558 @@
+package uiagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/rtvi"
+)
+
+// Work is the body of a task-group worker. It reports progress with
+// update (any JSON-encodable value, sent verbatim to the client, for
+// example map[string]string{"text": "searching…"}) and returns its
+// response. A nil error completes the worker ("completed"); an error made
+// with [Failed] ends it "failed" with the given response; any other error
+// ends it "error" with {"error": message}. ctx ends when the group is
+// cancelled (by the user, a timeout, another worker's error or the end of
+// the pipeline): return promptly then; what a cancelled worker returns is
+// not sent.
+type Work func(ctx context.Context, update func(data any)) (response any, err error)
+
+// Worker is one named peer of a task group.
+type Worker struct {
+	// Name identifies the worker on the client's card; unique in a group.
+	Name string
+	// Work does the job.
+	Work Work
+}
+
+// failure is the error made by Failed.
+type failure struct{ response any }
+
+func (f *failure) Error() string { return "uiagent: worker failed" }
+
+// Failed returns the error a [Work] returns to end with status "failed"
+// and response: the worker ran but could not do its job.
+func Failed(response any) error { return &failure{response: response} }
+
+// GroupOptions configure one task group.
+type GroupOptions struct {
+	// Label is shown on the client's card; empty sends none.
+	Label string
+	// NotCancellable refuses the client's cancel requests (groups are
+	// cancellable by default, as in Pipecat). The server can always
+	// cancel.
+	NotCancellable bool
+	// Timeout, when positive, cancels the group if it is still running
+	// after this long.
+	Timeout time.Duration
+	// KeepOnError lets the other workers run on when one ends with an
+	// error or failure. By default the group is then cancelled.
+	KeepOnError bool
+	// OnUpdate is called for each update forwarded to the client.
+	OnUpdate func(worker string, data json.RawMessage)
+	// OnCompleted is called for each worker's completion, the synthesized
+	// cancelled ones included, after it was sent.
+	OnCompleted func(Completion)
+	// OnDone is called once when the group is over, after group_completed.
+	OnDone func(g *Group)
+}
+
+// Completion is the end of one worker, as sent to the client.
+type Completion struct {
+	Worker string
+	Status rtvi.TaskStatus
+	// Response is the worker's encoded response; nil when there is none
+	// (always for cancelled workers).
+	Response json.RawMessage
+	// Err is the worker's error, for statuses "failed" and "error".
+	Err error
+}
+
+// TaskGroupsOptions configure [TaskGroups]. The zero value is ready to use.
+type TaskGroupsOptions struct {
+	// Name is the processor's display name. Default: "TaskGroups#<id>".
+	Name string
+	// Logger receives the logs. Default: the task's logger.
+	Logger *zap.Logger
+}
+
+// TaskGroups runs task groups (ui-agent.md §4): one dispatch to named
+// workers that share an id, whose lifecycle the client shows as a card.
+// Each group sends group_started, the workers' updates, one completion per
+// worker and group_completed exactly once, as rtvi.UITaskFrames that the
+// RTVI observer words for each client (ui-task for RTVI 1.3.0,
+// ui-job-group for later clients). Cancelling a group synthesizes a
+// "cancelled" completion for every worker still running, then
+// group_completed; anything a worker sends afterwards is dropped. Nothing
+// of this touches the LLM context.
+//
+// An [Agent] has one ([Agent.Tasks]). On its own, TaskGroups is an
+// LLM-free processor: put it downstream of the rtvi.Processor, which
+// gives it the client's cancel requests (honoured for cancellable groups
+// only) and the pipeline's End (which cancels what is still running).
+type TaskGroups struct {
+	name   string
+	log    atomic.Pointer[zap.Logger]
+	ownLog bool // the logger came from the options
+	out    *atomic.Pointer[pusherBox]
+	own    atomic.Pointer[pusherBox]
+	now    func() time.Time
+
+	root context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+
+	mu     sync.Mutex
+	groups map[string]*Group
+	closed bool
+}
+
+// NewTaskGroups returns task groups with o.
+func NewTaskGroups(o TaskGroupsOptions) *TaskGroups {
+	tg := newTaskGroups(o, nil)
+	tg.out = &tg.own
+	return tg
+}
+
+func newTaskGroups(o TaskGroupsOptions, out *atomic.Pointer[pusherBox]) *TaskGroups {
+	tg := &TaskGroups{name: o.Name, out: out, now: time.Now, groups: map[string]*Group{}}
+	if tg.name == "" {
+		tg.name = fmt.Sprintf("TaskGroups#%d", frames.NextID())
+	}
+	log := o.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	tg.log.Store(log)
+	tg.ownLog = o.Logger != nil
+	tg.root, tg.stop = context.WithCancel(context.Background())
+	return tg
+}
+
+// Name implements pipeline.Namer.
+func (tg *TaskGroups) Name() string { return tg.name }
+
+// Setup implements pipeline.Setupper: it keeps the node's pusher.
+func (tg *TaskGroups) Setup(_ context.Context, s pipeline.Setup) error {
+	tg.out.Store(&pusherBox{s.Out})
+	if s.Logger != nil && !tg.ownLog {
+		tg.log.Store(s.Logger)
+	}
+	return nil
+}
+
+// ProcessFrame implements pipeline.Processor: the client's cancel requests
+// (forwarded, so other owners see them too) and End, which cancels the
+// groups still running before it passes.
+func (tg *TaskGroups) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	switch f := f.(type) {
+	case *rtvi.UICancelTaskFrame:
+		tg.HandleCancel(f)
+	case *frames.End:
+		tg.cancelAll("the session ended")
+	}
+	return nil
+}
+
+// Cleanup implements pipeline.Cleaner: it cancels the groups still
+// running (without sending anything: the session is over) and waits for
+// their workers, bounded by ctx.
+func (tg *TaskGroups) Cleanup(ctx context.Context) error {
+	tg.mu.Lock()
+	tg.closed = true
+	var cbs callbacks
+	for _, g := range tg.groups {
+		cbs = append(cbs, g.closeLocked("the pipeline stopped", false)...)
+	}
+	tg.mu.Unlock()
+	tg.stop()
+	cbs.run()
+	if err := waitGroup(ctx, &tg.wg); err != nil {
+		return fmt.Errorf("uiagent: task-group workers still running: %w", err)
+	}
+	return nil
+}
+
+// Group is one running (or finished) task group.
+type Group struct {
+	tg          *TaskGroups
+	id          string
+	workers     []string
+	opts        GroupOptions
+	cancel      context.CancelFunc
+	done        chan struct{}
+	timer       *time.Timer
+	finished    map[string]bool // guarded by tg.mu
+	completions []Completion    // guarded by tg.mu
+	over        bool            // guarded by tg.mu
+	reason      string          // guarded by tg.mu
+}
+
+// ID returns the group's id (job_id / task_id on the wire).
+func (g *Group) ID() string { return g.id }
+
+// Workers returns the workers' names, in dispatch order.
+func (g *Group) Workers() []string { return append([]string(nil), g.workers...) }
+
+// Done is closed when the group is over (group_completed was sent).
+func (g *Group) Done() <-chan struct{} { return g.done }
+
+// Completions returns the completions sent so far, in order.
+func (g *Group) Completions() []Completion {
+	g.tg.mu.Lock()
+	defer g.tg.mu.Unlock()
+	return append([]Completion(nil), g.completions...)
+}
+
+// CancelReason returns why the group was cancelled, or "" if it was not.
+func (g *Group) CancelReason() string {
+	g.tg.mu.Lock()
+	defer g.tg.mu.Unlock()
+	return g.reason
+}
+
+// Wait waits until the group is over and returns its completions, in the
+// order they were sent, or ctx's error.
+func (g *Group) Wait(ctx context.Context) ([]Completion, error) {
+	select {
+	case <-g.done:
+		return g.Completions(), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Cancel cancels the group from the server side (never refused) and
+// reports whether it was still running. reason is for the logs; empty
+// means "cancelled".
+func (g *Group) Cancel(reason string) bool {
+	if reason == "" {
+		reason = "cancelled"
+	}
+	g.tg.mu.Lock()
+	ok := !g.over
+	cbs := g.cancelLocked(reason)
+	g.tg.mu.Unlock()
+	cbs.run()
+	return ok
+}
+
+// Start dispatches workers as one group and returns once group_started
+// has been sent; the workers run on, and the group ends by itself (the
+// fire-and-forget form). Names must be unique and non-empty.
+func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
+	if len(workers) == 0 {
+		return nil, errors.New("uiagent: a task group needs at least one worker")
+	}
+	names := make([]string, len(workers))
+	seen := make(map[string]bool, len(workers))
+	for i, w := range workers {
+		switch {
+		case w.Name == "":
+			return nil, fmt.Errorf("uiagent: worker %d has no name", i)
+		case seen[w.Name]:
+			return nil, fmt.Errorf("uiagent: two workers are named %q", w.Name)
+		case w.Work == nil:
+			return nil, fmt.Errorf("uiagent: worker %q has nothing to do", w.Name)
+		}
+		seen[w.Name] = true
+		names[i] = w.Name
+	}
+	box := tg.out.Load()
+	if box == nil {
+		return nil, ErrNotRunning
+	}
+	ctx, cancel := context.WithCancel(tg.root)
+	g := &Group{tg: tg, id: uuid.NewString(), workers: names, opts: o, cancel: cancel,
+		done: make(chan struct{}), finished: make(map[string]bool, len(names))}
+
+	tg.mu.Lock()
+	if tg.closed {
+		tg.mu.Unlock()
+		cancel()
+		return nil, ErrNotRunning
+	}
+	tg.groups[g.id] = g
+	tg.emit(rtvi.GroupStarted{TaskID: g.id, Agents: names, Label: o.Label, Cancellable: !o.NotCancellable, At: tg.at()})
+	if o.Timeout > 0 {
+		g.timer = time.AfterFunc(o.Timeout, func() {
+			if g.Cancel("timed out") {
+				tg.log.Load().Info("task group timed out", zap.String("id", g.id), zap.Duration("timeout", o.Timeout))
+			}
+		})
+	}
+	tg.wg.Add(len(workers))
+	tg.mu.Unlock()
+
+	for _, w := range workers {
+		go g.run(ctx, w)
+	}
+	return g, nil
+}
+
+// Run starts a group and waits until it is over; when ctx ends first, the
+// group is cancelled (and Run still waits for group_completed).
+func (tg *TaskGroups) Run(ctx context.Context, o GroupOptions, workers ...Worker) ([]Completion, error) {
+	g, err := tg.Start(o, workers...)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case <-g.done:
+		return g.Completions(), nil
+	case <-ctx.Done():
+		g.Cancel("the caller gave up")
+		<-g.done
+		return g.Completions(), ctx.Err()
+	}
+}
+
+// Group returns the running group id, or nil.
+func (tg *TaskGroups) Group(id string) *Group {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.groups[id]
+}
+
+// Running returns the number of groups still running.
+func (tg *TaskGroups) Running() int {
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return len(tg.groups)
+}
+
+// Cancel cancels the running group id from the server side (never
+// refused) and reports whether there was one.
+func (tg *TaskGroups) Cancel(id, reason string) bool {
+	g := tg.Group(id)
+	return g != nil && g.Cancel(reason)
+}
+
+// DefaultCancelReason is the reason of a client cancel request that gave
+// none.
+const DefaultCancelReason = "cancelled by user"
+
+// HandleCancel honours a client's cancel request: the group must be
+// running and cancellable. It reports whether the group was cancelled;
+// unknown ids and non-cancellable groups are refused (logged at debug).
+func (tg *TaskGroups) HandleCancel(f *rtvi.UICancelTaskFrame) bool {
+	if f == nil || f.TaskID == "" {
+		return false
+	}
+	reason := f.Reason
+	if reason == "" {
+		reason = DefaultCancelReason
+	}
+	log := tg.log.Load()
+	tg.mu.Lock()
+	g := tg.groups[f.TaskID]
+	switch {
+	case g == nil:
+		tg.mu.Unlock()
+		log.Debug("cancel request for an unknown task group", zap.String("id", f.TaskID))
+		return false
+	case g.opts.NotCancellable:
+		tg.mu.Unlock()
+		log.Debug("cancel request for a task group that is not cancellable", zap.String("id", f.TaskID))
+		return false
+	}
+	cbs := g.cancelLocked(reason)
+	tg.mu.Unlock()
+	cbs.run()
+	return true
+}
+
+// cancelAll cancels every running group with envelopes.
+func (tg *TaskGroups) cancelAll(reason string) {
+	tg.mu.Lock()
+	var cbs callbacks
+	for _, g := range tg.groups {
+		cbs = append(cbs, g.cancelLocked(reason)...)
+	}
+	tg.mu.Unlock()
+	cbs.run()
+}
+
+// at is the envelope time, epoch milliseconds.
+func (tg *TaskGroups) at() int64 { return tg.now().UnixMilli() }
+
+// emit pushes one envelope; tg.mu must be held, so envelopes leave in
+// lifecycle order.
+func (tg *TaskGroups) emit(e rtvi.TaskEvent) {
+	if box := tg.out.Load(); box != nil {
+		box.Push(&rtvi.UITaskFrame{Event: e}, frames.Downstream)
+	}
+}
+
+// callbacks are the hooks to run once tg.mu is released.
+type callbacks []func()
+
+func (c callbacks) run() {
+	for _, fn := range c {
+		fn()
+	}
+}
+
+// run runs one worker and reports its end.
+func (g *Group) run(ctx context.Context, w Worker) {
+	defer g.tg.wg.Done()
+	update := func(data any) { g.update(w.Name, data) }
+	resp, err := g.work(ctx, w, update)
+	c := Completion{Worker: w.Name, Status: rtvi.StatusCompleted}
+	var f *failure
+	switch {
+	case err == nil:
+		c.Response = encode(resp)
+	case errors.As(err, &f):
+		c.Status, c.Response, c.Err = rtvi.StatusFailed, encode(f.response), err
+	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		c.Status, c.Err = rtvi.StatusCancelled, err
+	default:
+		c.Status, c.Err = rtvi.StatusError, err
+		c.Response = encode(map[string]string{"error": err.Error()})
+	}
+	g.tg.mu.Lock()
+	cbs := g.completeLocked(c)
+	g.tg.mu.Unlock()
+	cbs.run()
+}
+
+// work calls the worker, turning a panic into an error.
+func (g *Group) work(ctx context.Context, w Worker, update func(any)) (resp any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			g.tg.log.Load().Error("task-group worker panicked", zap.String("worker", w.Name), zap.Any("panic", r),
+				zap.ByteString("stack", debug.Stack()))
+			resp, err = nil, fmt.Errorf("worker %s panicked: %v", w.Name, r)
+		}
+	}()
+	return w.Work(ctx, update)
+}
+
+// update forwards a worker's update unless the worker or group is over.
+func (g *Group) update(worker string, data any) {
+	raw := encode(data)
+	tg := g.tg
+	tg.mu.Lock()
+	if g.over || g.finished[worker] {
+		tg.mu.Unlock()
+		tg.log.Load().Debug("dropping a late task-group update", zap.String("id", g.id), zap.String("worker", worker))
+		return
+	}
+	var d rtvi.Payload
+	if raw != nil {
+		d = rtvi.RawJSON(raw)
+	}
+	tg.emit(rtvi.TaskUpdate{TaskID: g.id, AgentName: worker, Data: d, At: tg.at()})
+	tg.mu.Unlock()
+	if fn := g.opts.OnUpdate; fn != nil {
+		fn(worker, raw)
+	}
+}
+
+// completeLocked sends a worker's completion, then cancels the group on an
+// error (unless KeepOnError) or closes it when every worker is done.
+func (g *Group) completeLocked(c Completion) callbacks {
+	if g.over || g.finished[c.Worker] {
+		g.tg.log.Load().Debug("dropping a late task-group completion", zap.String("id", g.id), zap.String("worker", c.Worker))
+		return nil
+	}
+	cbs := g.sendCompletionLocked(c)
+	if (c.Status == rtvi.StatusError || c.Status == rtvi.StatusFailed) && !g.opts.KeepOnError {
+		return append(cbs, g.cancelLocked(fmt.Sprintf("worker %s ended with %s", c.Worker, c.Status))...)
+	}
+	if len(g.finished) == len(g.workers) {
+		cbs = append(cbs, g.closeLocked("", true)...)
+	}
+	return cbs
+}
+
+func (g *Group) sendCompletionLocked(c Completion) callbacks {
+	g.finished[c.Worker] = true
+	g.completions = append(g.completions, c)
+	var resp rtvi.Payload
+	if c.Response != nil {
+		resp = rtvi.RawJSON(c.Response)
+	}
+	g.tg.emit(rtvi.TaskCompleted{TaskID: g.id, AgentName: c.Worker, Status: c.Status, Response: resp, At: g.tg.at()})
+	if fn := g.opts.OnCompleted; fn != nil {
+		return callbacks{func() { fn(c) }}
+	}
+	return nil
+}
+
+// cancelLocked synthesizes "cancelled" for every worker still running,
+// sends group_completed and stops the workers.
+func (g *Group) cancelLocked(reason string) callbacks {
+	if g.over {
+		return nil
+	}
+	var cbs callbacks
+	for _, w := range g.workers {
+		if !g.finished[w] {
+			cbs = append(cbs, g.sendCompletionLocked(Completion{Worker: w, Status: rtvi.StatusCancelled})...)
+		}
+	}
+	return append(cbs, g.closeLocked(reason, true)...)
+}
+
+// closeLocked ends the group: group_completed (when send is set), the
+// timer and workers stopped, the group forgotten.
+func (g *Group) closeLocked(reason string, send bool) callbacks {
+	if g.over {
+		return nil
+	}
+	g.over, g.reason = true, reason
+	if send {
+		g.tg.emit(rtvi.GroupCompleted{TaskID: g.id, At: g.tg.at()})
+	}
+	if g.timer != nil {
+		g.timer.Stop()
+	}
+	g.cancel()
+	delete(g.tg.groups, g.id)
+	close(g.done)
+	if fn := g.opts.OnDone; fn != nil {
+		return callbacks{func() { fn(g) }}
+	}
+	return nil
+}
+
+// encode encodes a worker's value now (so later changes to it cannot
+// reach the wire): nil stays nil, raw JSON is kept when valid, anything
+// that cannot be encoded becomes null.
+func encode(v any) json.RawMessage {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case json.RawMessage:
+		if json.Valid(x) {
+			return x
+		}
+		return json.RawMessage("null")
+	case rtvi.RawJSON:
+		if json.Valid(x) {
+			return json.RawMessage(x)
+		}
+		return json.RawMessage("null")
+	case rtvi.Payload:
+		return json.RawMessage(x.AppendJSON(nil))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
