@@ -577,3 +577,59 @@ func TestInterruptionCancelsTheStream(t *testing.T) {
 		t.Error("a call of the interrupted response was dispatched")
 	}
 }
+
+// Usage that arrived before an interruption is still reported.
+func TestUsageIsReportedEvenWhenInterrupted(t *testing.T) {
+	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event {
+		return []llm.Event{llm.UsageEvent(frames.LLMTokenUsage{PromptTokens: 40, TotalTokens: 40}), llm.TextEvent("Once")}
+	}, hang: true}
+	h := newHarness(t, pipeline.TaskOptions{EnableUsageMetrics: true}, llm.NewService(model, llm.ServiceOptions{}))
+	h.task.QueueFrame(userContext("story"))
+	h.waitFor("text", func(down, _ []frames.Frame) bool { return count[*frames.LLMText](down) == 1 })
+	h.send(&frames.Interruption{})
+	h.waitFor("usage", func(down, _ []frames.Frame) bool {
+		for _, m := range ofType[*frames.Metrics](down) {
+			for _, d := range m.Data {
+				if d.Kind == frames.MetricLLMUsage && d.Usage.PromptTokens == 40 {
+					return true
+				}
+			}
+		}
+		return false
+	})
+}
+
+func TestUnregisteredFunctionIsNoLongerAvailable(t *testing.T) {
+	svc := llm.NewService(oneCall("c1", "f", `{}`), llm.ServiceOptions{})
+	_ = svc.Register(llm.Function{Name: "f", Handler: func(_ context.Context, call llm.FunctionCallParams) error { return call.Result("ran") }})
+	svc.Unregister("f")
+	h := newHarness(t, pipeline.TaskOptions{}, svc)
+	h.send(userContext("go"))
+	h.waitFor("result", func(down, _ []frames.Frame) bool { return count[*frames.FunctionCallResult](down) == 1 })
+	if got := errorText(callResults(h.Down())["c1"].Result); !strings.Contains(got, "not currently available") {
+		t.Errorf("result = %q", got)
+	}
+}
+
+// Calls without ids (some local servers) or with duplicate ids get unique
+// ones, so results can never be confused.
+func TestMissingAndDuplicateCallIDsAreReplaced(t *testing.T) {
+	model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+		if n == 0 {
+			return []llm.Event{toolCall("", "f", `{}`), toolCall("dup", "f", `{}`), toolCall("dup", "f", `{}`)}
+		}
+		return nil
+	}}
+	svc := llm.NewService(model, llm.ServiceOptions{})
+	_ = svc.Register(llm.Function{Name: "f", Handler: func(_ context.Context, call llm.FunctionCallParams) error { return call.Result(call.ToolCallID) }})
+	h := newHarness(t, pipeline.TaskOptions{}, svc)
+	h.send(userContext("go"))
+	h.waitFor("results", func(down, _ []frames.Frame) bool { return count[*frames.FunctionCallResult](down) == 3 })
+	ids := map[string]bool{}
+	for _, r := range ofType[*frames.FunctionCallResult](h.Down()) {
+		if r.ToolCallID == "" || ids[r.ToolCallID] || r.Result != r.ToolCallID {
+			t.Errorf("result %q for id %q", r.Result, r.ToolCallID)
+		}
+		ids[r.ToolCallID] = true
+	}
+}

@@ -430,3 +430,58 @@ func TestStoppingEarlyClosesTheRequest(t *testing.T) {
 		t.Fatal("the server never saw the request end")
 	}
 }
+
+func TestEncodingDetails(t *testing.T) {
+	srv := newServer(t, sse(t, "text.sse"))
+	conv := llm.NewContext(frames.LLMMessage{Role: "user", Name: "ana", Parts: []frames.LLMContentPart{
+		{Type: "input_audio", AudioData: "UklGRg==", AudioFormat: "wav"},
+	}})
+	conv.SetTools([]frames.LLMTool{{Name: "t"}})
+	conv.SetToolChoice(frames.LLMToolChoice{Mode: "required"})
+	if _, err := collect(t, srv.client(openai.Options{}), conv.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	body := string(srv.bodies[0])
+	for _, want := range []string{
+		`"tool_choice":"required"`,
+		`{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"wav"}}],"name":"ana"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("body lacks %s:\n%s", want, body)
+		}
+	}
+}
+
+func TestUnencodableRequestsFailClearly(t *testing.T) {
+	srv := newServer(t, sse(t, "text.sse"))
+	cases := map[string]*frames.LLMContext{
+		"unknown part":   {Messages: []frames.LLMMessage{{Role: "user", Parts: []frames.LLMContentPart{{Type: "video"}}}}},
+		"bad raw":        {Messages: []frames.LLMMessage{{Raw: json.RawMessage(`{"role":`)}}},
+		"bad parameters": {Messages: []frames.LLMMessage{llm.UserMessage("x")}, Tools: []frames.LLMTool{{Name: "t", Parameters: json.RawMessage(`{`)}}},
+	}
+	for name, req := range cases {
+		if _, err := collect(t, srv.client(openai.Options{}), req); err == nil || !strings.HasPrefix(err.Error(), "openai: ") {
+			t.Errorf("%s: err = %v", name, err)
+		}
+	}
+	if n := srv.requests(); n != 0 {
+		t.Errorf("%d requests sent for unencodable contexts", n)
+	}
+}
+
+func TestRetryAfterDateIsHonoured(t *testing.T) {
+	srv := newServer(t,
+		replay{status: 503, body: []byte("overloaded"), ctype: "text/plain", header: map[string]string{"Retry-After": time.Now().Add(-time.Second).UTC().Format(http.TimeFormat)}},
+		sse(t, "text.sse"))
+	if _, err := collect(t, srv.client(openai.Options{}), question()); err != nil || srv.requests() != 2 {
+		t.Errorf("err %v after %d requests", err, srv.requests())
+	}
+}
+
+func TestErrorInStreamWithNumericCode(t *testing.T) {
+	srv := newServer(t, replay{200, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hi\"}}]}\n\ndata: {\"error\":{\"message\":\"upstream timeout\",\"code\":504}}\n\n"), "text/event-stream", nil})
+	evs, err := collect(t, srv.client(openai.Options{}), question())
+	if text(evs) != "Hi" || err == nil || err.Error() != "openai: error in stream: upstream timeout (code 504)" {
+		t.Errorf("text %q err %v", text(evs), err)
+	}
+}
