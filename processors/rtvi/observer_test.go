@@ -14,8 +14,6 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 )
 
-func msg(typ string) obj { return obj{"label": "rtvi-ai", "type": typ} }
-
 func msgData(typ string, data obj) obj { return obj{"label": "rtvi-ai", "type": typ, "data": data} }
 
 // types lists the message types, in order.

@@ -409,7 +409,7 @@ func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m Message
 	case *ClientMessageData:
 		cm := ClientMessage{ID: m.ID, Type: d.T, Data: d.D}
 		out.Push(&ClientMessageFrame{ClientMessage: cm}, frames.Downstream)
-		for _, fn := range p.handlers(&p.onMessage) {
+		for _, fn := range handlersCopy(&p.mu, &p.onMessage) {
 			fn(ctx, cm)
 		}
 		return
@@ -448,10 +448,6 @@ func handlersCopy[T any](mu *sync.Mutex, list *[]T) []T {
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]T(nil), *list...)
-}
-
-func (p *Processor) handlers(list *[]func(context.Context, ClientMessage)) []func(context.Context, ClientMessage) {
-	return handlersCopy(&p.mu, list)
 }
 
 func (p *Processor) pushUI(ctx context.Context, out pipeline.Pusher, f UIMessage) {

@@ -26,9 +26,8 @@ func errorResponse(id, text string) obj {
 
 func TestHandshake(t *testing.T) {
 	const (
-		unknown  = "Client version unknown. Compatibility issues may occur."
-		aboutOK  = `{"library":"@pipecat-ai/client-js","library_version":"1.13.0"}`
-		readyFmt = `{"label":"rtvi-ai","type":"client-ready","id":"R","data":%s}`
+		unknown = "Client version unknown. Compatibility issues may occur."
+		aboutOK = `{"library":"@pipecat-ai/client-js","library_version":"1.13.0"}`
 	)
 	ready := func(data string) string {
 		return `{"label":"rtvi-ai","type":"client-ready","id":"R","data":` + data + `}`
@@ -65,7 +64,6 @@ func TestHandshake(t *testing.T) {
 		{"about that is not an object is ignored", ready(`{"version":"1.4.0","about":"me"}`),
 			[]any{botReady("R", "1.4.0")}, ClientVersion{1, 4, 0}, VocabularyJobGroup},
 	}
-	_ = readyFmt
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewProcessor(Options{})
