@@ -1,0 +1,197 @@
+// Command e2eserver is the Go side of the browser end-to-end tests in e2e/:
+// the SmallWebRTC transport with the RTVI processor, an echo handler for
+// client-message {t:"echo"}, disconnect-bot, and a page (e2e/index.html
+// and the esbuild bundles) served from the same origin. It prints
+// "listening on http://ADDR" once it accepts connections, and a JSON line
+// per session event on stdout for the test runner to assert on.
+//
+// It stands in for examples/conformance until that exists; the runner
+// takes any server command through E2E_SERVER_CMD.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+func main() {
+	addr := flag.String("addr", "127.0.0.1:0", "listen address")
+	static := flag.String("static", "e2e", "directory with index.html and dist/")
+	flag.Parse()
+	log, _ := zap.NewDevelopment()
+	if err := run(*addr, *static, log); err != nil {
+		log.Error("e2eserver", zap.Error(err))
+		os.Exit(1)
+	}
+}
+
+// events prints one JSON object per line for the test runner.
+var events struct {
+	sync.Mutex
+	enc *json.Encoder
+}
+
+func event(kind string, fields map[string]any) {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["event"] = kind
+	events.Lock()
+	defer events.Unlock()
+	_ = events.enc.Encode(fields)
+}
+
+func run(addr, static string, log *zap.Logger) error {
+	events.enc = json.NewEncoder(os.Stdout)
+	srv, err := webrtc.NewServer(webrtc.Options{
+		Logger:          log,
+		IncludeLoopback: true,
+		DisableMDNS:     true,
+		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			return newPipeline(s, log), nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", srv)
+	mux.Handle("/start", srv)
+	mux.Handle("/sessions/", srv)
+	mux.Handle("/", http.FileServer(http.Dir(static)))
+
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: logRequests(mux), ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("listening on http://%s\n", ln.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case err := <-errc:
+		return err
+	case <-sig:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = hs.Shutdown(ctx)
+	if err := srv.Shutdown(ctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// logRequests reports every signalling request, for assertions on pc_id,
+// restart_pc and PATCHes.
+func logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: 200}
+		next.ServeHTTP(rec, r)
+		if r.URL.Path != "/" && r.Method != http.MethodGet {
+			event("http", map[string]any{"method": r.Method, "path": r.URL.Path, "status": rec.status})
+		}
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// newPipeline is Input -> RTVI -> meter -> Output. The RTVI processor
+// answers the handshake; client-message {t:"echo", d:X} is answered with
+// server-response {t:"echo", d:X}, and {t:"tone", d:{hz, ms}} plays a sine.
+func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
+	rp := rtvi.NewProcessor(rtvi.Options{Logger: log})
+	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, s.Output()), pipeline.TaskOptions{Logger: log})
+	event("session", map[string]any{"session": s.ID(), "pc_id": s.PCID(), "start_id": s.StartID()})
+	rp.OnClientReady(func(_ context.Context, r rtvi.ClientReady) {
+		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.ID})
+	})
+	rp.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
+		event("client-message", map[string]any{"session": s.ID(), "t": m.Type})
+		if m.Type == "tone" {
+			var req struct{ Hz, Ms float64 }
+			_ = json.Unmarshal(m.Data, &req)
+			queueTone(task, req.Hz, time.Duration(req.Ms)*time.Millisecond)
+			_ = rp.SendServerResponse(m, m.Data)
+			return
+		}
+		if m.Type != "echo" {
+			return
+		}
+		// The response's data is {t:"echo", d:X}; the processor adds the t.
+		if err := rp.SendServerResponse(m, m.Data); err != nil {
+			log.Warn("echo", zap.Error(err))
+		}
+	})
+	go func() {
+		<-s.Done()
+		event("session-ended", map[string]any{"session": s.ID(), "reason": s.Reason()})
+	}()
+	return task
+}
+
+// queueTone queues a sine at the pipeline's output rate in 40 ms frames.
+func queueTone(task *pipeline.Task, hz float64, d time.Duration) {
+	if hz <= 0 || d <= 0 || d > 10*time.Second {
+		return
+	}
+	pcm := audio.Sine(hz, 0.3, 24000, d)
+	for len(pcm) > 0 {
+		n := min(1920, len(pcm))
+		task.QueueFrame(&frames.OutputAudioRaw{Audio: frames.Audio{PCM: pcm[:n], SampleRate: 24000, Channels: 1}})
+		pcm = pcm[n:]
+	}
+}
+
+// audioMeter reports the first second of the client's audio.
+type audioMeter struct {
+	s      *webrtc.Session
+	frames int
+	pcm    []byte
+}
+
+func (m *audioMeter) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	a, ok := f.(*frames.InputAudioRaw)
+	if !ok || m.frames > 50 {
+		return nil
+	}
+	m.frames++
+	m.pcm = append(m.pcm, a.PCM...)
+	if m.frames == 50 {
+		event("input-audio", map[string]any{"session": m.s.ID(), "frames": m.frames, "rate": a.SampleRate,
+			"channels": a.Channels, "bytes": len(a.PCM), "rms": audio.RMS(m.pcm)})
+		m.pcm = nil
+	}
+	return nil
+}
