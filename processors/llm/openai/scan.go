@@ -158,6 +158,32 @@ func (s *scanner) str() (raw []byte, escaped bool) {
 	}
 }
 
+// skipString skips a string (the scanner is at its opening quote) with a
+// vectorised search for the closing quote: skipped values (ids, model
+// names) are usually longer than member names.
+func (s *scanner) skipString() {
+	b := s.b
+	start := s.i + 1
+	i := start
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			s.fail("unterminated string")
+			return
+		}
+		end := i + j
+		k := end - 1
+		for k >= start && b[k] == '\\' {
+			k--
+		}
+		i = end + 1
+		if (end-1-k)%2 == 0 {
+			s.i = i
+			return
+		}
+	}
+}
+
 // appendString reads a string value (null reads as empty) and appends it,
 // unescaped, to dst.
 func (s *scanner) appendString(dst []byte) []byte {
@@ -224,13 +250,13 @@ func (s *scanner) number() {
 func (s *scanner) skip() {
 	switch c := s.peek(); {
 	case c == '"':
-		s.str()
+		s.skipString()
 	case c == '{' || c == '[':
 		depth := 0
 		for s.i < len(s.b) {
 			switch s.b[s.i] {
 			case '"':
-				s.str()
+				s.skipString()
 				if s.err != nil {
 					return
 				}
