@@ -10,15 +10,19 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -35,6 +39,7 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	static := flag.String("static", "e2e", "directory with index.html and dist/")
+	flag.StringVar(&recordDir, "record", "", "save the first offer and PATCH bodies (fuzz seeds) in this directory")
 	flag.Parse()
 	log, _ := zap.NewDevelopment()
 	if err := run(*addr, *static, log); err != nil {
@@ -105,10 +110,23 @@ func run(addr, static string, log *zap.Logger) error {
 	return nil
 }
 
+var recordDir string
+
 // logRequests reports every signalling request, for assertions on pc_id,
 // restart_pc and PATCHes.
 func logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if recordDir != "" && (r.Method == http.MethodPost || r.Method == http.MethodPatch) && strings.HasSuffix(r.URL.Path, "api/offer") {
+			body, _ := io.ReadAll(r.Body)
+			name := filepath.Join(recordDir, strings.ToLower(r.Method)+"-chrome.json")
+			if r.Method == http.MethodPost {
+				name = filepath.Join(recordDir, "offer-chrome.json")
+			}
+			if _, err := os.Stat(name); err != nil {
+				_ = os.WriteFile(name, body, 0o644)
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		rec := &statusRecorder{ResponseWriter: w, status: 200}
 		next.ServeHTTP(rec, r)
 		if r.URL.Path != "/" && r.Method != http.MethodGet {
