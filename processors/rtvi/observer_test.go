@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
@@ -549,4 +550,19 @@ func encodeAny(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+func TestSystemLogCore(t *testing.T) {
+	p, rec := testProcessor("")
+	log := zap.New(p.SystemLogCore(zap.InfoLevel)).Named("llm").With(zap.String("model", "m1"))
+	log.Debug("hidden")
+	log.Info("first token", zap.Int("ms", 120))
+	msgs := rec.messages(t)
+	if len(msgs) != 1 {
+		t.Fatalf("messages %v", msgs)
+	}
+	text := msgs[0].(obj)["data"].(obj)["text"].(string)
+	if !strings.HasSuffix(text, " | INFO | llm: first token model=m1 ms=120") || len(text) < 23 || text[4] != '-' {
+		t.Errorf("text %q", text)
+	}
 }

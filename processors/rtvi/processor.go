@@ -1,6 +1,7 @@
 package rtvi
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -358,7 +359,11 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 		)
 		switch {
 		case errors.Is(err, ErrInvalidJSON):
-			log.Warn("dropping transport message that is not JSON", zap.Error(err), zap.Int("bytes", len(raw)))
+			if bytes.HasPrefix(raw, []byte("ping")) { // a transport keep-alive that got through
+				log.Debug("dropping keep-alive", zap.Int("bytes", len(raw)))
+			} else {
+				log.Warn("dropping transport message that is not JSON", zap.Error(err), zap.Int("bytes", len(raw)))
+			}
 		case errors.Is(err, ErrNotRTVI):
 			log.Warn("ignoring transport message that is not RTVI", zap.Int("bytes", len(raw)))
 		case errors.As(err, &envErr):
