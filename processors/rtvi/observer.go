@@ -42,6 +42,7 @@ const (
 	ReportFull
 )
 
+// String returns the level's Pipecat name ("none", "full", ...).
 func (l ReportLevel) String() string {
 	switch l {
 	case ReportDisabled:

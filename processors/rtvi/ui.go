@@ -19,6 +19,7 @@ const (
 	VocabularyTask
 )
 
+// String returns "job-group" or "task".
 func (v Vocabulary) String() string {
 	if v == VocabularyTask {
 		return "task"

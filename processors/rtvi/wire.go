@@ -201,6 +201,7 @@ type EnvelopeError struct {
 	Err error
 }
 
+// Error returns the text sent to the client in the error message.
 func (e *EnvelopeError) Error() string { return "Invalid RTVI transport message: " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
@@ -214,6 +215,7 @@ type DataError struct {
 	Err      error
 }
 
+// Error returns the text sent to the client in the error-response.
 func (e *DataError) Error() string { return "Invalid message: " + e.Err.Error() }
 
 // Unwrap returns the underlying error.
