@@ -214,7 +214,10 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 		}
 	}
 	if len(opts.PublicIPs) > 0 {
-		se.SetNAT1To1IPs(opts.PublicIPs, pion.ICECandidateTypeHost)
+		rule := pion.ICEAddressRewriteRule{External: opts.PublicIPs, AsCandidateType: pion.ICECandidateTypeHost}
+		if err := se.SetICEAddressRewriteRules(rule); err != nil {
+			return nil, fmt.Errorf("webrtc: public IPs %v: %w", opts.PublicIPs, err)
+		}
 	}
 	se.SetIncludeLoopbackCandidate(opts.IncludeLoopback)
 	if opts.DisableMDNS {
