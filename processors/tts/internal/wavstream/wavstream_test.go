@@ -80,7 +80,7 @@ func fmtChunk(format, channels uint16, rate uint32, bits uint16, extra ...byte) 
 }
 
 func TestReadHeaderSkipsChunksAndReadsExtensible(t *testing.T) {
-	ext := make([]byte, 8) // cbSize, valid bits, channel mask
+	ext := make([]byte, 8)  // cbSize, valid bits, channel mask
 	ext = append(ext, 1, 0) // sub-format GUID starts with PCM's code
 	ext = append(ext, make([]byte, 14)...)
 	data := wav("LIST", "odd", "fmt ", fmtChunk(0xFFFE, 1, 48000, 16, ext...), "fact", "abcd", "data", "")
