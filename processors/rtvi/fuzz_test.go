@@ -155,3 +155,27 @@ func FuzzDecodeSnapshot(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeServerMessage checks the server-message decoder (used by Go
+// clients): no panic, and accepted messages encode stably.
+func FuzzDecodeServerMessage(f *testing.F) {
+	for _, v := range loadVectors(f) {
+		if v.Direction == "server->client" {
+			f.Add([]byte(v.JSON))
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := DecodeServerMessage(b)
+		if err != nil {
+			return
+		}
+		enc := m.Encode()
+		m2, err := DecodeServerMessage(enc)
+		if err != nil {
+			t.Fatalf("re-decoding %s: %v", enc, err)
+		}
+		if enc2 := m2.Encode(); !bytes.Equal(enc, enc2) {
+			t.Fatalf("not stable:\n%s\n%s", enc, enc2)
+		}
+	})
+}
