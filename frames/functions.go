@@ -38,8 +38,9 @@ type FunctionCallResultProperties struct {
 	// RunLLM overrides whether inference runs after this result; nil leaves
 	// the default (run once the whole group has settled, if the result is not empty).
 	RunLLM *bool
-	// IsFinal is false for intermediate results of a streaming function.
-	IsFinal bool
+	// Intermediate marks a partial result of a streaming function; more
+	// results follow. The zero value is a final result.
+	Intermediate bool
 }
 
 // FunctionCallResult carries the result of a call. Broadcast.

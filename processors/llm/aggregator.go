@@ -455,7 +455,7 @@ func (a *AssistantAggregator) result(h *pipeline.Handle, f *frames.FunctionCallR
 	} else {
 		a.p.ctx.Add(toolCallMessages(f.FunctionCall, content)...)
 	}
-	if !f.Properties.IsFinal {
+	if f.Properties.Intermediate {
 		return
 	}
 	delete(a.inProgress, id)

@@ -161,7 +161,7 @@ func inProgress(id, group string) *frames.FunctionCallInProgress {
 }
 
 func result(id, group string, v any) *frames.FunctionCallResult {
-	return &frames.FunctionCallResult{FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: id, Arguments: json.RawMessage(`{"q":1}`)}, GroupID: group, Result: v, Properties: frames.FunctionCallResultProperties{IsFinal: true}}
+	return &frames.FunctionCallResult{FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: id, Arguments: json.RawMessage(`{"q":1}`)}, GroupID: group, Result: v, Properties: frames.FunctionCallResultProperties{}}
 }
 
 func toolPair(id, content string) []frames.LLMMessage {

@@ -266,7 +266,7 @@ func (c *call) settleResult(v any, rerun Rerun) bool {
 }
 
 func (c *call) pushResult(v any, rerun Rerun) {
-	props := frames.FunctionCallResultProperties{IsFinal: true}
+	props := frames.FunctionCallResultProperties{}
 	switch rerun {
 	case RerunAlways:
 		yes := true

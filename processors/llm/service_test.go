@@ -211,7 +211,7 @@ func TestToolCallIsAnnouncedRunAndSettledOnce(t *testing.T) {
 		t.Errorf("started %+v, in progress %+v", started[0], progress[0])
 	}
 	r := callResults(down)["c1"]
-	if r == nil || r.GroupID != started[0].GroupID || !r.Properties.IsFinal || r.Properties.RunLLM != nil {
+	if r == nil || r.GroupID != started[0].GroupID || r.Properties.Intermediate || r.Properties.RunLLM != nil {
 		t.Fatalf("result = %+v", r)
 	}
 	if b, _ := json.Marshal(r.Result); string(b) != `{"temp":21}` {

@@ -72,16 +72,17 @@ type ClientReady struct {
 // goroutine once the task has set the processor up.
 type Processor struct {
 	opts Options
-	id   uint64
+	id   atomic.Uint64
 
 	out     atomic.Pointer[pusherBox]
 	log     atomic.Pointer[zap.Logger]
 	version atomic.Pointer[ClientVersion]
 	skipTTS atomic.Bool
 
-	inbox   pipeline.FrameQueue
-	pending atomic.Int64  // messages queued or being handled
-	drained chan struct{} // signalled when pending drops to zero
+	inbox       pipeline.FrameQueue
+	pending     atomic.Int64  // messages queued or being handled
+	drained     chan struct{} // signalled when pending drops to zero
+	drainedOnce sync.Once
 
 	mu            sync.Mutex // guards the fields below
 	readyID       string
@@ -96,25 +97,42 @@ type Processor struct {
 
 type pusherBox struct{ pipeline.Pusher }
 
-// NewProcessor returns a processor with opts.
+// NewProcessor returns a processor with opts. The zero Processor is a
+// processor with zero Options.
 func NewProcessor(opts Options) *Processor {
-	if opts.FlushTimeout <= 0 {
-		opts.FlushTimeout = 5 * time.Second
-	}
-	if opts.DrainTimeout <= 0 {
-		opts.DrainTimeout = 5 * time.Second
-	}
-	p := &Processor{opts: opts, id: frames.NextID(), drained: make(chan struct{}, 1)}
+	p := &Processor{opts: opts}
 	if opts.Logger != nil {
 		p.log.Store(opts.Logger)
-	} else {
-		p.log.Store(zap.NewNop())
 	}
 	return p
 }
 
 // Name implements pipeline.Namer.
-func (p *Processor) Name() string { return fmt.Sprintf("RTVIProcessor#%d", p.id) }
+func (p *Processor) Name() string {
+	p.id.CompareAndSwap(0, frames.NextID())
+	return fmt.Sprintf("RTVIProcessor#%d", p.id.Load())
+}
+
+func (p *Processor) flushTimeout() time.Duration {
+	if p.opts.FlushTimeout > 0 {
+		return p.opts.FlushTimeout
+	}
+	return 5 * time.Second
+}
+
+func (p *Processor) drainTimeout() time.Duration {
+	if p.opts.DrainTimeout > 0 {
+		return p.opts.DrainTimeout
+	}
+	return 5 * time.Second
+}
+
+// drainedCh returns the channel the worker signals when it runs out of
+// queued messages.
+func (p *Processor) drainedCh() chan struct{} {
+	p.drainedOnce.Do(func() { p.drained = make(chan struct{}, 1) })
+	return p.drained
+}
 
 // Setup implements pipeline.Setupper: it keeps the node's pusher, so
 // messages can be sent from any goroutine.
@@ -126,7 +144,14 @@ func (p *Processor) Setup(_ context.Context, s pipeline.Setup) error {
 	return nil
 }
 
-func (p *Processor) logger() *zap.Logger { return p.log.Load() }
+var nopLogger = zap.NewNop()
+
+func (p *Processor) logger() *zap.Logger {
+	if l := p.log.Load(); l != nil {
+		return l
+	}
+	return nopLogger
+}
 
 // OnClientReady registers fn to run when a client-ready has been handled
 // (after the version check, before bot-ready is sent).
@@ -215,11 +240,11 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 // waitDrained waits until no client message is queued or being handled,
 // for at most DrainTimeout.
 func (p *Processor) waitDrained(ctx context.Context) {
-	t := time.NewTimer(p.opts.DrainTimeout)
+	t := time.NewTimer(p.drainTimeout())
 	defer t.Stop()
 	for p.pending.Load() > 0 {
 		select {
-		case <-p.drained:
+		case <-p.drainedCh():
 		case <-t.C:
 			p.logger().Warn("ending with client messages still queued", zap.Int64("pending", p.pending.Load()))
 			return
@@ -337,7 +362,7 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 		}
 		if p.pending.Add(-1) <= 0 {
 			select {
-			case p.drained <- struct{}{}:
+			case p.drainedCh() <- struct{}{}:
 			default:
 			}
 		}
@@ -539,12 +564,12 @@ func (p *Processor) flushPipeline(ctx context.Context, out pipeline.Pusher) {
 	p.flushToken, p.flushReturned = token, returned
 	p.mu.Unlock()
 	out.Push(&frames.Flush{Token: token}, frames.Downstream)
-	t := time.NewTimer(p.opts.FlushTimeout)
+	t := time.NewTimer(p.flushTimeout())
 	defer t.Stop()
 	select {
 	case <-returned:
 	case <-t.C:
-		p.logger().Warn("pipeline flush timed out; appending the text anyway", zap.Duration("timeout", p.opts.FlushTimeout))
+		p.logger().Warn("pipeline flush timed out; appending the text anyway", zap.Duration("timeout", p.flushTimeout()))
 	case <-ctx.Done():
 	}
 	p.mu.Lock()
@@ -582,7 +607,7 @@ func functionCallResult(d *FunctionCallResultData) *frames.FunctionCallResult {
 			Arguments:  json.RawMessage(d.Arguments),
 		},
 		Result:     result,
-		Properties: frames.FunctionCallResultProperties{IsFinal: true},
+		Properties: frames.FunctionCallResultProperties{},
 	}
 }
 

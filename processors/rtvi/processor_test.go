@@ -236,13 +236,13 @@ func TestInboundFrames(t *testing.T) {
 			`{"function_name":"get_location","tool_call_id":"call-456","arguments":{},"result":{"lat":41.4}}`),
 			[]frames.Frame{&FunctionCallResultFrame{
 				FunctionCall: frames.FunctionCall{Name: "get_location", ToolCallID: "call-456", Arguments: json.RawMessage(`{}`)},
-				Result:       json.RawMessage(`{"lat":41.4}`), Properties: frames.FunctionCallResultProperties{IsFinal: true},
+				Result:       json.RawMessage(`{"lat":41.4}`), Properties: frames.FunctionCallResultProperties{},
 			}}, nil},
 		{"llm-function-call-result with a string", msg("llm-function-call-result", "f2",
 			`{"function_name":"f","tool_call_id":"c","arguments":{"a":1},"result":"done"}`),
 			[]frames.Frame{&FunctionCallResultFrame{
 				FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: "c", Arguments: json.RawMessage(`{"a":1}`)},
-				Result:       "done", Properties: frames.FunctionCallResultProperties{IsFinal: true},
+				Result:       "done", Properties: frames.FunctionCallResultProperties{},
 			}}, nil},
 		{"disconnect-bot ends the task", msg("disconnect-bot", "x", `{}`),
 			nil, []frames.Frame{&frames.EndTask{Reason: "client sent disconnect-bot"}}},
@@ -503,5 +503,16 @@ func TestMessagesAreHandledInOrderBeforeEnd(t *testing.T) {
 		if id := m.(obj)["id"]; id != string(rune('A'+i%26)) {
 			t.Fatalf("reply %d has id %v", i, id)
 		}
+	}
+}
+
+func TestZeroProcessorWorks(t *testing.T) {
+	var p Processor
+	res := runProcessor(t, &p, `{"label":"rtvi-ai","type":"client-ready","id":"z","data":{"version":"2.1.0","about":{"library":"x"}}}`)
+	if d := cmp.Diff([]any{botReady("z", "2.1.0")}, sent(t, res.Down())); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if name := p.Name(); name != p.Name() || name == "RTVIProcessor#0" {
+		t.Errorf("name %q is not stable and set", name)
 	}
 }
