@@ -6,8 +6,9 @@
 //
 //   - Wire models for every message in both directions, with hand-written
 //     encoders (fixed key order, no reflection) and decoders that validate
-//     like Pipecat's pydantic models: [Message], [Decode], the *Data types,
-//     the accessibility [Snapshot] and the built-in UI command payloads.
+//     like Pipecat's pydantic models: [Message], [Decode] (client messages),
+//     [DecodeServerMessage] (for Go clients), the *Data types, the
+//     accessibility [Snapshot] and the built-in UI command payloads.
 //   - RTVI frames: [UICommandFrame] and [UITaskFrame] that the UI agent
 //     pushes to drive the page, and the inbound [UIEventFrame],
 //     [UISnapshotFrame], [UICancelTaskFrame], [ClientMessageFrame] and
