@@ -1,0 +1,424 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"iter"
+	"mime"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/internal/wavstream"
+)
+
+// Defaults used when the options leave a field empty.
+const (
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	DefaultModel      = "gpt-4o-mini-tts"
+	DefaultVoice      = "alloy"
+	DefaultSampleRate = 24000
+)
+
+// Options configure a [Client]. The zero value talks to OpenAI with the
+// key in $OPENAI_API_KEY.
+type Options struct {
+	// BaseURL is the API root; "/audio/speech" is appended. Default:
+	// DefaultBaseURL. For example "http://localhost:8880/v1" for
+	// Kokoro-FastAPI.
+	BaseURL string
+	// APIKey is sent as a bearer token. When empty and BaseURL is OpenAI's,
+	// $OPENAI_API_KEY is used; other servers get no key unless given one,
+	// so an OpenAI key never leaks to them.
+	APIKey string
+	// Model names the model. Default: DefaultModel.
+	Model string
+	// Voice names the voice. Default: DefaultVoice.
+	Voice string
+	// Speed, when positive, is sent as is (0.25 to 4.0 at OpenAI).
+	Speed float64
+	// Instructions, when set, steer the voice (gpt-4o-mini-tts).
+	Instructions string
+	// SampleRate is the rate of the PCM the server sends. Default:
+	// DefaultSampleRate (OpenAI always sends 24 kHz).
+	SampleRate int
+	// Extra fields are merged into the request body (they win), for
+	// server-specific settings.
+	Extra map[string]any
+	// Header holds extra request headers.
+	Header http.Header
+	// HTTPClient sends the requests. Default: a client without an overall
+	// timeout (the body streams as long as the speech); cancel through ctx.
+	HTTPClient *http.Client
+	// MaxRetries is how many times a request that failed before any audio
+	// (connection error, HTTP 429 or 5xx) is retried. Default: 2; negative
+	// means never.
+	MaxRetries int
+	// RetryBackoff is the wait before the first retry, doubled after each,
+	// up to 4s; a Retry-After header wins (capped at 4s). Default: 250ms.
+	RetryBackoff time.Duration
+}
+
+// Client synthesizes speech through /audio/speech. It implements
+// tts.Synthesizer and is safe for concurrent use.
+type Client struct {
+	opts Options
+	url  string
+}
+
+var _ tts.Synthesizer = (*Client)(nil)
+
+// New returns a client for o, filling unset options with the defaults.
+func New(o Options) *Client {
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	if o.APIKey == "" && o.BaseURL == DefaultBaseURL {
+		o.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if o.Voice == "" {
+		o.Voice = DefaultVoice
+	}
+	if o.SampleRate <= 0 {
+		o.SampleRate = DefaultSampleRate
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = 2
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 250 * time.Millisecond
+	}
+	return &Client{opts: o, url: o.BaseURL + "/audio/speech"}
+}
+
+// Model implements tts.Modeler.
+func (c *Client) Model() string { return c.opts.Model }
+
+// maxBackoff caps the wait between retries.
+const maxBackoff = 4 * time.Second
+
+// readSize is the most audio yielded at once, and minRead the least
+// (about 20 ms at 24 kHz) unless the body ends: small network reads are
+// gathered so the pipeline does not carry slivers of audio.
+const (
+	readSize = 16 << 10
+	minRead  = 960
+)
+
+// Synthesize implements tts.Synthesizer: it posts the text and yields the
+// PCM as the body streams in. Cancelling ctx closes the connection.
+func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.Chunk, error] {
+	return func(yield func(tts.Chunk, error) bool) {
+		body, err := c.encode(req.Text)
+		if err != nil {
+			yield(tts.Chunk{}, err)
+			return
+		}
+		resp, err := c.send(ctx, body)
+		if err != nil {
+			if ctx.Err() == nil {
+				yield(tts.Chunk{}, err)
+			}
+			return
+		}
+		defer resp.Body.Close()
+		rate, r, err := c.audioBody(resp)
+		if err != nil {
+			if ctx.Err() == nil {
+				yield(tts.Chunk{}, err)
+			}
+			return
+		}
+		buf := make([]byte, readSize)
+		for {
+			n, err := gather(r, buf, minRead)
+			if n > 0 && !yield(tts.Chunk{Audio: buf[:n], SampleRate: rate}, nil) {
+				return
+			}
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				if ctx.Err() == nil {
+					yield(tts.Chunk{}, fmt.Errorf("openai tts: reading the audio stream: %w", err))
+				}
+				return
+			}
+		}
+	}
+}
+
+// gather reads into buf until it holds at least least bytes or the reader
+// fails; unlike io.ReadAtLeast it keeps io.EOF (the end of the body) apart
+// from io.ErrUnexpectedEOF (a body cut short).
+func gather(r io.Reader, buf []byte, least int) (int, error) {
+	n := 0
+	for n < least {
+		k, err := r.Read(buf[n:])
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+func (c *Client) encode(text string) ([]byte, error) {
+	body := map[string]any{
+		"model":           c.opts.Model,
+		"input":           text,
+		"voice":           c.opts.Voice,
+		"response_format": "pcm",
+	}
+	if c.opts.Speed > 0 {
+		body["speed"] = c.opts.Speed
+	}
+	if c.opts.Instructions != "" {
+		body["instructions"] = c.opts.Instructions
+	}
+	for k, v := range c.opts.Extra {
+		body[k] = v
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("openai tts: encoding the request: %w", err)
+	}
+	return b, nil
+}
+
+// send posts body, retrying failures that happen before any audio.
+func (c *Client) send(ctx context.Context, body []byte) (*http.Response, error) {
+	backoff := c.opts.RetryBackoff
+	for attempt := 0; ; attempt++ {
+		resp, err := c.post(ctx, body)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			err = fmt.Errorf("openai tts: POST %s: %w", c.url, err)
+		case resp.StatusCode == http.StatusOK:
+			return resp, nil
+		default:
+			wait = parseRetryAfter(resp.Header.Get("Retry-After"))
+			apiErr := readAPIError(resp)
+			if !retryable(resp.StatusCode) {
+				return nil, apiErr
+			}
+			err = apiErr
+		}
+		if attempt >= c.opts.MaxRetries {
+			return nil, err
+		}
+		if wait <= 0 {
+			wait = backoff
+		}
+		t := time.NewTimer(min(wait, maxBackoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+func (c *Client) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.opts.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	return c.opts.HTTPClient.Do(req)
+}
+
+// audioBody checks the answer's media type and returns the sample rate and
+// a reader positioned at the first sample. Servers that ignore
+// response_format and send a compressed format get a clear error.
+func (c *Client) audioBody(resp *http.Response) (int, io.Reader, error) {
+	ct := resp.Header.Get("Content-Type")
+	mt, params, _ := mime.ParseMediaType(ct)
+	switch {
+	case mt == "" || mt == "audio/pcm" || mt == "audio/raw" || mt == "audio/x-raw" || mt == "application/octet-stream" || strings.EqualFold(mt, "audio/l16"):
+		rate := c.opts.SampleRate
+		if r, err := strconv.Atoi(params["rate"]); err == nil && r > 0 {
+			rate = r
+		}
+		return rate, resp.Body, nil
+	case mt == "audio/wav" || mt == "audio/x-wav" || mt == "audio/wave" || mt == "audio/vnd.wave":
+		h, err := wavstream.ReadHeader(resp.Body)
+		if err != nil {
+			return 0, nil, fmt.Errorf("openai tts: %w", err)
+		}
+		if h.Channels != 1 {
+			return 0, nil, fmt.Errorf("openai tts: the server sent %d-channel audio, want mono", h.Channels)
+		}
+		var r io.Reader = resp.Body
+		if h.DataBytes >= 0 {
+			r = io.LimitReader(resp.Body, h.DataBytes)
+		}
+		return h.SampleRate, r, nil
+	case strings.HasPrefix(mt, "audio/"):
+		return 0, nil, fmt.Errorf("openai tts: the server sent %s, not raw PCM: it ignored response_format \"pcm\"", mt)
+	default:
+		e := readAPIError(resp)
+		return 0, nil, fmt.Errorf("openai tts: the server answered %s instead of audio: %w", mt, e)
+	}
+}
+
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return time.Until(t)
+	}
+	return 0
+}
+
+// APIError is an error answer from the server.
+type APIError struct {
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Message, Type, Code and Param come from OpenAI's error object.
+	Message, Type, Code, Param string
+	// Body is the start of the body when it was not an error object.
+	Body string
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "openai tts: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	switch {
+	case e.Message != "":
+		b.WriteString(": " + e.Message)
+	case e.Body != "":
+		b.WriteString(": " + e.Body)
+	}
+	var details []string
+	for _, d := range [][2]string{{"type", e.Type}, {"code", e.Code}, {"param", e.Param}} {
+		if d[1] != "" {
+			details = append(details, d[0]+" "+d[1])
+		}
+	}
+	if len(details) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
+	}
+	return b.String()
+}
+
+// Category implements tts.Categorizer: 429 and 5xx are transient; 401 and
+// 403 (bad or missing credentials) are permanent.
+func (e *APIError) Category() frames.ErrorCategory {
+	switch {
+	case retryable(e.StatusCode):
+		return frames.ErrorTransient
+	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
+		return frames.ErrorPermanent
+	}
+	return frames.ErrorUnknown
+}
+
+// maxErrorBody bounds how much of an error body is read.
+const maxErrorBody = 64 << 10
+
+// readAPIError reads and closes an error answer.
+func readAPIError(resp *http.Response) *APIError {
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return parseAPIError(resp.StatusCode, raw)
+}
+
+func parseAPIError(status int, raw []byte) *APIError {
+	e := &APIError{StatusCode: status}
+	var env struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &env) == nil && len(env.Error) > 0 {
+		var obj struct {
+			Message string          `json:"message"`
+			Type    string          `json:"type"`
+			Code    json.RawMessage `json:"code"`
+			Param   json.RawMessage `json:"param"`
+		}
+		if json.Unmarshal(env.Error, &obj) == nil {
+			e.Message, e.Type, e.Code, e.Param = obj.Message, obj.Type, scalar(obj.Code), scalar(obj.Param)
+			return e
+		}
+		var msg string
+		if json.Unmarshal(env.Error, &msg) == nil {
+			e.Message = msg
+			return e
+		}
+	}
+	var detail struct {
+		Detail json.RawMessage `json:"detail"` // FastAPI servers
+	}
+	if json.Unmarshal(raw, &detail) == nil && len(detail.Detail) > 0 {
+		e.Message = scalar(detail.Detail)
+		if e.Message == "" {
+			e.Message = string(detail.Detail)
+		}
+		return e
+	}
+	e.Body = clip(strings.TrimSpace(string(raw)), 300)
+	return e
+}
+
+// scalar renders a JSON string or number as text; null and others as "".
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+// clip shortens s to about max bytes, on a rune boundary.
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
+}

@@ -1,0 +1,380 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/tts"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// writeSlowly writes body in pieces of n bytes, flushing each, as a server
+// streaming speech does.
+func writeSlowly(w http.ResponseWriter, body []byte, n int) {
+	for len(body) > 0 {
+		k := min(n, len(body))
+		if _, err := w.Write(body[:k]); err != nil {
+			return
+		}
+		w.(http.Flusher).Flush()
+		body = body[k:]
+	}
+}
+
+// collect runs one request and returns its audio, its chunk sizes, the
+// rate and the error.
+func collect(ctx context.Context, c *Client, text string) (pcm []byte, sizes []int, rate int, err error) {
+	for ch, e := range c.Synthesize(ctx, tts.Request{Text: text}) {
+		if e != nil {
+			return pcm, sizes, rate, e
+		}
+		pcm = append(pcm, ch.Audio...)
+		sizes = append(sizes, len(ch.Audio))
+		rate = ch.SampleRate
+	}
+	return pcm, sizes, rate, nil
+}
+
+func TestStreamsPCM(t *testing.T) {
+	want := fixture(t, "speech_hello.pcm")
+	var got map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/audio/speech" {
+			http.Error(w, "wrong route "+r.Method+" "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer sk-test" || r.Header.Get("X-Org") != "acme" {
+			http.Error(w, "bad headers", http.StatusBadRequest)
+			return
+		}
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "audio/pcm")
+		writeSlowly(w, want, 333) // odd pieces: samples split across reads
+	}))
+	defer srv.Close()
+	c := New(Options{
+		BaseURL: srv.URL + "/v1/", APIKey: "sk-test", Voice: "coral", Speed: 1.25,
+		Instructions: "Speak cheerfully.", Header: http.Header{"X-Org": {"acme"}},
+		Extra: map[string]any{"stream_format": "audio"},
+	})
+	pcm, sizes, rate, err := collect(context.Background(), c, "Hello from framewire.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pcm, want) || rate != 24000 {
+		t.Fatalf("got %d bytes at %d Hz, want the %d fixture bytes at 24000 Hz", len(pcm), rate, len(want))
+	}
+	for i, n := range sizes[:len(sizes)-1] {
+		if n < minRead {
+			t.Errorf("chunk %d is %d bytes: slivers should be gathered to at least %d", i, n, minRead)
+		}
+	}
+	wantBody := map[string]any{
+		"model": "gpt-4o-mini-tts", "input": "Hello from framewire.", "voice": "coral",
+		"response_format": "pcm", "speed": 1.25, "instructions": "Speak cheerfully.", "stream_format": "audio",
+	}
+	if diff := cmp.Diff(wantBody, got); diff != "" {
+		t.Errorf("request body (-want +got):\n%s", diff)
+	}
+}
+
+func TestFirstAudioArrivesBeforeTheBodyEnds(t *testing.T) {
+	pcm := fixture(t, "speech_hello.pcm")
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/pcm")
+		writeSlowly(w, pcm[:4800], 4800)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
+		writeSlowly(w, pcm[4800:], 4800)
+	}))
+	defer srv.Close()
+	c := New(Options{BaseURL: srv.URL})
+	first := true
+	var total int
+	for ch, err := range c.Synthesize(context.Background(), tts.Request{Text: "x"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first {
+			first = false
+			close(release) // the server holds the rest until the first audio is here
+		}
+		total += len(ch.Audio)
+	}
+	if total != len(pcm) {
+		t.Errorf("%d bytes, want %d", total, len(pcm))
+	}
+}
+
+func TestInterruptionClosesTheStream(t *testing.T) {
+	pcm := fixture(t, "speech_hello.pcm")
+	gone := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/pcm")
+		writeSlowly(w, pcm[:9600], 9600)
+		<-r.Context().Done() // a long synthesis still running
+		close(gone)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errs []error
+	for ch, err := range New(Options{BaseURL: srv.URL}).Synthesize(ctx, tts.Request{Text: "long"}) {
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if len(ch.Audio) > 0 {
+			cancel() // barge-in mid-stream
+		}
+	}
+	if len(errs) > 0 {
+		t.Errorf("an interruption is not a failure, got %v", errs)
+	}
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never saw the client go away")
+	}
+}
+
+func TestErrorAnswers(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		ctype    string
+		body     string
+		requests int // with MaxRetries 2
+		want     string
+		category frames.ErrorCategory
+	}{
+		{"bad key", 401, "application/json", "error_401.json", 1, "HTTP 401 Unauthorized: Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys. (type invalid_request_error, code invalid_api_key)", frames.ErrorPermanent},
+		{"bad voice", 400, "application/json", "error_400_voice.json", 1, "(type invalid_request_error, code invalid_value, param voice)", frames.ErrorUnknown},
+		{"rate limited", 429, "application/json", "error_429.json", 3, "Rate limit reached for tts-1", frames.ErrorTransient},
+		{"server error", 500, "application/json", "error_500.json", 3, "HTTP 500 Internal Server Error: The server had an error", frames.ErrorTransient},
+		{"proxy page", 502, "text/html", "error_502.html", 3, "502 Bad Gateway", frames.ErrorTransient},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			body := fixture(t, tc.body)
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				w.Header().Set("Content-Type", tc.ctype)
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			_, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
+			}
+			var c tts.Categorizer
+			if !errors.As(err, &c) || c.Category() != tc.category {
+				t.Errorf("category = %v, want %v", c, tc.category)
+			}
+			if got := int(n.Load()); got != tc.requests {
+				t.Errorf("%d requests, want %d", got, tc.requests)
+			}
+		})
+	}
+}
+
+func TestRetriesThenStreams(t *testing.T) {
+	pcm := fixture(t, "speech_hello.pcm")
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch n.Add(1) {
+		case 1: // the connection drops before any answer
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		case 2:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write(fixture(t, "error_429.json"))
+		default:
+			w.Header().Set("Content-Type", "audio/pcm")
+			_, _ = w.Write(pcm)
+		}
+	}))
+	defer srv.Close()
+	got, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
+	if err != nil || !bytes.Equal(got, pcm) {
+		t.Fatalf("after a dropped connection and a 429: %d bytes, err %v", len(got), err)
+	}
+	if n.Load() != 3 {
+		t.Errorf("%d requests, want 3", n.Load())
+	}
+}
+
+func TestStreamCutMidway(t *testing.T) {
+	pcm := fixture(t, "speech_hello.pcm")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/pcm")
+		writeSlowly(w, pcm[:4800], 4800)
+		conn, buf, _ := w.(http.Hijacker).Hijack()
+		_ = buf.Flush()
+		conn.Close() // the chunked body never ends
+	}))
+	defer srv.Close()
+	got, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
+	if err == nil || !strings.Contains(err.Error(), "reading the audio stream") {
+		t.Fatalf("err = %v; want a broken stream error", err)
+	}
+	if len(got) != 4800 {
+		t.Errorf("%d bytes of audio before the break, want 4800", len(got))
+	}
+}
+
+func TestWrongMediaTypes(t *testing.T) {
+	tests := []struct {
+		ctype, body, want string
+	}{
+		{"audio/mpeg", "ID3\x04...", `sent audio/mpeg, not raw PCM: it ignored response_format "pcm"`},
+		{"application/json", `{"error":{"message":"pcm is not supported","type":"invalid_request_error"}}`, "answered application/json instead of audio: openai tts: HTTP 200 OK: pcm is not supported"},
+		{"audio/wav", "not a wav at all", "no RIFF/WAVE header"},
+	}
+	for _, tc := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.ctype)
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		_, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", tc.ctype, err, tc.want)
+		}
+	}
+}
+
+func TestWAVAnswersAreRead(t *testing.T) {
+	pcm := audio.Sine(300, 6000, 22050, 200*time.Millisecond)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/wav")
+		_, _ = w.Write(audio.AppendWAV(nil, pcm, 22050, 1))
+	}))
+	defer srv.Close()
+	got, _, rate, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
+	if err != nil || rate != 22050 || !bytes.Equal(got, pcm) {
+		t.Fatalf("WAV answer: %d bytes at %d Hz, err %v", len(got), rate, err)
+	}
+}
+
+func TestOpenAIKeyOnlyGoesToOpenAI(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	if got := New(Options{}).opts.APIKey; got != "sk-env" {
+		t.Errorf("default server: key %q, want the environment's", got)
+	}
+	if got := New(Options{BaseURL: "http://localhost:8880/v1"}).opts.APIKey; got != "" {
+		t.Errorf("a local server got the OpenAI key %q", got)
+	}
+}
+
+func TestThroughTheService(t *testing.T) {
+	pcm := fixture(t, "speech_hello.pcm")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/pcm")
+		_, _ = w.Write(pcm)
+	}))
+	defer srv.Close()
+	res := pipelinetest.Run(t, tts.NewService(New(Options{BaseURL: srv.URL}), tts.Options{}), pipelinetest.Options{
+		Send: []frames.Frame{&frames.TTSSpeak{Text: "Hello from framewire."}},
+	})
+	var out []byte
+	for _, f := range res.Down() {
+		if a, ok := f.(*frames.TTSAudioRaw); ok {
+			out = append(out, a.PCM...)
+		}
+	}
+	// 24 kHz in, 24 kHz out: the audio passes unchanged.
+	if !bytes.Equal(out, pcm) {
+		t.Errorf("%d bytes out, want the %d bytes the server sent", len(out), len(pcm))
+	}
+}
+
+// FuzzAudioAnswer feeds arbitrary bodies and media types through the
+// answer reader: a clear error or audio, never a panic or a hang.
+func FuzzAudioAnswer(f *testing.F) {
+	f.Add("audio/pcm", fixture(f, "speech_hello.pcm")[:2000])
+	f.Add("audio/wav", audio.AppendWAV(nil, make([]byte, 100), 16000, 1))
+	f.Add("application/json", fixture(f, "error_401.json"))
+	f.Add("text/html", fixture(f, "error_502.html"))
+	f.Add("audio/L16; rate=16000", []byte{1, 2, 3})
+	c := New(Options{BaseURL: "http://unused.invalid"})
+	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
+		resp := &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {ctype}}, Body: io.NopCloser(bytes.NewReader(body))}
+		rate, r, err := c.audioBody(resp)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error text")
+			}
+			return
+		}
+		if rate <= 0 {
+			t.Fatalf("rate %d", rate)
+		}
+		if _, err := io.ReadAll(r); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzErrorBody: any error body gives an error text that names the status.
+func FuzzErrorBody(f *testing.F) {
+	for _, name := range []string{"error_401.json", "error_400_voice.json", "error_429.json", "error_500.json", "error_502.html"} {
+		f.Add(fixture(f, name))
+	}
+	f.Add([]byte(`{"detail":"Voice not found"}`))
+	f.Add([]byte(`{"error":"plain"}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		e := parseAPIError(503, body)
+		if !strings.HasPrefix(e.Error(), "openai tts: HTTP 503 Service Unavailable") {
+			t.Fatalf("error text %q", e.Error())
+		}
+	})
+}
+
+func BenchmarkStream(b *testing.B) {
+	pcm := fixture(b, "speech_hello.pcm")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "audio/pcm")
+		_, _ = w.Write(pcm)
+	}))
+	defer srv.Close()
+	c := New(Options{BaseURL: srv.URL})
+	b.SetBytes(int64(len(pcm)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, err := collect(context.Background(), c, "Hello from framewire."); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
