@@ -553,6 +553,11 @@ func (d *decider) matchProducts() []product {
 				}
 			}
 		}
+		if matched == 0 && p.Brand != "" && hasWord(d.words, strings.ToLower(p.Brand)) {
+			// "the OPPO one": the brand names the phone.
+			matched, wordy = 1, true
+			pt = append(pt, "")
+		}
 		switch {
 		case matched == len(pt):
 			if len(pt) > fullLen {
@@ -593,7 +598,24 @@ func isNumber(s string) bool {
 	return s != ""
 }
 
-var rePrice = regexp.MustCompile(`\$[\d,]+`)
+// hidden reports whether a card is out of view: offscreen itself, or
+// only its edge showing (every child offscreen).
+func hidden(n *Node) bool {
+	if n.Offscreen() {
+		return true
+	}
+	if len(n.Children) == 0 {
+		return false
+	}
+	for _, c := range n.Children {
+		if !c.Offscreen() {
+			return false
+		}
+	}
+	return true
+}
+
+var rePrice = regexp.MustCompile(`\$\s?[\d,]+`)
 
 // where says where a card sits in the grid.
 func where(n *Node) string {
@@ -618,17 +640,17 @@ func (d *decider) product() (Call, bool) {
 		for _, p := range m {
 			names = append(names, "the "+p.Name)
 			refs = append(refs, p.node.Ref)
-			if scroll == "" && p.node.Offscreen() {
+			if scroll == "" && hidden(p.node) {
 				scroll = p.node.Ref
 			}
 		}
 		return d.reply(Reply{Answer: "I found " + joinList(names) + ".", ScrollTo: scroll, Highlight: refs}), true
 	}
 	p := m[0]
-	price := rePrice.FindString(describe(p.node))
+	price := strings.ReplaceAll(rePrice.FindString(describe(p.node)), " ", "")
 	answer := fmt.Sprintf("The %s is right there, %s.", p.Name, where(p.node))
 	r := Reply{Highlight: []string{p.node.Ref}}
-	if p.node.Offscreen() {
+	if hidden(p.node) {
 		answer = fmt.Sprintf("The %s is in %s. I scrolled down to it.", p.Name, where(p.node))
 		r.ScrollTo = p.node.Ref
 	}
@@ -669,7 +691,7 @@ func (d *decider) brand() (Call, bool) {
 		for _, p := range ps {
 			names = append(names, "the "+p.Name)
 			refs = append(refs, p.node.Ref)
-			if scroll == "" && p.node.Offscreen() {
+			if scroll == "" && hidden(p.node) {
 				scroll = p.node.Ref
 			}
 		}
@@ -771,7 +793,7 @@ var questionWords = map[string]bool{"how": true, "what": true, "why": true, "whe
 func (d *decider) articleSearch() (Call, bool) {
 	topic := d.u
 	explicit := false
-	for _, lead := range []string{"talk about", "talks about", "say about", "says about", "mention", "discuss", "cover", "about"} {
+	for _, lead := range []string{"talk about", "talks about", "talking about", "say about", "says about", "mention", "discuss", "cover"} {
 		if i := strings.Index(d.u, lead); i >= 0 {
 			topic = d.u[i+len(lead):]
 			explicit = true

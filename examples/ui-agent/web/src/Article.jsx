@@ -4,7 +4,7 @@ import { article } from "./data.js";
 // "explain this", or ask "where does it talk about problem solving?".
 export function Article() {
   return (
-    <section className="panel" aria-labelledby="article-title" id="article">
+    <div className="panel" id="article">
       <article className="essay" aria-labelledby="article-title">
         <h2 id="article-title">{article.title}</h2>
         <p className="byline" data-a11y-exclude="">
@@ -20,6 +20,6 @@ export function Article() {
           </div>
         ))}
       </article>
-    </section>
+    </div>
   );
 }

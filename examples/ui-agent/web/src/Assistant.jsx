@@ -1,7 +1,8 @@
-import { useCallback, useRef, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { RTVIEvent, findElementByRef } from "@pipecat-ai/client-js";
 import { useRTVIClientEvent } from "@pipecat-ai/client-react";
 import { TaskCards } from "./TaskCards.jsx";
+import { nextSnapshot } from "./snapshots.js";
 
 const suggestions = [
   "Where is the iPhone 17?",
@@ -62,10 +63,26 @@ export function Assistant({ client, media, config, connected, connectError }) {
     useCallback((d) => addUser(d.text ?? "", "voice", Boolean(d.final)), [addUser]),
   );
 
+  // The bot's words: with a TTS the server sends bot-output as the audio
+  // plays; in a text chat the answer is the LLM's text (bot-llm-text).
+  const spoken = Boolean(config?.voice?.tts);
+  const appendBot = useCallback(
+    (chunk, separate) =>
+      add((list) => {
+        list = openAssistant(list);
+        const last = list[list.length - 1];
+        const sep = separate && last.text && !/\s$/.test(last.text) && !/^\s/.test(chunk) ? " " : "";
+        list[list.length - 1] = { ...last, text: last.text + sep + chunk };
+        return list;
+      }),
+    [add],
+  );
+
   useRTVIClientEvent(
     RTVIEvent.BotOutput,
     useCallback(
       (d) => {
+        if (!spoken) return;
         // Progress messages move a cursor through text already shown.
         if (d.spoken_status === "in-progress") return;
         if (d.segment_id != null) {
@@ -73,16 +90,21 @@ export function Assistant({ client, media, config, connected, connectError }) {
           seenSegments.current.add(d.segment_id);
         }
         const chunk = String(d.text ?? "");
-        if (!chunk) return;
-        add((list) => {
-          list = openAssistant(list);
-          const last = list[list.length - 1];
-          const sep = last.text && !/\s$/.test(last.text) && !/^\s/.test(chunk) ? " " : "";
-          list[list.length - 1] = { ...last, text: last.text + sep + chunk };
-          return list;
-        });
+        if (chunk) appendBot(chunk, true);
       },
-      [add],
+      [appendBot, spoken],
+    ),
+  );
+
+  useRTVIClientEvent(
+    RTVIEvent.BotLlmText,
+    useCallback(
+      (d) => {
+        if (spoken) return;
+        const chunk = String(d.text ?? "");
+        if (chunk) appendBot(chunk, false);
+      },
+      [appendBot, spoken],
     ),
   );
 
@@ -110,11 +132,54 @@ export function Assistant({ client, media, config, connected, connectError }) {
     ),
   );
 
+  // The user's last selection in the page. Focusing the text box moves
+  // the browser's selection into it, so "this" in a typed "explain this"
+  // would be lost; the page remembers the selection, shows it above the
+  // text box, and puts it back (and waits until a snapshot with it went
+  // out) before sending the text.
+  const savedRange = useRef(null);
+  const [selection, setSelection] = useState("");
+  useEffect(() => {
+    const content = () => document.querySelector(".content");
+    const onChange = () => {
+      const sel = document.getSelection();
+      if (!sel || sel.rangeCount === 0) return;
+      const range = sel.getRangeAt(0);
+      if (!content()?.contains(range.commonAncestorContainer)) return;
+      const text = sel.toString().replace(/\s+/g, " ").trim();
+      if (!sel.isCollapsed && text) {
+        savedRange.current = range.cloneRange();
+        setSelection(text);
+      } else if (sel.isCollapsed) {
+        savedRange.current = null;
+        setSelection("");
+      }
+    };
+    document.addEventListener("selectionchange", onChange);
+    return () => document.removeEventListener("selectionchange", onChange);
+  }, []);
+  const clearSelection = () => {
+    savedRange.current = null;
+    setSelection("");
+  };
+  const restoreSelection = async () => {
+    const range = savedRange.current;
+    if (!range) return;
+    const sel = document.getSelection();
+    const live = sel && sel.rangeCount > 0 && !sel.isCollapsed && contentContains(sel.getRangeAt(0));
+    if (live) return;
+    const seen = nextSnapshot((tree) => Boolean(tree?.selection?.text), 2000);
+    sel.removeAllRanges();
+    sel.addRange(range);
+    await seen;
+  };
+
   const send = useCallback(
     async (value) => {
       const t = value.trim();
       if (!t || !connected) return;
       addUser(t, "typed");
+      await restoreSelection();
       try {
         await client.sendText(t);
       } catch (e) {
@@ -184,6 +249,14 @@ export function Assistant({ client, media, config, connected, connectError }) {
             </button>
           ))}
         </div>
+        {selection && (
+          <p className="selection-chip">
+            <span className="selection-label">Selected:</span> <q>{selection.length > 70 ? `${selection.slice(0, 67)}…` : selection}</q>
+            <button type="button" className="chip-clear" aria-label="Forget the selection" onClick={clearSelection}>
+              ✕
+            </button>
+          </p>
+        )}
         <form className="composer" onSubmit={onSubmit}>
           <label htmlFor="say" className="sr-only">
             Message to the agent
@@ -217,6 +290,10 @@ export function Assistant({ client, media, config, connected, connectError }) {
       </section>
     </aside>
   );
+}
+
+function contentContains(range) {
+  return Boolean(document.querySelector(".content")?.contains(range.commonAncestorContainer));
 }
 
 function MicIcon() {

@@ -42,9 +42,7 @@ export function Catalog({ cart, setCart }) {
                 </div>
               </div>
               <h3>{p.name}</h3>
-              <p className="meta">
-                {p.brand} · {p.screen} display · ${p.price.toLocaleString("en-US")}
-              </p>
+              <p className="meta">{`${p.brand} · ${p.screen} display · $${p.price.toLocaleString("en-US")}`}</p>
               <button
                 type="button"
                 className={`btn btn-small ${inCart ? "btn-done" : ""}`}

@@ -1,9 +1,10 @@
 import { createRoot } from "react-dom/client";
-import { PipecatClient } from "@pipecat-ai/client-js";
+import { PipecatClient, snapshotDocument } from "@pipecat-ai/client-js";
 import { SmallWebRTCTransport } from "@pipecat-ai/small-webrtc-transport";
 import { PipecatClientAudio, PipecatClientProvider, UIJobGroupsProvider } from "@pipecat-ai/client-react";
 import { DemoMediaManager } from "./media.js";
 import { App } from "./App.jsx";
+import { watchSnapshots } from "./snapshots.js";
 
 // One client for the page's lifetime: the transport connects to the Go
 // server that served this page (same origin: no CORS, and 127.0.0.1 is a
@@ -14,7 +15,8 @@ media.attach(transport);
 
 // window.__demo is what the end-to-end test reads; it is harmless in a
 // normal browser.
-const demo = (window.__demo = { ready: false, commands: [], errors: [] });
+const demo = (window.__demo = { ready: false, commands: [], errors: [], snapshots: 0 });
+watchSnapshots(transport, demo);
 
 const client = new PipecatClient({
   transport,
@@ -38,6 +40,8 @@ const client = new PipecatClient({
   },
 });
 demo.client = client;
+// The snapshot the client would send now (for tests and curious users).
+demo.snapshot = () => snapshotDocument(document.body);
 
 createRoot(document.getElementById("root")).render(
   <PipecatClientProvider client={client}>
