@@ -101,12 +101,7 @@ func (in *Input) readTrack(t *pion.TrackRemote) {
 		log.Warn("cannot decode the client's audio", zap.Error(err))
 		return
 	}
-	dec, err := c.NewDecoder()
-	if err != nil {
-		log.Error("audio decoder", zap.Error(err))
-		return
-	}
-	r := audioReader{in: in, dec: dec, codecRate: c.SampleRate, pcm: make([]int16, c.MaxDecodedSamples())}
+	r := audioReader{in: in, codec: c}
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
 	for {
@@ -124,16 +119,39 @@ func (in *Input) readTrack(t *pion.TrackRemote) {
 	}
 }
 
-// audioReader turns one track's payloads into fixed-size frames.
+// audioReader turns one track's payloads into fixed-size frames. The
+// decoder runs at the frames' rate when the codec can (Opus decodes to
+// 16 kHz itself); otherwise a resampler converts its output.
 type audioReader struct {
-	in        *Input
-	dec       codec.Decoder
-	codecRate int
-	pcm       []int16 // decoded, at codecRate
-	rs        resampler
-	rsRate    int
-	acc       []int16 // resampled, waiting to fill a frame
-	failures  int
+	in       *Input
+	codec    codec.Codec
+	dec      codec.Decoder
+	decRate  int
+	pcm      []int16 // decoded, at decRate
+	rs       resampler
+	acc      []int16 // at the frame rate, waiting to fill a frame
+	failures int
+}
+
+// prepare makes the decoder (and resampler) for frames at rate.
+func (r *audioReader) prepare(rate int) error {
+	want := r.codec.NativeRate(rate)
+	if r.dec != nil && r.decRate == want && (r.rs != nil) == (want != rate) {
+		return nil
+	}
+	dec, err := r.codec.NewDecoder(want)
+	if err != nil {
+		return err
+	}
+	r.dec, r.decRate, r.rs = dec, want, nil
+	r.pcm = make([]int16, codec.MaxDecodedSamples(want))
+	r.acc = r.acc[:0]
+	if want != rate {
+		if r.rs, err = newResampler(want, rate); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *audioReader) packet(payload []byte) {
@@ -143,6 +161,12 @@ func (r *audioReader) packet(payload []byte) {
 	if f == nil || out == nil || in.s.micOff.Load() {
 		return // not started yet, or the client muted: drop
 	}
+	if err := r.prepare(f.rate); err != nil {
+		if r.failures++; r.failures == 1 {
+			in.s.log.Error("audio decoder", zap.Error(err))
+		}
+		return
+	}
 	n, err := r.dec.Decode(payload, r.pcm)
 	if err != nil {
 		if r.failures++; r.failures == 1 || r.failures%500 == 0 {
@@ -150,14 +174,11 @@ func (r *audioReader) packet(payload []byte) {
 		}
 		return
 	}
-	if r.rs == nil || r.rsRate != f.rate {
-		if r.rs, err = newResampler(r.codecRate, f.rate); err != nil {
-			in.s.log.Error("audio resampler", zap.Error(err))
-			return
-		}
-		r.rsRate = f.rate
+	if r.rs != nil {
+		r.acc = r.rs.ResampleSamples(r.acc, r.pcm[:n])
+	} else {
+		r.acc = append(r.acc, r.pcm[:n]...)
 	}
-	r.acc = r.rs.ResampleSamples(r.acc, r.pcm[:n])
 	for len(r.acc) >= f.samples {
 		pcm := make([]byte, f.samples*2*f.channels)
 		for i, v := range r.acc[:f.samples] {

@@ -202,10 +202,11 @@ type player struct {
 	o           *Output
 	c           codec.Codec
 	enc         codec.Encoder
+	encRate     int // the encoder's PCM rate: the output rate when the codec takes it
 	defaultRate int
 	epoch       uint64
 
-	pending []int16 // audio at the codec rate, not yet sent
+	pending []int16 // audio at encRate, not yet sent
 	mono    []int16 // scratch: one frame's samples, downmixed
 	rs      resampler
 	rsRate  int
@@ -218,7 +219,9 @@ type player struct {
 func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	o := p.o
-	enc, err := p.c.NewEncoder()
+	// Opus encodes from the pipeline's 24 kHz itself; PCMU needs 8 kHz.
+	p.encRate = p.c.NativeRate(p.defaultRate)
+	enc, err := p.c.NewEncoder(p.encRate)
 	if err != nil {
 		o.out.PushError(err)
 		return
@@ -250,7 +253,7 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 // tick sends one frame. It returns true after releasing End or Stop.
 func (p *player) tick(period time.Duration) (finished bool) {
 	o := p.o
-	n := p.c.FrameSamples()
+	n := codec.FrameSamples(p.encRate)
 	o.mu.Lock()
 	if o.epoch != p.epoch {
 		// Interrupted: what was taken from the queue is stale.
@@ -331,8 +334,8 @@ fill:
 	return last != nil
 }
 
-// add converts one audio frame to mono at the codec rate and appends it to
-// the pending samples.
+// add converts one audio frame to mono at the encoder's rate and appends
+// it to the pending samples.
 func (p *player) add(a *frames.Audio) {
 	ch := a.Channels
 	if ch <= 0 {
@@ -343,16 +346,24 @@ func (p *player) add(a *frames.Audio) {
 		rate = p.defaultRate
 	}
 	nf := len(a.PCM) / (2 * ch)
-	p.mono = p.mono[:0]
+	mono := p.pending
+	if rate != p.encRate {
+		mono = p.mono[:0]
+	}
 	for i := range nf {
 		var sum int32
 		for c := range ch {
 			sum += int32(int16(binary.LittleEndian.Uint16(a.PCM[(i*ch+c)*2:])))
 		}
-		p.mono = append(p.mono, int16(sum/int32(ch)))
+		mono = append(mono, int16(sum/int32(ch)))
 	}
+	if rate == p.encRate {
+		p.pending = mono
+		return
+	}
+	p.mono = mono
 	if p.rs == nil || p.rsRate != rate {
-		rs, err := newResampler(rate, p.c.SampleRate)
+		rs, err := newResampler(rate, p.encRate)
 		if err != nil {
 			p.o.log.Warn("cannot play audio at this rate", zap.Int("rate", rate), zap.Error(err))
 			return

@@ -31,28 +31,40 @@ type Decoder interface {
 type Codec struct {
 	// Params is what the media engine registers and the answer offers.
 	Params pion.RTPCodecParameters
-	// SampleRate is the PCM rate the coders work at (also the RTP clock).
+	// SampleRate is the codec's own PCM rate (also the RTP clock).
 	SampleRate int
+	// Rates are the PCM rates the coders accept natively, SampleRate first:
+	// libopus encodes from and decodes to 8, 12, 16, 24 or 48 kHz itself,
+	// which is cheaper and cleaner than resampling around it.
+	Rates []int
 	// Silence is the payload of one frame of silence, sent while idle
 	// without running the encoder.
 	Silence []byte
 	// MaxPayload bounds the size of one encoded frame.
 	MaxPayload int
-	// NewEncoder returns a fresh encoder.
-	NewEncoder func() (Encoder, error)
-	// NewDecoder returns a fresh decoder.
-	NewDecoder func() (Decoder, error)
+	// NewEncoder returns a fresh encoder for mono PCM at rate, one of Rates.
+	NewEncoder func(rate int) (Encoder, error)
+	// NewDecoder returns a fresh decoder to mono PCM at rate, one of Rates.
+	NewDecoder func(rate int) (Decoder, error)
 }
 
-// FrameSamples is the number of samples in one [FrameDuration] frame.
-func (c Codec) FrameSamples() int { return c.SampleRate * int(FrameDuration/time.Millisecond) / 1000 }
+// NativeRate returns want if the coders accept it, else SampleRate: the
+// rate to run them at so that as little resampling as possible is left.
+func (c Codec) NativeRate(want int) int {
+	for _, r := range c.Rates {
+		if r == want {
+			return want
+		}
+	}
+	return c.SampleRate
+}
 
-// MaxDecodedSamples bounds what one payload decodes to (120 ms, Opus's
-// longest packet), for sizing decode buffers.
-func (c Codec) MaxDecodedSamples() int { return c.SampleRate * 120 / 1000 }
+// FrameSamples is the number of samples in one [FrameDuration] frame at rate.
+func FrameSamples(rate int) int { return rate * int(FrameDuration/time.Millisecond) / 1000 }
 
-// Capability returns the track capability matching the codec.
-func (c Codec) Capability() pion.RTPCodecCapability { return c.Params.RTPCodecCapability }
+// MaxDecodedSamples bounds what one payload decodes to at rate (120 ms,
+// Opus's longest packet), for sizing decode buffers.
+func MaxDecodedSamples(rate int) int { return rate * 120 / 1000 }
 
 // Default returns the codec this build negotiates: Opus when built with the
 // "opus" tag, PCMU otherwise.
@@ -82,3 +94,6 @@ func ForMime(mime string) (Codec, error) {
 	}
 	return Codec{}, fmt.Errorf("codec: unsupported audio codec %q", mime)
 }
+
+// Capability returns the track capability matching the codec.
+func (c Codec) Capability() pion.RTPCodecCapability { return c.Params.RTPCodecCapability }

@@ -55,11 +55,17 @@ func TestULawRoundTripStaysWithinTheQuantisationStep(t *testing.T) {
 
 func TestPCMUCoders(t *testing.T) {
 	c := PCMU()
-	if c.FrameSamples() != 160 || len(c.Silence) != 160 {
-		t.Fatalf("PCMU frame: %d samples, silence %d bytes; want 160 each", c.FrameSamples(), len(c.Silence))
+	if FrameSamples(c.SampleRate) != 160 || len(c.Silence) != 160 {
+		t.Fatalf("PCMU frame: %d samples, silence %d bytes; want 160 each", FrameSamples(c.SampleRate), len(c.Silence))
 	}
-	enc, _ := c.NewEncoder()
-	dec, _ := c.NewDecoder()
+	if c.NativeRate(16000) != 8000 {
+		t.Errorf("PCMU NativeRate(16000) = %d, want 8000", c.NativeRate(16000))
+	}
+	if _, err := c.NewEncoder(16000); err == nil {
+		t.Error("a PCMU encoder at 16 kHz was made")
+	}
+	enc, _ := c.NewEncoder(8000)
+	dec, _ := c.NewDecoder(8000)
 	pcm := make([]int16, 160)
 	for i := range pcm {
 		pcm[i] = int16(8000 * math.Sin(2*math.Pi*440*float64(i)/8000))
@@ -69,7 +75,7 @@ func TestPCMUCoders(t *testing.T) {
 	if err != nil || n != 160 {
 		t.Fatalf("Encode: %d bytes, %v", n, err)
 	}
-	out := make([]int16, c.MaxDecodedSamples())
+	out := make([]int16, MaxDecodedSamples(8000))
 	m, err := dec.Decode(buf[:n], out)
 	if err != nil || m != 160 {
 		t.Fatalf("Decode: %d samples, %v", m, err)

@@ -25,6 +25,7 @@ func opusCodec() (Codec, bool) {
 			PayloadType: 111,
 		},
 		SampleRate: 48000,
+		Rates:      []int{48000, 24000, 16000, 12000, 8000},
 		Silence:    opusSilence,
 		MaxPayload: 1500,
 		NewEncoder: newOpusEncoder,
@@ -34,10 +35,10 @@ func opusCodec() (Codec, bool) {
 
 type opusEncoder struct{ enc *opus.Encoder }
 
-func newOpusEncoder() (Encoder, error) {
-	enc, err := opus.NewEncoder(48000, 1, opus.AppVoIP)
+func newOpusEncoder(rate int) (Encoder, error) {
+	enc, err := opus.NewEncoder(rate, 1, opus.AppVoIP)
 	if err != nil {
-		return nil, fmt.Errorf("codec: opus encoder: %w", err)
+		return nil, fmt.Errorf("codec: opus encoder at %d Hz: %w", rate, err)
 	}
 	return opusEncoder{enc}, nil
 }
@@ -52,11 +53,12 @@ func (e opusEncoder) Encode(pcm []int16, out []byte) (int, error) {
 
 type opusDecoder struct{ dec *opus.Decoder }
 
-// newOpusDecoder decodes to mono: libopus downmixes stereo streams itself.
-func newOpusDecoder() (Decoder, error) {
-	dec, err := opus.NewDecoder(48000, 1)
+// newOpusDecoder decodes to mono at rate: libopus downmixes stereo
+// streams and converts the rate itself.
+func newOpusDecoder(rate int) (Decoder, error) {
+	dec, err := opus.NewDecoder(rate, 1)
 	if err != nil {
-		return nil, fmt.Errorf("codec: opus decoder: %w", err)
+		return nil, fmt.Errorf("codec: opus decoder at %d Hz: %w", rate, err)
 	}
 	return opusDecoder{dec}, nil
 }

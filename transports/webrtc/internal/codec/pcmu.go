@@ -14,10 +14,21 @@ func PCMU() Codec {
 			PayloadType:        0,
 		},
 		SampleRate: 8000,
+		Rates:      []int{8000},
 		Silence:    pcmuSilence[:],
 		MaxPayload: 8000 * 120 / 1000,
-		NewEncoder: func() (Encoder, error) { return PCMUEncoder{}, nil },
-		NewDecoder: func() (Decoder, error) { return PCMUDecoder{}, nil },
+		NewEncoder: func(rate int) (Encoder, error) {
+			if rate != 8000 {
+				return nil, fmt.Errorf("codec: PCMU works at 8000 Hz, not %d", rate)
+			}
+			return PCMUEncoder{}, nil
+		},
+		NewDecoder: func(rate int) (Decoder, error) {
+			if rate != 8000 {
+				return nil, fmt.Errorf("codec: PCMU works at 8000 Hz, not %d", rate)
+			}
+			return PCMUDecoder{}, nil
+		},
 	}
 }
 

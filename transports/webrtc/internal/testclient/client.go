@@ -42,6 +42,11 @@ type Options struct {
 	KeepAudio time.Duration
 	// RequestData is sent as requestData with the first offer.
 	RequestData any
+	// Payloads, when set, are sent in turn (one per 20 ms) instead of
+	// encoding the tone live: load tests use it to keep the client cheap.
+	Payloads [][]byte
+	// CountOnly counts the bot's packets without decoding them.
+	CountOnly bool
 }
 
 // Client is one simulated browser client.
@@ -134,7 +139,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.spawn(c.pinger)
-	if opts.ToneHz > 0 {
+	if opts.ToneHz > 0 || len(opts.Payloads) > 0 {
 		c.spawn(c.tone)
 	}
 	return c, nil
@@ -360,49 +365,88 @@ func (c *Client) pinger() {
 	}
 }
 
-// tone streams the sine up in paced 20 ms frames.
+// tone streams the sine (or the given payloads) up in paced 20 ms frames.
 func (c *Client) tone() {
-	enc, err := c.codec.NewEncoder()
-	if err != nil {
+	next := c.opts.toneSource(c.codec)
+	if next == nil {
 		return
 	}
-	n := c.codec.FrameSamples()
-	frame := make([]int16, n)
-	buf := make([]byte, c.codec.MaxPayload)
 	t := time.NewTicker(codec.FrameDuration)
 	defer t.Stop()
-	k := 0
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
 		}
-		for i := range frame {
-			ph := 2 * math.Pi * c.opts.ToneHz * float64(k*n+i) / float64(c.codec.SampleRate)
-			frame[i] = int16(c.opts.ToneAmplitude * math.Sin(ph))
-		}
-		k++
-		m, err := enc.Encode(frame, buf)
-		if err != nil {
+		payload := next()
+		if payload == nil {
 			continue
 		}
 		if l := c.current(); l != nil {
-			if l.track.WriteSample(media.Sample{Data: buf[:m], Duration: codec.FrameDuration}) == nil {
+			if l.track.WriteSample(media.Sample{Data: payload, Duration: codec.FrameDuration}) == nil {
 				c.PacketsOut.Add(1)
 			}
 		}
 	}
 }
 
+// toneSource returns a function giving the next payload: the fixed
+// payloads in turn, or the tone encoded frame by frame.
+func (o Options) toneSource(cd codec.Codec) func() []byte {
+	if len(o.Payloads) > 0 {
+		k := 0
+		return func() []byte {
+			p := o.Payloads[k%len(o.Payloads)]
+			k++
+			return p
+		}
+	}
+	enc, err := cd.NewEncoder(cd.SampleRate)
+	if err != nil {
+		return nil
+	}
+	n := codec.FrameSamples(cd.SampleRate)
+	frame := make([]int16, n)
+	buf := make([]byte, cd.MaxPayload)
+	k := 0
+	return func() []byte {
+		for i := range frame {
+			ph := 2 * math.Pi * o.ToneHz * float64(k*n+i) / float64(cd.SampleRate)
+			frame[i] = int16(o.ToneAmplitude * math.Sin(ph))
+		}
+		k++
+		m, err := enc.Encode(frame, buf)
+		if err != nil {
+			return nil
+		}
+		return buf[:m]
+	}
+}
+
+// EncodeTone returns the payloads of d of a sine at freq, for
+// [Options.Payloads].
+func EncodeTone(freq, amplitude float64, d time.Duration) ([][]byte, error) {
+	cd := codec.Default()
+	next := Options{ToneHz: freq, ToneAmplitude: amplitude}.toneSource(cd)
+	if next == nil {
+		return nil, fmt.Errorf("testclient: no %s encoder", cd.Params.MimeType)
+	}
+	var out [][]byte
+	for range int(d / codec.FrameDuration) {
+		out = append(out, append([]byte(nil), next()...))
+	}
+	return out, nil
+}
+
 // readAudio decodes the bot's audio and keeps the last KeepAudio of it.
 func (c *Client) readAudio(t *pion.TrackRemote) {
-	dec, err := c.codec.NewDecoder()
+	dec, err := c.codec.NewDecoder(c.codec.SampleRate)
 	if err != nil {
 		return
 	}
 	keep := int(c.opts.KeepAudio.Seconds() * float64(c.codec.SampleRate))
-	pcm := make([]int16, c.codec.MaxDecodedSamples())
+	pcm := make([]int16, codec.MaxDecodedSamples(c.codec.SampleRate))
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
 	for {
@@ -414,6 +458,9 @@ func (c *Client) readAudio(t *pion.TrackRemote) {
 			continue
 		}
 		c.PacketsIn.Add(1)
+		if c.opts.CountOnly {
+			continue
+		}
 		m, err := dec.Decode(pkt.Payload, pcm)
 		if err != nil {
 			continue
