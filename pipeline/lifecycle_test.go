@@ -386,3 +386,39 @@ func TestRunContextCancels(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A job that closes its response when cancelled (the LLM's end-of-response
+// frame) has that frame pushed after the interruption, so the next
+// processor does not flush it: responses stay bracketed across
+// interruptions.
+func TestFramesPushedByCancelledJobsFollowTheInterruption(t *testing.T) {
+	streaming := make(chan struct{})
+	responder := procFunc(func(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+		if _, ok := f.(*frames.LLMRun); ok {
+			h.Consume()
+			h.Go(func(ctx context.Context, out pipeline.Pusher) error {
+				out.Push(&frames.LLMFullResponseStart{}, frames.Downstream)
+				defer out.Push(&frames.LLMFullResponseEnd{}, frames.Downstream)
+				close(streaming)
+				<-ctx.Done()
+				return nil
+			})
+		}
+		return nil
+	})
+	rec := &sink{}
+	inside := &outKeeper{}
+	task := pipeline.NewTask(pipeline.New(inside, responder, pipeline.PassThrough{}, rec), pipeline.TaskOptions{})
+	done := runTask(t, task)
+	task.QueueFrame(&frames.LLMRun{})
+	<-streaming
+	inside.out.Push(&frames.InterruptionTask{}, frames.Upstream)
+	waitFor(t, func() bool { return slices.Contains(rec.names(), "LLMFullResponseEndFrame") })
+	task.StopWhenDone()
+	waitDone(t, done, 3*time.Second)
+	got := rec.names("StartFrame", "EndFrame")
+	want := []string{"LLMFullResponseStartFrame", "InterruptionFrame", "LLMFullResponseEndFrame"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}

@@ -40,6 +40,7 @@ type node struct {
 	down, up endpoint
 
 	mu      sync.Mutex
+	cuts    []uint64 // per queued interruption: the ordered sequence number when it arrived
 	start   ring
 	system  ring
 	ordered ring
@@ -67,6 +68,13 @@ type node struct {
 	// ordered lane: interruptions flush it like the rest.
 	batch []item
 	bi    int
+
+	// interrupting is set from the start of an interruption until the
+	// interruption has been forwarded; deferred holds what cancelled jobs
+	// pushed meanwhile.
+	interrupting atomic.Bool
+	deferMu      sync.Mutex
+	deferred     []item
 
 	cancelling atomic.Bool
 	unusable   atomic.Bool
@@ -130,6 +138,11 @@ func (n *node) receive(it item) {
 	case frames.LaneSystem:
 		n.system.push(it)
 		n.urgent.Add(1)
+		if _, ok := it.f.(*frames.Interruption); ok {
+			// The interruption flushes what was queued before it arrived,
+			// not what arrives while it waits to be processed.
+			n.cuts = append(n.cuts, n.ordered.pushed)
+		}
 	default:
 		n.ordered.push(it)
 	}
@@ -263,7 +276,7 @@ func (n *node) handle(it item) {
 	case *frames.Start:
 		n.started = true
 	case *frames.Interruption:
-		n.interrupt()
+		n.interruptBefore(0)
 	case *frames.Cancel:
 		n.cancelling.Store(true)
 		n.cancel()
@@ -271,6 +284,9 @@ func (n *node) handle(it item) {
 	n.rt.hub.processed(n, f, dir)
 	if n.unusable.Load() {
 		n.Push(f, dir)
+		if _, ok := f.(*frames.Interruption); ok {
+			n.pushDeferred()
+		}
 		return
 	}
 	ctx := n.ctx
@@ -294,12 +310,16 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 		n.Push(f, dir)
 	}
 	h.f, h.ctx = nil, nil
+	if _, ok := f.(*frames.Interruption); ok {
+		n.pushDeferred()
+	}
 	if _, ok := f.(*frames.Cancel); ok {
 		n.flushBatch(false)
 		n.mu.Lock()
 		n.start.drop()
 		n.system.drop()
 		n.ordered.drop()
+		n.cuts = n.cuts[:0]
 		n.urgent.Store(0)
 		n.mu.Unlock()
 	}
@@ -308,6 +328,14 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 // interrupt cancels the epoch's work, waits for held jobs (bounded), drops
 // queued interruptible frames and opens a new epoch.
 func (n *node) interrupt() {
+	n.interruptBefore(-1)
+}
+
+// interruptBefore interrupts the node; with cut < 0 it flushes what is
+// queued now (an interruption this processor starts), otherwise what was
+// queued before the interruption frame at the head of cuts arrived.
+func (n *node) interruptBefore(cut int) {
+	n.interrupting.Store(true)
 	n.endEpoch()
 	if len(n.epochJobs) > 0 {
 		deadline := time.NewTimer(n.rt.opts.JobCancelTimeout)
@@ -325,7 +353,12 @@ func (n *node) interrupt() {
 	}
 	n.flushBatch(true)
 	n.mu.Lock()
-	n.ordered.reset()
+	if cut < 0 {
+		n.ordered.reset()
+	} else if len(n.cuts) > 0 {
+		n.ordered.resetBefore(n.cuts[0])
+		n.cuts = n.cuts[:copy(n.cuts, n.cuts[1:])]
+	}
 	n.mu.Unlock()
 	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
 }
@@ -398,20 +431,60 @@ func (n *node) startJob(ctx context.Context, hold, interruptible bool, fn JobFun
 		defer n.jobs.Done()
 		defer close(j.done)
 		defer n.release(j)
-		if err := n.runJob(ctx, fn); err != nil && ctx.Err() == nil {
+		if err := n.runJob(ctx, fn, &jobPusher{n: n, ctx: ctx}); err != nil && ctx.Err() == nil {
 			n.PushError(err)
 		}
 	}()
 }
 
-func (n *node) runJob(ctx context.Context, fn JobFunc) (err error) {
+func (n *node) runJob(ctx context.Context, fn JobFunc, out Pusher) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			n.log.Error("job panicked", zap.Any("panic", r), zap.ByteString("stack", debug.Stack()))
 			err = fmt.Errorf("panic in job: %v", r)
 		}
 	}()
-	return fn(ctx, n)
+	return fn(ctx, out)
+}
+
+// jobPusher is the Pusher a job gets. While its node handles an
+// interruption, frames a cancelled job pushes (typically the closing frame
+// of a response) are held back and pushed right after the interruption, so
+// the next processor does not flush them as stale.
+type jobPusher struct {
+	n   *node
+	ctx context.Context
+}
+
+// Push implements [Pusher].
+func (p *jobPusher) Push(f frames.Frame, dir frames.Direction) {
+	n := p.n
+	if p.ctx.Err() != nil && n.interrupting.Load() {
+		n.deferMu.Lock()
+		if n.interrupting.Load() {
+			n.deferred = append(n.deferred, item{f, dir})
+			n.deferMu.Unlock()
+			return
+		}
+		n.deferMu.Unlock()
+	}
+	n.Push(f, dir)
+}
+
+// PushError implements [Pusher].
+func (p *jobPusher) PushError(err error) { p.n.PushError(err) }
+
+// pushDeferred ends the interruption window: it pushes what cancelled jobs
+// pushed during it, in order, after the interruption itself.
+func (n *node) pushDeferred() {
+	n.deferMu.Lock()
+	held := n.deferred
+	n.deferred = nil
+	n.interrupting.Store(false)
+	n.deferMu.Unlock()
+	for _, it := range held {
+		n.Push(it.f, it.dir)
+	}
 }
 
 // release gives back a job's hold on the ordered lane, once.
@@ -495,6 +568,7 @@ func (h *Handle) Interrupt() {
 	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
 	h.n.Push(up, frames.Upstream)
 	h.n.Push(down, frames.Downstream)
+	h.n.pushDeferred()
 }
 
 // Logger returns the processor's logger.

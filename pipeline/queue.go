@@ -30,6 +30,7 @@ type ring struct {
 	hi, ti     int // read index in head, write index in tail
 	size       int
 	keep       int      // uninterruptible frames held
+	pushed     uint64   // items ever pushed: the sequence number of the next one
 	spare      *segment // a free list of at most maxSpares blocks
 	spares     int
 }
@@ -58,6 +59,7 @@ func (r *ring) push(it item) {
 	r.tail.items[r.ti] = it
 	r.ti++
 	r.size++
+	r.pushed++
 	if it.f.Lane() == frames.LaneOrdered && frames.IsUninterruptible(it.f) {
 		r.keep++
 	}
@@ -124,7 +126,35 @@ func (r *ring) each(fn func(item) bool) {
 func (r *ring) drop() int {
 	n := r.size
 	r.head, r.tail, r.hi, r.ti, r.size, r.keep = nil, nil, 0, 0, 0, 0
-	return n
+	return n // pushed stays: sequence numbers keep counting
+}
+
+// resetBefore drops the interruptible items pushed before sequence number
+// cut, keeping uninterruptible ones and everything pushed since, in order.
+// It returns how many it dropped.
+func (r *ring) resetBefore(cut uint64) int {
+	first := r.pushed - uint64(r.size) // sequence number of the head
+	if cut <= first {
+		return 0
+	}
+	if cut >= r.pushed {
+		return r.reset()
+	}
+	before := int(cut - first)
+	var kept ring
+	kept.spare, kept.spares = r.spare, r.spares
+	i := 0
+	r.each(func(it item) bool {
+		if i >= before || keepUninterruptible(it) {
+			kept.push(it)
+		}
+		i++
+		return true
+	})
+	removed := r.size - kept.size
+	kept.pushed = r.pushed
+	*r = kept
+	return removed
 }
 
 // filter keeps the items for which keep returns true, in order, and
@@ -139,6 +169,7 @@ func (r *ring) filter(keep func(item) bool) int {
 		return true
 	})
 	removed := r.size - kept.size
+	kept.pushed = r.pushed
 	*r = kept
 	return removed
 }

@@ -68,3 +68,20 @@ func TestRingResetKeepsUninterruptibleInOrder(t *testing.T) {
 		t.Fatalf("uninterruptible count %d after emptying", r.keep)
 	}
 }
+
+// An interruption flushes only what was queued before it arrived.
+func TestRingResetBeforeKeepsLaterItems(t *testing.T) {
+	var r ring
+	for range 5 {
+		r.push(item{f: &frames.Text{Text: "old"}})
+	}
+	cut := r.pushed
+	r.push(item{f: &frames.Text{Text: "new"}})
+	if dropped := r.resetBefore(cut); dropped != 5 {
+		t.Fatalf("dropped %d, want 5", dropped)
+	}
+	it, _ := r.pop()
+	if it.f.(*frames.Text).Text != "new" || r.len() != 0 {
+		t.Fatalf("kept %v and %d more", it.f, r.len())
+	}
+}
