@@ -422,3 +422,27 @@ func TestFramesPushedByCancelledJobsFollowTheInterruption(t *testing.T) {
 		t.Fatalf("got %v, want %v", got, want)
 	}
 }
+
+// Flush returns once everything queued before it has gone through the
+// pipeline, and gives up with ctx when a processor holds the lane.
+func TestFlushWaitsForQueuedFrames(t *testing.T) {
+	b := newBlocker()
+	rec := &sink{}
+	task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{})
+	done := runTask(t, task)
+	task.QueueFrames(text("a"), text("block"), text("b"))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := task.Flush(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("flush with a held lane: %v", err)
+	}
+	close(b.release)
+	if err := task.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.texts(frames.Downstream); !slices.Equal(got, []string{"a", "block", "b"}) {
+		t.Fatalf("after flush the sink saw %v", got)
+	}
+	task.StopWhenDone()
+	waitDone(t, done, 3*time.Second)
+}

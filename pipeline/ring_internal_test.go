@@ -85,3 +85,25 @@ func TestRingResetBeforeKeepsLaterItems(t *testing.T) {
 		t.Fatalf("kept %v and %d more", it.f, r.len())
 	}
 }
+
+// The exported queue that transports and services use keeps
+// uninterruptible frames on Reset and drops everything on Clear.
+func TestFrameQueueResetKeepsUninterruptible(t *testing.T) {
+	var q FrameQueue
+	q.Push(&frames.OutputAudioRaw{}, frames.Downstream)
+	q.Push(&frames.FunctionCallResult{}, frames.Downstream)
+	q.Push(&frames.TTSAudioRaw{}, frames.Downstream)
+	q.Push(&frames.End{}, frames.Downstream)
+	if n := q.Reset(); n != 2 || q.Len() != 2 {
+		t.Fatalf("Reset dropped %d, %d left", n, q.Len())
+	}
+	if f, _, _ := q.Pop(); frames.TypeName(f) != "FunctionCallResultFrame" {
+		t.Fatalf("first kept frame is %s", frames.TypeName(f))
+	}
+	if !q.Has(func(f frames.Frame) bool { _, ok := f.(*frames.End); return ok }) {
+		t.Fatal("End lost")
+	}
+	if n := q.Clear(); n != 1 || q.Len() != 0 {
+		t.Fatalf("Clear dropped %d", n)
+	}
+}

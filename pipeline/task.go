@@ -167,6 +167,7 @@ type Task struct {
 	downFn     atomic.Pointer[[]reachHook]
 	upFn       atomic.Pointer[[]reachHook]
 
+	flushes       map[uint64]chan struct{} // pending Flush probes by token
 	lastHeartbeat atomic.Int64
 	nodesMu       sync.Mutex
 	nodes         []*node  // every node, branches included
@@ -339,8 +340,43 @@ func (s sourceEdge) receive(it item) {
 			}
 		}
 	}
-	switch it.f.(type) {
+	switch f := it.f.(type) {
 	case *frames.EndTask, *frames.StopTask, *frames.CancelTask, *frames.InterruptionTask, *frames.Error:
 		t.requests.Push(it.f, frames.Upstream)
+	case *frames.Flush:
+		t.mu.Lock()
+		ch := t.flushes[f.Token]
+		delete(t.flushes, f.Token)
+		t.mu.Unlock()
+		if ch != nil {
+			close(ch)
+		}
+	}
+}
+
+// Flush waits until every frame queued before the call has gone through
+// the whole pipeline: it sends a probe down to the end and back up to the
+// head. It returns ctx's error if ctx ends first, for example because a
+// processor holds the ordered lane.
+func (t *Task) Flush(ctx context.Context) error {
+	token := frames.NextID()
+	ch := make(chan struct{})
+	t.mu.Lock()
+	if t.flushes == nil {
+		t.flushes = map[uint64]chan struct{}{}
+	}
+	t.flushes[token] = ch
+	t.mu.Unlock()
+	t.QueueFrame(&frames.Flush{Token: token})
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		t.mu.Lock()
+		delete(t.flushes, token)
+		t.mu.Unlock()
+		return ctx.Err()
+	case <-t.finished:
+		return errors.New("pipeline: task finished before the flush completed")
 	}
 }
