@@ -29,7 +29,7 @@ func chooseBrain(getenv func(string) string) brain {
 	forced := strings.ToLower(strings.TrimSpace(getenv("FRAMEWIRE_BRAIN")))
 	key, base := getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL")
 	if forced != "demo" && (key != "" || base != "") {
-		c := openai.New(openai.Options{})
+		c := openai.New(openai.Options{APIKey: key, BaseURL: base, Model: getenv("OPENAI_MODEL")})
 		where := base
 		if where == "" {
 			where = openai.DefaultBaseURL
