@@ -9,13 +9,23 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run test test-go test-e2e bench lint fuzz deps-opus fmt
 
+# run starts the UI agent demo on http://127.0.0.1:7860, building its page
+# (npm ci + esbuild) the first time.
 run: deps-opus
-	$(GO) run $(GOFLAGS_TAGS) ./examples/custom-processor
+	bash examples/ui-agent/build.sh
+	$(GO) run $(GOFLAGS_TAGS) ./examples/ui-agent
 
-test: deps-opus lint test-go
+test: deps-opus lint test-go test-e2e
 
 test-go:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
+
+# test-e2e runs the real Pipecat browser clients in headless Chromium
+# against framewire's Go servers; setup.sh installs Chromium and the npm
+# packages when they are missing.
+test-e2e:
+	bash e2e/setup.sh
+	cd e2e && TAGS="$(TAGS)" npm test
 
 bench:
 	$(GO) run ./bench/cmd/framewire-bench
