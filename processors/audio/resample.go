@@ -333,7 +333,8 @@ func (r *Resampler) process(out []int16, srcBytes []byte, srcSamples []int16) []
 	base := len(out)
 	out = grow16(out, nOut*ch)
 	o := out[base:]
-	taps, l, m := r.taps, r.l, r.m
+	taps, l := r.taps, r.l
+	step, rem := r.m/l, r.m%l
 	pos, phase := r.pos, r.phase
 	avail := len(r.hist[0])
 	k := 0
@@ -357,9 +358,14 @@ func (r *Resampler) process(out []int16, srcBytes []byte, srcSamples []int16) []
 			}
 			o[k*ch+c] = saturateFloat(float64(v))
 		}
-		phase += m
-		pos += phase / l
-		phase %= l
+		// Advance by m/l input samples without dividing (a division per
+		// output sample costs as much as a dozen taps).
+		pos += step
+		phase += rem
+		if phase >= l {
+			phase -= l
+			pos++
+		}
 	}
 	if k != nOut {
 		// Cannot happen: OutputFrames and the loop count the same instants.
