@@ -145,7 +145,8 @@ type VAD struct {
 
 	buf        []int16 // the window being filled
 	sum, sq    float64 // sum and sum of squares of buf
-	odd        []byte  // a byte of a split sample
+	odd        byte    // the first byte of a split sample...
+	hasOdd     bool    // ... when there is one
 	state      VADState
 	startCount int
 	stopCount  int
@@ -162,9 +163,9 @@ func NewVAD(opts VADOptions) (*VAD, error) {
 		opts.Params = DefaultVADParams()
 	}
 	p := opts.Params
-	if p.Confidence < 0 || p.Confidence > 1 || p.MinVolume < 0 || p.MinVolume > 1 || p.StartSecs < 0 || p.StopSecs < 0 ||
-		math.IsNaN(p.Confidence+p.MinVolume+p.StartSecs+p.StopSecs) {
-		return nil, fmt.Errorf("audio: invalid VAD params %+v: confidence and min volume must be in [0,1], times non-negative", p)
+	if !(p.Confidence >= 0 && p.Confidence <= 1 && p.MinVolume >= 0 && p.MinVolume <= 1 &&
+		p.StartSecs >= 0 && p.StartSecs <= 3600 && p.StopSecs >= 0 && p.StopSecs <= 3600) {
+		return nil, fmt.Errorf("audio: invalid VAD params %+v: confidence and min volume must be in [0,1], times in [0,3600] s", p)
 	}
 	if opts.Scorer == nil {
 		opts.Scorer = &SpeechBandScorer{}
@@ -207,7 +208,7 @@ func (v *VAD) SetSampleRate(rate int) error {
 func (v *VAD) Reset() {
 	v.buf = v.buf[:0]
 	v.sum, v.sq = 0, 0
-	v.odd = v.odd[:0]
+	v.hasOdd = false
 	v.state = VADQuiet
 	v.startCount, v.stopCount = 0, 0
 	v.prevVolume, v.confidence, v.volume = 0, 0, 0
@@ -232,8 +233,10 @@ func (v *VAD) Confidence() float64 { return v.confidence }
 
 // Volume returns the smoothed volume after the last complete window, from
 // 0 to 1: an approximate loudness (RMS in dBFS, without BS.1770's
-// K-weighting) mapped from -110..-10 onto 0..1, then smoothed
-// exponentially with factor 0.2, as Pipecat does. MinVolume 0.6 is about
+// K-weighting) mapped from -110..-10 onto 0..1 as Pipecat maps its
+// loudness, then smoothed exponentially: rising with Pipecat's factor 0.2
+// per window, falling with Pipecat's time constant (0.2 per 32 ms), so a
+// short gap between words does not close the gate. MinVolume 0.6 is about
 // -50 dBFS.
 func (v *VAD) Volume() float64 { return v.volume }
 
@@ -242,9 +245,9 @@ func (v *VAD) Windows() int64 { return v.windows }
 
 // Analyze implements [VADAnalyzer].
 func (v *VAD) Analyze(pcm []byte) VADState {
-	if len(v.odd) == 1 && len(pcm) > 0 {
-		v.push(int16(uint16(v.odd[0]) | uint16(pcm[0])<<8))
-		v.odd = v.odd[:0]
+	if v.hasOdd && len(pcm) > 0 {
+		v.push(int16(uint16(v.odd) | uint16(pcm[0])<<8))
+		v.hasOdd = false
 		pcm = pcm[1:]
 	}
 	n := len(pcm) / 2
@@ -270,7 +273,7 @@ func (v *VAD) Analyze(pcm []byte) VADState {
 		}
 	}
 	if len(pcm)%2 == 1 {
-		v.odd = append(v.odd, pcm[len(pcm)-1])
+		v.odd, v.hasOdd = pcm[len(pcm)-1], true
 	}
 	return v.state
 }

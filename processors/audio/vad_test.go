@@ -261,6 +261,7 @@ func TestNewVADRejectsBadOptions(t *testing.T) {
 		{Params: VADParams{MinVolume: -1}},
 		{Params: VADParams{StartSecs: -0.1, Confidence: 0.5}},
 		{Params: VADParams{Confidence: math.NaN()}},
+		{Params: VADParams{Confidence: 0.5, StopSecs: math.Inf(1)}},
 		{Window: time.Microsecond},
 		{SampleRate: 100},
 	} {
