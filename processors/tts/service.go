@@ -132,6 +132,15 @@ func (s *Service) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 		}
 		s.cfg.metrics, s.cfg.usage, s.cfg.onlyFirstTTFB = f.EnableMetrics, f.EnableUsageMetrics, f.ReportOnlyInitialTTFB
 		s.log = h.Logger()
+		if w, ok := s.synth.(Warmer); ok {
+			log := s.log
+			h.GoBackground(func(ctx context.Context, _ pipeline.Pusher) error {
+				if err := w.Warm(ctx); err != nil && ctx.Err() == nil {
+					log.Warn("tts: warming up the synthesizer failed; the first request will try again", zap.Error(err))
+				}
+				return nil
+			})
+		}
 		return nil
 	case *frames.Interruption:
 		s.agg.Reset()

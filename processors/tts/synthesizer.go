@@ -71,6 +71,14 @@ type WordTimer interface {
 	WordTimestamps() bool
 }
 
+// Warmer is implemented by synthesizers that keep a connection: the
+// service calls Warm in the background when the pipeline starts, so the
+// first sentence does not wait for a handshake. A failed warm-up is only
+// logged; the first request tries again.
+type Warmer interface {
+	Warm(ctx context.Context) error
+}
+
 // Modeler is implemented by synthesizers that name their model, for
 // metrics.
 type Modeler interface {
