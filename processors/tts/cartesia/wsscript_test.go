@@ -84,7 +84,9 @@ func newFake(t testing.TB, scripts ...string) *fakeCartesia {
 	return f
 }
 
-func (f *fakeCartesia) url() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/tts/websocket" }
+func (f *fakeCartesia) url() string {
+	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/tts/websocket"
+}
 
 func (f *fakeCartesia) connections() int {
 	f.mu.Lock()
