@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
@@ -64,30 +65,42 @@ func event(kind string, fields map[string]any) {
 	_ = events.enc.Encode(fields)
 }
 
-func run(addr, static string, log *zap.Logger) error {
-	events.enc = json.NewEncoder(os.Stdout)
+// newHandler returns the transport server and the HTTP handler serving it
+// and the static page; session events go to out as JSON lines.
+func newHandler(static string, out io.Writer, log *zap.Logger, settings func(*pion.SettingEngine)) (*webrtc.Server, http.Handler, error) {
+	events.Lock()
+	events.enc = json.NewEncoder(out)
+	events.Unlock()
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:          log,
 		IncludeLoopback: true,
 		DisableMDNS:     true,
+		Settings:        settings,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			return newPipeline(s, log), nil
 		},
 	})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/api/", srv)
 	mux.Handle("/start", srv)
 	mux.Handle("/sessions/", srv)
 	mux.Handle("/", http.FileServer(http.Dir(static)))
+	return srv, logRequests(mux), nil
+}
 
+func run(addr, static string, log *zap.Logger) error {
+	srv, handler, err := newHandler(static, os.Stdout, log, nil)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: logRequests(mux), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()

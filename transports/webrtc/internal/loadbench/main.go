@@ -125,7 +125,11 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 				delete(live, s)
 				mu.Unlock()
 			}()
-			return pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{Logger: zap.NewNop()}), nil
+			// Output at the input's 16 kHz: the echo passes audio through
+			// unchanged, and libopus encodes from 16 kHz itself.
+			return pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
+				Logger: zap.NewNop(), AudioOutSampleRate: 16000, IdleTimeout: -1,
+			}), nil
 		},
 	})
 	if err != nil {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestEchoSendsTheUsersAudioBackAsBotAudio(t *testing.T) {
+	task := pipeline.NewTask(pipeline.New(echo{}), pipeline.TaskOptions{})
+	got := make(chan frames.Frame, 4)
+	task.OnReachedDownstream(func(f frames.Frame) bool {
+		switch f.(type) {
+		case *frames.InputAudioRaw, *frames.OutputAudioRaw:
+			return true
+		}
+		return false
+	}, func(f frames.Frame) { got <- f })
+	pcm := make([]byte, 640)
+	task.QueueFrame(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: 16000, Channels: 1}})
+	task.StopWhenDone()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := task.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var in, out int
+	for len(got) > 0 {
+		switch f := (<-got).(type) {
+		case *frames.InputAudioRaw:
+			in++
+		case *frames.OutputAudioRaw:
+			out++
+			if f.SampleRate != 16000 || &f.PCM[0] != &pcm[0] {
+				t.Error("the echo changed the audio or copied it")
+			}
+		}
+	}
+	if in != 1 || out != 1 {
+		t.Errorf("%d input and %d output frames came out, want 1 and 1", in, out)
+	}
+}
