@@ -223,8 +223,9 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 	p.encRate = p.c.NativeRate(p.defaultRate)
 	enc, err := p.c.NewEncoder(p.encRate)
 	if err != nil {
+		// Keep the clock and the order of frames; the audio becomes silence.
 		o.out.PushError(err)
-		return
+		enc = silentEncoder{p.c.Silence}
 	}
 	p.enc = enc
 	p.payload = make([]byte, p.c.MaxPayload)
@@ -372,3 +373,9 @@ func (p *player) add(a *frames.Audio) {
 	}
 	p.pending = p.rs.ResampleSamples(p.pending, p.mono)
 }
+
+// silentEncoder stands in when the codec cannot be set up: every frame is
+// the codec's silence, so ordered frames and End still flow in step.
+type silentEncoder struct{ silence []byte }
+
+func (e silentEncoder) Encode(_ []int16, out []byte) (int, error) { return copy(out, e.silence), nil }
