@@ -272,3 +272,15 @@ func TestStreamStopsWhenCancelled(t *testing.T) {
 		t.Fatalf("got %+v %v after cancel", ev, err)
 	}
 }
+
+// A triple click selects past the paragraph's end, so the snapshot gives
+// the article's ref; the brain still finds the paragraph by its text.
+func TestExplainASelectionHeldByTheArticle(t *testing.T) {
+	st := parsed(t, "article-selection")
+	para := st.Find(st.SelectionRef)
+	st.SelectionRef = para.Parent.Ref // the article region
+	call := Decide("explain this", st, map[string]bool{ReplyTool: true})
+	if !strings.HasPrefix(call.Answer(), "This part is about solving problems. In short: In the lab") {
+		t.Errorf("answer = %q", call.Answer())
+	}
+}

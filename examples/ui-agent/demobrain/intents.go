@@ -158,6 +158,13 @@ func (d *decider) explain() Call {
 			return d.say(fmt.Sprintf("That's what you typed in %s: %s", strings.ToLower(n.Name), firstSentence(sel, 25)))
 		}
 	}
+	if n == nil || n.Role != "paragraph" {
+		// A selection that runs past its paragraph (a triple click) is
+		// held by the container: find the paragraph the text starts with.
+		if p := d.passageStarting(sel); p != nil {
+			n = p
+		}
+	}
 	topic := ""
 	if n != nil {
 		topic = headingFor(n)
@@ -754,6 +761,22 @@ func (d *decider) passages() []passage {
 		out = append(out, passage{node: n, heading: headingFor(n)})
 	}
 	return out
+}
+
+// passageStarting returns the paragraph whose text starts the selection,
+// or nil. Paragraph names are cut at 100 characters ("…"), so the name's
+// start is compared.
+func (d *decider) passageStarting(sel string) *Node {
+	if d.st == nil {
+		return nil
+	}
+	for _, p := range d.passages() {
+		name := strings.TrimSuffix(p.node.Name, "…")
+		if len(name) >= 20 && (strings.HasPrefix(sel, name) || strings.HasPrefix(name, sel)) {
+			return p.node
+		}
+	}
+	return nil
 }
 
 func (d *decider) articleSummary() Call {

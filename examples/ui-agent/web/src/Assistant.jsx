@@ -28,13 +28,11 @@ export function Assistant({ client, media, config, connected, connectError }) {
   const nextId = useRef(1);
   const logRef = useRef(null);
 
-  const add = useCallback((update) => {
-    setEntries((list) => {
-      const next = update(list.slice());
-      queueMicrotask(() => logRef.current?.scrollTo({ top: logRef.current.scrollHeight, behavior: "smooth" }));
-      return next;
-    });
-  }, []);
+  const add = useCallback((update) => setEntries((list) => update(list.slice())), []);
+  // Keep the newest message in view.
+  useEffect(() => {
+    logRef.current?.scrollTo({ top: logRef.current.scrollHeight, behavior: "smooth" });
+  }, [entries]);
 
   // openAssistant returns the list with an open assistant entry at the end.
   const openAssistant = (list) => {
@@ -169,6 +167,9 @@ export function Assistant({ client, media, config, connected, connectError }) {
     const live = sel && sel.rangeCount > 0 && !sel.isCollapsed && contentContains(sel.getRangeAt(0));
     if (live) return;
     const seen = nextSnapshot((tree) => Boolean(tree?.selection?.text), 2000);
+    // The text box holds the selection while it has focus: let go of it,
+    // so the page's selection (and the snapshot) shows the user's text.
+    if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
     sel.removeAllRanges();
     sel.addRange(range);
     await seen;

@@ -1,0 +1,224 @@
+// End-to-end test of the ui-agent demo: the real page (client-js,
+// small-webrtc-transport, client-react) in headless Debian Chromium,
+// driven by playwright-core, against the real Go server with the offline
+// demo brain. Each step saves a screenshot under the output folder
+// (E2E_OUT_DIR, default examples/ui-agent/out/e2e).
+//
+// Run it with examples/ui-agent/e2e/run.sh (which builds what it needs),
+// or `node --test examples/ui-agent/e2e/` once the bundle is built.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, execFileSync } from "node:child_process";
+import { createRequire } from "node:module";
+import { mkdirSync, mkdtempSync, createWriteStream, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const example = resolve(here, "..");
+const repo = resolve(example, "../..");
+const require = createRequire(join(example, "web", "package.json"));
+const { chromium } = require("playwright-core");
+
+const outDir = resolve(process.env.E2E_OUT_DIR || join(example, "out", "e2e"));
+const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
+const WAIT = 15000;
+
+let server, serverExit, url, browser, page;
+const pageErrors = [];
+
+function shot(name) {
+  return page.screenshot({ path: join(outDir, `${name}.png`) });
+}
+
+before(async () => {
+  mkdirSync(outDir, { recursive: true });
+  assert.ok(existsSync(join(example, "web", "dist", "app.js")), "the page bundle is missing: run examples/ui-agent/build.sh first");
+  assert.ok(existsSync(browserPath), `no Chromium at ${browserPath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM`);
+
+  // Build the server with the bundle embedded, then start it on a free port.
+  const bin = join(mkdtempSync(join(tmpdir(), "ui-agent-e2e-")), "ui-agent");
+  const tags = process.env.GO_TAGS ? ["-tags", process.env.GO_TAGS] : [];
+  execFileSync("go", ["build", ...tags, "-o", bin, "./examples/ui-agent"], { cwd: repo, stdio: "inherit" });
+  const log = createWriteStream(join(outDir, "server.log"));
+  server = spawn(bin, ["-addr", "127.0.0.1:0", "-v"], {
+    env: { ...process.env, FRAMEWIRE_BRAIN: "demo" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  serverExit = new Promise((res) => server.once("exit", (code, signal) => res({ code, signal })));
+  server.stdout.pipe(log);
+  url = await new Promise((res, rej) => {
+    let buf = "";
+    const timer = setTimeout(() => rej(new Error(`the server did not start:\n${buf}`)), 60000);
+    server.stderr.on("data", (d) => {
+      log.write(d);
+      buf += d;
+      const m = buf.match(/open (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]);
+      }
+    });
+    server.once("exit", (code) => rej(new Error(`the server exited (${code}):\n${buf}`)));
+  });
+
+  browser = await chromium.launch({
+    executablePath: browserPath,
+    headless: true,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+      "--autoplay-policy=no-user-gesture-required",
+      "--disable-features=WebRtcHideLocalIpsWithMdns",
+    ],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  page.on("pageerror", (e) => pageErrors.push(e.message));
+  page.on("console", (m) => {
+    if (m.type() === "error") pageErrors.push(m.text());
+  });
+});
+
+after(async () => {
+  try {
+    await page?.evaluate(() => window.__demo?.client?.disconnect()).catch(() => {});
+    await browser?.close();
+  } finally {
+    if (server && server.exitCode === null) {
+      server.kill("SIGINT");
+      const killer = setTimeout(() => server.kill("SIGKILL"), 15000);
+      await serverExit;
+      clearTimeout(killer);
+    }
+  }
+});
+
+// say types text into the message box and sends it with Enter.
+async function say(text) {
+  await page.fill("#say", text);
+  await page.press("#say", "Enter");
+}
+
+// lastAnswer waits until the newest agent message contains every string.
+async function lastAnswer(...parts) {
+  await page.waitForFunction(
+    (parts) => {
+      const entries = document.querySelectorAll('[data-testid=conversation] li[data-role="assistant"]');
+      const last = entries[entries.length - 1];
+      const text = last?.querySelector(".bubble")?.textContent ?? "";
+      return parts.every((p) => text.includes(p));
+    },
+    parts,
+    { timeout: WAIT },
+  );
+  return page.evaluate(() => {
+    const entries = document.querySelectorAll('[data-testid=conversation] li[data-role="assistant"]');
+    return entries[entries.length - 1].innerText;
+  });
+}
+
+function inViewport(selector) {
+  return page.waitForFunction(
+    (sel) => {
+      const r = document.querySelector(sel)?.getBoundingClientRect();
+      return r && r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
+    },
+    selector,
+    { timeout: WAIT },
+  );
+}
+
+test("the demo connects, names its brain and greets", async () => {
+  await page.goto(url);
+  await page.waitForFunction(() => window.__demo?.ready, null, { timeout: 30000 });
+  const ready = await page.evaluate(() => window.__demo.botReady);
+  assert.equal(ready.version, "2.1.0");
+  assert.equal(ready.about.brain, "offline demo brain");
+  await page.getByText("Offline demo brain", { exact: true }).waitFor({ timeout: WAIT });
+  await lastAnswer("Hi! I can see this page.");
+  await page.waitForFunction(() => window.__demo.snapshots > 0, null, { timeout: WAIT });
+  await shot("01-connected");
+});
+
+test("pointing: where is the iPhone 17?", async () => {
+  const card = 'li[aria-label="iPhone 17"]';
+  assert.equal(await page.$eval(card, (el) => el.getBoundingClientRect().top > window.innerHeight), true, "the card starts below the fold");
+  await say("where is the iPhone 17?");
+  await page.waitForSelector(`${card}.ui-highlight, ${card}.ui-highlight-all`, { timeout: WAIT });
+  await inViewport(card);
+  const answer = await lastAnswer("The iPhone 17 is in row", "I scrolled down to it");
+  assert.match(answer, /scrolled to “iPhone 17”/);
+  assert.match(answer, /highlighted “iPhone 17”/);
+  await shot("02-pointing");
+});
+
+test("form fill by text, read back and submit", async () => {
+  await say("My name is Ada Lovelace and my email is ada@example.com");
+  await page.waitForFunction(
+    () =>
+      document.getElementById("first-name").value === "Ada" &&
+      document.getElementById("last-name").value === "Lovelace" &&
+      document.getElementById("email").value === "ada@example.com",
+    null,
+    { timeout: WAIT },
+  );
+  await lastAnswer("Got it: first name Ada, last name Lovelace and email ada@example.com.");
+  await inViewport("#first-name");
+  await shot("03-form-filled");
+
+  // The next snapshot carries the values; the read-back comes from it.
+  await page.waitForFunction(() => window.__demo.snapshots > 0, null, { timeout: WAIT });
+  await say("What have I entered?");
+  await lastAnswer("You've entered first name Ada, last name Lovelace and email ada@example.com");
+
+  await say("Submit the application");
+  await page.waitForFunction(() => document.querySelector(".form-status")?.textContent.includes("Application sent. Thanks, Ada!"), null, {
+    timeout: WAIT,
+  });
+  await lastAnswer("Done, I submitted your application.");
+  await shot("04-form-submitted");
+});
+
+test("deixis: select a paragraph and ask to explain this", async () => {
+  await page.locator("#essay-p2").scrollIntoViewIfNeeded();
+  await page.click("#essay-p2", { clickCount: 3 }); // a user's triple click selects the paragraph
+  const selected = await page.evaluate(() => getSelection().toString());
+  assert.match(selected, /^In the lab, octopuses unscrew jar lids/);
+  await page.getByText("Selected:").waitFor({ timeout: WAIT });
+  await say("explain this");
+  await lastAnswer("This part is about solving problems.", "unscrew jar lids");
+  await shot("05-explain-this");
+
+  await say("Where does it talk about camouflage?");
+  await lastAnswer('It talks about that in the part called "Masters of disguise".');
+  await page.waitForFunction(() => getSelection().toString().startsWith("Camouflage is where"), null, { timeout: WAIT });
+  await inViewport("#essay-p3");
+  await shot("06-where-does-it-talk-about");
+});
+
+test("task group: start research, watch progress, cancel it", async () => {
+  await say("Compare prices for the iPhone 17");
+  const card = 'li.task-card[aria-label="Research: prices for the iPhone 17"]';
+  await page.waitForSelector(`${card}.status-running`, { timeout: WAIT });
+  await lastAnswer("On it: three workers are looking into prices for the iPhone 17.");
+  assert.equal(await page.$$eval(`${card} .worker`, (rows) => rows.length), 3);
+  await page.waitForFunction((card) => document.querySelector(`${card} .worker-note`)?.textContent.includes("…"), card, { timeout: WAIT });
+  await shot("07-task-running");
+
+  await page.click(`${card} button[aria-label^="Cancel"]`);
+  await page.waitForSelector(`${card}.status-cancelled`, { timeout: WAIT });
+  const statuses = await page.$$eval(`${card} .worker .pill`, (pills) => pills.map((p) => p.textContent));
+  assert.deepEqual(statuses, ["cancelled", "cancelled", "cancelled"]);
+  await shot("08-task-cancelled");
+});
+
+test("no errors in the page", () => {
+  assert.deepEqual(pageErrors, []);
+});

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# run.sh runs the ui-agent demo's browser test (demo.test.mjs) from any
+# directory: it installs Debian's Chromium when it is missing (as root),
+# builds the page (../build.sh: npm ci and esbuild when needed), then runs
+# node's test runner. Screenshots and the server log go to E2E_OUT_DIR
+# (default examples/ui-agent/out/e2e).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+browser="${CHROMIUM:-/usr/bin/chromium}"
+if [ ! -x "$browser" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "e2e: installing chromium with apt-get"
+    apt-get install -y -q chromium >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q chromium >/dev/null; }
+  else
+    echo "e2e: Chromium is needed at $browser: install Debian's chromium ('sudo apt-get install chromium') or set CHROMIUM" >&2
+    exit 1
+  fi
+fi
+"$here/../build.sh"
+cd "$here/../../.."
+exec node --test --test-reporter=spec "$here/demo.test.mjs"
