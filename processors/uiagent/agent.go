@@ -157,6 +157,7 @@ type Agent struct {
 	pendingAsk *turn // an Ask whose query has not reached inference yet
 	tracked    bool  // turns are tracked (BeforeInference or Ask has run)
 	lastGroup  string
+	afterFlush map[uint64]func() // run when the agent's flush probe comes back
 }
 
 type pusherBox struct{ pipeline.Pusher }
@@ -181,7 +182,8 @@ func New(o Options) *Agent {
 	if o.PromptGuide == "" {
 		o.PromptGuide = DefaultPromptGuide
 	}
-	a := &Agent{opts: o, name: o.Name, askSem: make(chan struct{}, 1), handlers: map[string]func(context.Context, rtvi.RawJSON){}}
+	a := &Agent{opts: o, name: o.Name, askSem: make(chan struct{}, 1), handlers: map[string]func(context.Context, rtvi.RawJSON){},
+		afterFlush: map[uint64]func(){}}
 	if a.name == "" {
 		a.name = fmt.Sprintf("UIAgent#%d", frames.NextID())
 	}
@@ -216,6 +218,7 @@ func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
 func (a *Agent) Cleanup(ctx context.Context) error {
 	a.stop()
 	a.mu.Lock()
+	clear(a.afterFlush)
 	var ended []*turn
 	for _, t := range []*turn{a.cur, a.pendingAsk} {
 		if t != nil && a.finishLocked(t, Answer{Outcome: Cancelled}) {
@@ -252,8 +255,19 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
 // and cancel requests from the RTVI processor (and forwards them), ends
 // open turns on interruptions, and ends running task groups (with their
 // envelopes) when End passes. Everything else passes through untouched.
-func (a *Agent) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+func (a *Agent) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 	switch f := f.(type) {
+	case *frames.Flush:
+		if dir == frames.Upstream {
+			a.mu.Lock()
+			fn := a.afterFlush[f.Token]
+			delete(a.afterFlush, f.Token)
+			a.mu.Unlock()
+			if fn != nil {
+				h.Consume()
+				fn()
+			}
+		}
 	case *rtvi.UISnapshotFrame:
 		a.SetSnapshot(f.Tree)
 	case *rtvi.UIEventFrame:

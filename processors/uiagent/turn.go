@@ -127,15 +127,40 @@ func (a *Agent) interrupted(id uint64) {
 	}
 }
 
-// expire is the watchdog.
+// expire is the watchdog: it ends the turn, stops what the model is
+// still doing (an interruption downstream) and, once that has gone
+// through, says the fallback.
 func (a *Agent) expire(t *turn) {
 	a.mu.Lock()
 	ok := a.finishLocked(t, Answer{Text: a.opts.FallbackAnswer, Outcome: TimedOut})
 	a.mu.Unlock()
 	if ok {
 		a.logger().Warn("UI agent turn not answered in time", zap.Duration("watchdog", a.opts.Watchdog))
-		a.after(t, true)
+		a.interruptThen(func() { a.after(t, true) })
 	}
+}
+
+// interruptThen interrupts everything downstream of the agent (the
+// model's stream, its tool calls, queued output) and runs then once the
+// interruption has gone through: a flush probe pushed behind it has come
+// back to the agent. Without a pipeline, then runs at once.
+func (a *Agent) interruptThen(then func()) {
+	box := a.out.Load()
+	if box == nil {
+		if then != nil {
+			then()
+		}
+		return
+	}
+	box.Push(&frames.Interruption{}, frames.Downstream)
+	if then == nil {
+		return
+	}
+	token := frames.NextID()
+	a.mu.Lock()
+	a.afterFlush[token] = then
+	a.mu.Unlock()
+	box.Push(&frames.Flush{Token: token}, frames.Downstream)
 }
 
 // end ends t with ans unless it has ended, delivering the answer.
@@ -287,7 +312,9 @@ func (a *Agent) Ask(ctx context.Context, query string) (Answer, error) {
 	select {
 	case <-t.done:
 	case <-ctx.Done():
-		a.cancelTurn(t)
+		if a.cancelTurn(t) {
+			a.interruptThen(nil) // stop the model's work for the abandoned turn
+		}
 		<-t.done
 		if t.ans.Outcome == Cancelled {
 			return t.ans, ctx.Err()
@@ -310,14 +337,15 @@ func (a *Agent) Ask(ctx context.Context, query string) (Answer, error) {
 	return ans, ErrCancelled
 }
 
-// cancelTurn ends t as cancelled, if it is open.
-func (a *Agent) cancelTurn(t *turn) {
+// cancelTurn ends t as cancelled and reports whether it was open.
+func (a *Agent) cancelTurn(t *turn) bool {
 	a.mu.Lock()
 	ok := a.finishLocked(t, Answer{Outcome: Cancelled})
 	a.mu.Unlock()
 	if ok {
 		a.after(t, false)
 	}
+	return ok
 }
 
 // openTurn returns the turn a response being started belongs to: the

@@ -1,0 +1,346 @@
+package uiagent
+
+import (
+	"context"
+	"encoding/json"
+	"iter"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/rtvi"
+)
+
+// fakeModel is a scripted provider: respond gives the events of the n-th
+// request (from 0).
+type fakeModel struct {
+	respond func(n int, req *frames.LLMContext) []llm.Event
+	// hang, when it returns true for request n, keeps that stream open
+	// until it is cancelled.
+	hang func(n int) bool
+	err  error
+
+	mu   sync.Mutex
+	reqs []*frames.LLMContext
+}
+
+func (m *fakeModel) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		m.mu.Lock()
+		n := len(m.reqs)
+		m.reqs = append(m.reqs, req)
+		m.mu.Unlock()
+		if m.hang != nil && m.hang(n) {
+			<-ctx.Done()
+			yield(llm.Event{}, ctx.Err())
+			return
+		}
+		if m.respond != nil {
+			for _, ev := range m.respond(n, req) {
+				if !yield(ev, nil) {
+					return
+				}
+			}
+		}
+		if m.err != nil {
+			yield(llm.Event{}, m.err)
+		}
+	}
+}
+
+func (m *fakeModel) requests() []*frames.LLMContext {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*frames.LLMContext(nil), m.reqs...)
+}
+
+func replyCall(id, args string) llm.Event {
+	return llm.ToolCallEvent(frames.LLMToolCall{ID: id, Name: ReplyToolName, Arguments: args})
+}
+
+// script answers the n-th request with the n-th list of events.
+func script(steps ...[]llm.Event) func(int, *frames.LLMContext) []llm.Event {
+	return func(n int, _ *frames.LLMContext) []llm.Event {
+		if n < len(steps) {
+			return steps[n]
+		}
+		return nil
+	}
+}
+
+// rig is an agent in a running pipeline: agent → user aggregator → LLM
+// service → assistant aggregator, with a sink that records what arrives.
+type rig struct {
+	t     *testing.T
+	agent *Agent
+	model *fakeModel
+	conv  *llm.Context
+	pair  *llm.Pair
+	svc   *llm.Service
+	task  *pipeline.Task
+	done  chan error
+
+	mu    sync.Mutex
+	down  []frames.Frame
+	turns []Answer
+	wake  chan struct{}
+}
+
+type rigOptions struct {
+	agent    Options
+	noHook   bool // do not wire BeforeInference (untracked turns)
+	noWrap   bool // do not wrap the provider
+	tools    []llm.Function
+	system   string
+	snapshot *rtvi.Snapshot
+}
+
+func newRig(t *testing.T, model *fakeModel, o rigOptions) *rig {
+	t.Helper()
+	r := &rig{t: t, model: model, done: make(chan error, 1), wake: make(chan struct{}, 1)}
+	user := o.agent.OnTurnEnd
+	o.agent.OnTurnEnd = func(a Answer) {
+		r.mu.Lock()
+		r.turns = append(r.turns, a)
+		r.mu.Unlock()
+		r.poke()
+		if user != nil {
+			user(a)
+		}
+	}
+	r.agent = New(o.agent)
+	if o.snapshot != nil {
+		r.agent.SetSnapshot(o.snapshot)
+	}
+	system := o.system
+	if system == "" {
+		system = "You help with the page."
+	}
+	r.conv = llm.NewContext(llm.SystemMessage(system))
+	tools := append([]llm.Function{r.agent.ReplyTool()}, o.tools...)
+	r.conv.SetTools(llm.Tools(tools...))
+	po := llm.PairOptions{}
+	if !o.noHook {
+		po.BeforeInference = r.agent.BeforeInference
+	}
+	r.pair = llm.NewPair(r.conv, po)
+	var p llm.Provider = model
+	if !o.noWrap {
+		p = r.agent.Provider(model)
+	}
+	r.svc = llm.NewService(p, llm.ServiceOptions{})
+	if err := r.svc.Register(tools...); err != nil {
+		t.Fatal(err)
+	}
+	r.task = pipeline.NewTask(pipeline.New(r.agent, r.pair.User(), r.svc, r.pair.Assistant()), pipeline.TaskOptions{})
+	r.task.OnReachedDownstream(nil, func(f frames.Frame) {
+		switch f.(type) {
+		case *frames.Start, *frames.End, *frames.Cancel, *frames.Stop:
+			return
+		}
+		r.mu.Lock()
+		r.down = append(r.down, f)
+		r.mu.Unlock()
+		r.poke()
+	})
+	started := make(chan struct{})
+	r.task.OnStarted(func() { close(started) })
+	go func() { r.done <- r.task.Run(context.Background()) }()
+	select {
+	case <-started:
+	case err := <-r.done:
+		t.Fatalf("task ended before it started: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("task did not start")
+	}
+	t.Cleanup(r.stop)
+	return r
+}
+
+func (r *rig) poke() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (r *rig) stop() {
+	r.task.StopWhenDone()
+	select {
+	case <-r.done:
+	case <-time.After(10 * time.Second):
+		r.task.Cancel("test over")
+		<-r.done
+	}
+}
+
+// say sends the user's words as a user turn, like send-text does.
+func (r *rig) say(text string) {
+	r.task.QueueFrame(&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.UserMessage(text)}, RunLLM: true})
+}
+
+// waitFor waits (generously) until cond holds. cond must take r.mu itself
+// if it needs it (the accessors do).
+func (r *rig) waitFor(what string, cond func() bool) {
+	r.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if cond() {
+			return
+		}
+		select {
+		case <-r.wake:
+		case <-time.After(5 * time.Millisecond):
+		case <-deadline:
+			r.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// waitTurns waits for n turn ends and returns them.
+func (r *rig) waitTurns(n int) []Answer {
+	r.t.Helper()
+	r.waitFor("turn ends", func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return len(r.turns) >= n
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]Answer(nil), r.turns...)
+}
+
+// settle waits until the pipeline is quiet: a flush probe came back.
+func (r *rig) settle() {
+	r.t.Helper()
+	probe := &frames.Flush{Token: frames.NextID()}
+	got := make(chan struct{})
+	var once sync.Once
+	r.task.OnReachedUpstream(func(f frames.Frame) bool { fl, ok := f.(*frames.Flush); return ok && fl.Token == probe.Token },
+		func(frames.Frame) { once.Do(func() { close(got) }) })
+	r.task.QueueFrame(probe)
+	select {
+	case <-got:
+	case <-time.After(10 * time.Second):
+		r.t.Fatal("pipeline did not settle")
+	}
+}
+
+// commands returns the UI commands that arrived, as "name payload".
+func (r *rig) commands() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return commandsOf(r.down)
+}
+
+func commandsOf(fs []frames.Frame) []string {
+	var out []string
+	for _, f := range fs {
+		if c, ok := f.(*rtvi.UICommandFrame); ok {
+			p := "null"
+			if c.Payload != nil {
+				p = string(c.Payload.AppendJSON(nil))
+			}
+			out = append(out, c.Command+" "+p)
+		}
+	}
+	return out
+}
+
+// spoken returns the texts of the TTSSpeak frames that arrived.
+func (r *rig) spoken() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, f := range r.down {
+		if s, ok := f.(*frames.TTSSpeak); ok {
+			out = append(out, s.Text)
+		}
+	}
+	return out
+}
+
+// llmText returns the LLM text that arrived.
+func (r *rig) llmText() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := ""
+	for _, f := range r.down {
+		if t, ok := f.(*frames.LLMText); ok {
+			s += t.Text
+		}
+	}
+	return s
+}
+
+// toolResults returns the content of the tool messages in the context.
+func (r *rig) toolResults() []string {
+	var out []string
+	for _, m := range r.conv.Messages() {
+		if m.Role == llm.RoleTool {
+			out = append(out, m.Content)
+		}
+	}
+	return out
+}
+
+// snapshotOf decodes a snapshot tree given as JSON.
+func snapshotOf(t testing.TB, tree string) *rtvi.Snapshot {
+	t.Helper()
+	s, err := rtvi.DecodeSnapshot([]byte(tree))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// formSnapshot is a small form page: a heading, two inputs, a terms
+// checkbox and a submit button below the fold.
+const formTree = `{"root":{"ref":"e1","role":"generic","children":[
+ {"ref":"e2","role":"heading","name":"Apply","level":1},
+ {"ref":"e3","role":"textbox","name":"First name"},
+ {"ref":"e4","role":"textbox","name":"Email"},
+ {"ref":"e5","role":"checkbox","name":"I agree to the terms"},
+ {"ref":"e6","role":"button","name":"Submit","state":["offscreen"]},
+ {"ref":"e6.more","role":"ellipsis","name":"3 more"}
+]},"captured_at":1}`
+
+// recorder is a pipeline.Pusher that records what is pushed.
+type recorder struct {
+	mu     sync.Mutex
+	frames []frames.Frame
+}
+
+func (r *recorder) Push(f frames.Frame, _ frames.Direction) {
+	frames.MarkPushed(f)
+	r.mu.Lock()
+	r.frames = append(r.frames, f)
+	r.mu.Unlock()
+}
+
+func (r *recorder) PushError(err error) { r.Push(&frames.Error{Err: err}, frames.Upstream) }
+
+func (r *recorder) all() []frames.Frame {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]frames.Frame(nil), r.frames...)
+}
+
+// jsonOf decodes JSON into generic values.
+func jsonOf(t testing.TB, s string) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatalf("invalid JSON %s: %v", s, err)
+	}
+	return v
+}
+
+var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })
+
+func always(int) bool { return true }
