@@ -1,51 +1,84 @@
-// Shared setup for the browser tests: the Go server (built from
-// transports/webrtc/internal/e2eserver unless E2E_SERVER_CMD names another,
-// such as examples/conformance), and headless Debian Chromium driven by
-// playwright-core with the flags of smallwebrtc.md §6.4.
+// Shared setup for the browser tests: the Go server under test, a static
+// server for the page when the bot does not serve it, and headless Debian
+// Chromium driven by playwright-core with the flags of smallwebrtc.md §6.4.
 import { spawn, execFileSync } from "node:child_process";
 import { createInterface } from "node:readline";
+import { createServer } from "node:http";
+import { readFile } from "node:fs/promises";
+import { connect as tcpConnect, createServer as createTCPServer } from "node:net";
 import { fileURLToPath } from "node:url";
-import { dirname, join } from "node:path";
+import { dirname, join, normalize } from "node:path";
 import { chromium } from "playwright-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const e2eDir = join(here, "..");
-const repo = join(e2eDir, "..");
+export const repo = join(e2eDir, "..");
 
 export const CHROMIUM = process.env.CHROMIUM || "/usr/bin/chromium";
 export const CONNECT_TIMEOUT = 20000;
+const TAGS = process.env.TAGS ?? "opus nolibopusfile";
 
-// Server runs the Go server and records the JSON event lines it prints.
+// goBuild builds a Go main package of the repository into dist/.
+export function goBuild(pkg, name) {
+  const bin = join(e2eDir, "dist", name);
+  execFileSync("go", ["build", "-tags", TAGS, "-o", bin, pkg], { cwd: repo, stdio: "inherit" });
+  return bin;
+}
+
+async function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createTCPServer();
+    s.listen(0, "127.0.0.1", () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.on("error", reject);
+  });
+}
+
+async function waitForPort(port, timeout) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const ok = await new Promise((resolve) => {
+      const sock = tcpConnect(port, "127.0.0.1", () => { sock.end(); resolve(true); });
+      sock.on("error", () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`nothing listens on port ${port} after ${timeout} ms`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// Server runs a Go server and records the JSON event lines it prints
+// (the e2e server prints them; other bots need not).
 export class Server {
-  constructor() {
+  constructor({ cmd, args = [], addrFlag = null }) {
+    this.cmd = cmd;
+    this.args = args;
+    this.addrFlag = addrFlag; // e.g. "-addr": the harness picks the port
     this.events = [];
     this.waiters = [];
   }
 
   async start() {
-    let cmd, args;
-    if (process.env.E2E_SERVER_CMD) {
-      [cmd, ...args] = process.env.E2E_SERVER_CMD.split(" ");
-    } else {
-      const tags = process.env.TAGS ?? "opus nolibopusfile";
-      const bin = join(e2eDir, "dist", "e2eserver");
-      execFileSync("go", ["build", "-tags", tags, "-o", bin, "./transports/webrtc/internal/e2eserver"],
-        { cwd: repo, stdio: "inherit" });
-      cmd = bin;
-      args = ["-addr", "127.0.0.1:0", "-static", e2eDir];
+    const args = [...this.args];
+    let port = null;
+    if (this.addrFlag) {
+      port = await freePort();
+      args.push(this.addrFlag, `127.0.0.1:${port}`);
     }
-    this.proc = spawn(cmd, args, { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
+    this.proc = spawn(this.cmd, args, { cwd: repo, stdio: ["ignore", "pipe", "pipe"] });
     this.proc.stderr.on("data", (d) => { if (process.env.E2E_VERBOSE) process.stderr.write(d); });
+    const exited = new Promise((_, reject) => this.proc.once("exit", (code) => reject(new Error(`${this.cmd} exited with ${code}`))));
+    exited.catch(() => {});
     const lines = createInterface({ input: this.proc.stdout });
-    this.url = await new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("the server did not start in 60 s")), 60000);
-      this.proc.once("exit", (code) => reject(new Error(`the server exited with ${code}`)));
+    const announced = new Promise((resolve) => {
       lines.on("line", (line) => {
+        if (process.env.E2E_VERBOSE) console.log("[server]", line);
         const m = line.match(/listening on (http:\/\/\S+)/);
-        if (m) { clearTimeout(timer); resolve(m[1]); return; }
+        if (m) { resolve(m[1]); return; }
         try { this.record(JSON.parse(line)); } catch { /* not an event */ }
       });
     });
+    const ready = port ? waitForPort(port, 90000).then(() => `http://127.0.0.1:${port}`) : announced;
+    this.url = await Promise.race([ready, exited]);
   }
 
   record(ev) {
@@ -71,6 +104,21 @@ export class Server {
   }
 }
 
+// servePage serves index.html and dist/ on another port, for bots that do
+// not serve the page: the page is then cross-origin and CORS is exercised.
+export async function servePage() {
+  const server = createServer(async (req, res) => {
+    const path = normalize(new URL(req.url, "http://x").pathname).replace(/^\/+/, "") || "index.html";
+    if (!/^(index\.html|dist\/[\w.-]+\.js)$/.test(path)) { res.writeHead(404).end(); return; }
+    try {
+      const body = await readFile(join(e2eDir, path));
+      res.writeHead(200, { "Content-Type": path.endsWith(".js") ? "text/javascript" : "text/html" }).end(body);
+    } catch { res.writeHead(404).end(); }
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => server.close(r)) };
+}
+
 export async function launchBrowser() {
   return chromium.launch({
     executablePath: CHROMIUM,
@@ -86,33 +134,42 @@ export async function launchBrowser() {
   });
 }
 
-// openPage opens the test page (legacy: client-js 1.9 + transport 1.10.2).
-export async function openPage(browser, server, { legacy = false } = {}) {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  page.on("console", (m) => { if (process.env.E2E_VERBOSE) console.log("[page]", m.type(), m.text()); });
-  await page.goto(server.url + "/" + (legacy ? "?legacy" : ""));
-  await page.waitForFunction(() => typeof window.connect === "function");
-  return page;
-}
+// Target is where a test connects: the page's URL and the bot's origin.
+export class Target {
+  constructor(browser, pageURL, botURL) {
+    this.browser = browser;
+    this.pageURL = pageURL;
+    this.botURL = botURL;
+  }
 
-// connect runs client.connect() (or startBotAndConnect) in the page, bounded:
-// connect() itself never times out (smallwebrtc.md §5, trap 16).
-export async function connect(page, opts = {}) {
-  return page.evaluate(async ({ opts, timeout }) => {
-    let timer;
-    const guard = new Promise((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`connect() did not settle in ${timeout} ms`)), timeout);
-    });
-    try {
-      return await Promise.race([window.connect(opts), guard]);
-    } catch (e) {
-      try { await window.__client.disconnect(); } catch { /* already down */ }
-      throw e;
-    } finally {
-      clearTimeout(timer);
-    }
-  }, { opts, timeout: CONNECT_TIMEOUT });
+  // open opens the test page (legacy: client-js 1.9 + transport 1.10.2).
+  async open({ legacy = false } = {}) {
+    const context = await this.browser.newContext();
+    const page = await context.newPage();
+    page.on("console", (m) => { if (process.env.E2E_VERBOSE) console.log("[page]", m.type(), m.text()); });
+    await page.goto(this.pageURL + "/" + (legacy ? "?legacy" : ""));
+    await page.waitForFunction(() => typeof window.connect === "function");
+    return page;
+  }
+
+  // connect runs client.connect() (or startBotAndConnect) in the page,
+  // bounded: connect() itself never times out (smallwebrtc.md §5, trap 16).
+  async connect(page, opts = {}) {
+    return page.evaluate(async ({ opts, timeout }) => {
+      let timer;
+      const guard = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`connect() did not settle in ${timeout} ms`)), timeout);
+      });
+      try {
+        return await Promise.race([window.connect(opts), guard]);
+      } catch (e) {
+        try { await window.__client.disconnect(); } catch { /* already down */ }
+        throw e;
+      } finally {
+        clearTimeout(timer);
+      }
+    }, { opts: { ...opts, base: this.botURL }, timeout: CONNECT_TIMEOUT });
+  }
 }
 
 export async function until(page, fn, arg, timeout = 10000) {

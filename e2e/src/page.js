@@ -67,7 +67,7 @@ class StubMediaManager {
 
 // connect starts a client. startFlow uses POST /start and the session path;
 // otherwise it posts straight to /api/offer.
-window.connect = async ({ startFlow = false, mic = false } = {}) => {
+window.connect = async ({ startFlow = false, mic = false, base = location.origin } = {}) => {
   const transport = new SmallWebRTCTransport({ mediaManager: new StubMediaManager(mic) });
   const client = new PipecatClient({
     transport,
@@ -100,7 +100,6 @@ window.connect = async ({ startFlow = false, mic = false } = {}) => {
   });
   window.__client = client;
   window.__transport = transport;
-  const base = location.origin;
   try {
     const data = startFlow
       ? await client.startBotAndConnect({ endpoint: `${base}/start`, requestData: { body: { from: "e2e" } } })
@@ -112,6 +111,15 @@ window.connect = async ({ startFlow = false, mic = false } = {}) => {
     log("connect failed", state.error);
     throw e;
   }
+};
+
+// rtvi sends one RTVI message on the raw channel with a fresh id and
+// returns the id.
+let rawIds = 0;
+window.rtvi = (type, data) => {
+  const id = "e2e" + String(++rawIds).padStart(5, "0");
+  window.__transport.dc.send(JSON.stringify({ label: "rtvi-ai", type, id, data }));
+  return id;
 };
 
 // sendRaw writes one text frame on the transport's data channel, bypassing

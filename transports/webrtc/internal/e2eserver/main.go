@@ -31,6 +31,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -158,18 +159,42 @@ func (s *statusRecorder) WriteHeader(code int) {
 	s.ResponseWriter.WriteHeader(code)
 }
 
-// newPipeline is Input -> RTVI -> meter -> Output. The RTVI processor
-// answers the handshake; client-message {t:"echo", d:X} is answered with
-// server-response {t:"echo", d:X}, and {t:"tone", d:{hz, ms}} plays a sine.
+// newPipeline is Input -> RTVI -> meter -> echo LLM -> Output, with the
+// RTVI observer. It behaves as shared/spec/conformance-bot.md fixes for the
+// rows that need no UI agent: the RTVI processor answers the handshake and
+// bad input; client-message {t:"echo", d:X} is answered with
+// server-response {t:"echo", d:X}; {t:"ui-command", d:{command, payload}}
+// becomes ui-command {command, payload}; ui-event becomes server-message
+// {type:"ui_event", event, payload}; send-text C is answered "echo: C" by
+// the echo LLM (bot-llm-started, bot-llm-text, bot-llm-stopped); and
+// {t:"tone", d:{hz, ms}} plays a sine.
 func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 	rp := rtvi.NewProcessor(rtvi.Options{Logger: log})
-	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, s.Output()), pipeline.TaskOptions{Logger: log})
+	obs := rtvi.NewObserver(rp, rtvi.ObserverOptions{Logger: log})
+	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, echoLLM{}, s.Output()),
+		pipeline.TaskOptions{Logger: log, Observers: []observers.Observer{obs}})
 	event("session", map[string]any{"session": s.ID(), "pc_id": s.PCID(), "start_id": s.StartID()})
 	rp.OnClientReady(func(_ context.Context, r rtvi.ClientReady) {
 		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.ID})
 	})
 	rp.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
 		event("client-message", map[string]any{"session": s.ID(), "t": m.Type})
+		if m.Type == "ui-command" {
+			var req struct {
+				Command string          `json:"command"`
+				Payload json.RawMessage `json:"payload"`
+			}
+			if err := json.Unmarshal(m.Data, &req); err != nil || req.Command == "" {
+				_ = rp.SendErrorResponse(m, "ui-command needs {command, payload}")
+				return
+			}
+			f := &rtvi.UICommandFrame{Command: req.Command}
+			if len(req.Payload) > 0 {
+				f.Payload = rtvi.RawJSON(req.Payload)
+			}
+			task.QueueFrame(f)
+			return
+		}
 		if m.Type == "tone" {
 			var req struct{ Hz, Ms float64 }
 			_ = json.Unmarshal(m.Data, &req)
@@ -185,11 +210,41 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 			log.Warn("echo", zap.Error(err))
 		}
 	})
+	rp.OnUIMessage(func(_ context.Context, m rtvi.UIMessage) {
+		ev, ok := m.(*rtvi.UIEventFrame)
+		if !ok {
+			return
+		}
+		name, _ := json.Marshal(ev.Event)
+		payload := ev.Payload.AppendJSON(nil)
+		data := fmt.Sprintf(`{"type":"ui_event","event":%s,"payload":%s}`, name, payload)
+		if err := rp.SendServerMessage(rtvi.RawJSON(data)); err != nil {
+			log.Warn("ui_event", zap.Error(err))
+		}
+	})
 	go func() {
 		<-s.Done()
 		event("session-ended", map[string]any{"session": s.ID(), "reason": s.Reason()})
 	}()
 	return task
+}
+
+// echoLLM stands in for an LLM: a user message appended with RunLLM is
+// answered "echo: <content>" in two chunks, inside a full response.
+type echoLLM struct{}
+
+func (echoLLM) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	m, ok := f.(*frames.LLMMessagesAppend)
+	if !ok || !m.RunLLM || dir != frames.Downstream || len(m.Messages) == 0 {
+		return nil
+	}
+	h.Forward()
+	last := m.Messages[len(m.Messages)-1]
+	h.Push(&frames.LLMFullResponseStart{}, frames.Downstream)
+	h.Push(&frames.LLMText{Text: "echo: "}, frames.Downstream)
+	h.Push(&frames.LLMText{Text: last.Content}, frames.Downstream)
+	h.Push(&frames.LLMFullResponseEnd{}, frames.Downstream)
+	return nil
 }
 
 // queueTone queues a sine at the pipeline's output rate in 40 ms frames.

@@ -102,6 +102,43 @@ func TestServesThePageAndAnswersTheHandshakeAndEcho(t *testing.T) {
 	if reply.Type != "server-response" || reply.Data.T != "echo" || reply.Data.D["s"] != "héllo" {
 		t.Errorf("echo reply %s", m)
 	}
+	// ui-command, ui-event and send-text, as the conformance bot answers them.
+	_ = c.Send(`{"label":"rtvi-ai","type":"client-message","id":"u1","data":{"t":"ui-command","d":{"command":"toast","payload":{"title":"hi"}}}}`)
+	if m, err := c.Next(ctx, func(m string) bool { return strings.Contains(m, `"ui-command"`) }); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(m, `"data":{"command":"toast","payload":{"title":"hi"}}`) {
+		t.Errorf("ui-command = %s", m)
+	}
+	_ = c.Send(`{"label":"rtvi-ai","type":"ui-event","id":"v1","data":{"event":"clicked","payload":{"ref":"e3"}}}`)
+	if m, err := c.Next(ctx, func(m string) bool { return strings.Contains(m, `"server-message"`) }); err != nil {
+		t.Fatal(err)
+	} else if !strings.Contains(m, `{"type":"ui_event","event":"clicked","payload":{"ref":"e3"}}`) {
+		t.Errorf("ui_event = %s", m)
+	}
+	_ = c.Send(`{"label":"rtvi-ai","type":"send-text","id":"s1","data":{"content":"hello","options":{}}}`)
+	var llm []string
+	for {
+		m, err := c.Next(ctx, func(m string) bool { return strings.Contains(m, `"bot-llm-`) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg struct {
+			Type string
+			Data struct{ Text string }
+		}
+		_ = json.Unmarshal([]byte(m), &msg)
+		if msg.Type == "bot-llm-text" {
+			llm = append(llm, msg.Data.Text)
+			continue
+		}
+		llm = append(llm, msg.Type)
+		if msg.Type == "bot-llm-stopped" {
+			break
+		}
+	}
+	if got := strings.Join(llm, "|"); got != "bot-llm-started|echo: |hello|bot-llm-stopped" {
+		t.Errorf("send-text answered %s", got)
+	}
 	for _, want := range []string{`"event":"session"`, `"event":"client-ready"`, `"event":"client-message"`, `"method":"POST"`} {
 		if !strings.Contains(events.String(), want) {
 			t.Errorf("events lack %s:\n%s", want, events.String())
