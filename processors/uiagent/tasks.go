@@ -172,13 +172,16 @@ func (tg *TaskGroups) ProcessFrame(_ context.Context, _ *pipeline.Handle, f fram
 func (tg *TaskGroups) Cleanup(ctx context.Context) error {
 	tg.mu.Lock()
 	tg.closed = true
-	var cbs callbacks
+	var closed []*Group
 	for _, g := range tg.groups {
-		cbs = append(cbs, g.closeLocked("the pipeline stopped", false)...)
+		g.closeLocked("the pipeline stopped", false)
+		closed = append(closed, g)
 	}
 	tg.mu.Unlock()
 	tg.stop()
-	cbs.run()
+	for _, g := range closed {
+		g.drain()
+	}
 	if err := waitGroup(ctx, &tg.wg); err != nil {
 		return fmt.Errorf("uiagent: task-group workers still running: %w", err)
 	}
@@ -198,6 +201,8 @@ type Group struct {
 	completions []Completion    // guarded by tg.mu
 	over        bool            // guarded by tg.mu
 	reason      string          // guarded by tg.mu
+	hooks       []func()        // guarded by tg.mu: hooks waiting to run
+	draining    bool            // guarded by tg.mu: a goroutine runs hooks
 }
 
 // ID returns the group's id (job_id / task_id on the wire).
@@ -206,7 +211,8 @@ func (g *Group) ID() string { return g.id }
 // Workers returns the workers' names, in dispatch order.
 func (g *Group) Workers() []string { return append([]string(nil), g.workers...) }
 
-// Done is closed when the group is over (group_completed was sent).
+// Done is closed when the group is over: group_completed was sent and
+// the group's hooks have run.
 func (g *Group) Done() <-chan struct{} { return g.done }
 
 // Completions returns the completions sent so far, in order.
@@ -243,9 +249,9 @@ func (g *Group) Cancel(reason string) bool {
 	}
 	g.tg.mu.Lock()
 	ok := !g.over
-	cbs := g.cancelLocked(reason)
+	g.cancelLocked(reason)
 	g.tg.mu.Unlock()
-	cbs.run()
+	g.drain()
 	return ok
 }
 
@@ -368,21 +374,24 @@ func (tg *TaskGroups) HandleCancel(f *rtvi.UICancelTaskFrame) bool {
 		log.Debug("cancel request for a task group that is not cancellable", zap.String("id", f.TaskID))
 		return false
 	}
-	cbs := g.cancelLocked(reason)
+	g.cancelLocked(reason)
 	tg.mu.Unlock()
-	cbs.run()
+	g.drain()
 	return true
 }
 
 // cancelAll cancels every running group with envelopes.
 func (tg *TaskGroups) cancelAll(reason string) {
 	tg.mu.Lock()
-	var cbs callbacks
+	var cancelled []*Group
 	for _, g := range tg.groups {
-		cbs = append(cbs, g.cancelLocked(reason)...)
+		g.cancelLocked(reason)
+		cancelled = append(cancelled, g)
 	}
 	tg.mu.Unlock()
-	cbs.run()
+	for _, g := range cancelled {
+		g.drain()
+	}
 }
 
 // at is the envelope time, epoch milliseconds.
@@ -396,13 +405,32 @@ func (tg *TaskGroups) emit(e rtvi.TaskEvent) {
 	}
 }
 
-// callbacks are the hooks to run once tg.mu is released.
-type callbacks []func()
+// queueLocked queues hooks (and the closing of done) to run outside the
+// lock, in the order the lifecycle happened; tg.mu must be held. Whoever
+// queues calls drain once the lock is released.
+func (g *Group) queueLocked(fn func()) { g.hooks = append(g.hooks, fn) }
 
-func (c callbacks) run() {
-	for _, fn := range c {
-		fn()
+// drain runs the queued hooks unless another goroutine is running them
+// (which then also runs these). A hook may call back into the group.
+func (g *Group) drain() {
+	tg := g.tg
+	tg.mu.Lock()
+	if g.draining {
+		tg.mu.Unlock()
+		return
 	}
+	g.draining = true
+	for len(g.hooks) > 0 {
+		fn := g.hooks[0]
+		g.hooks[0] = nil
+		g.hooks = g.hooks[1:]
+		tg.mu.Unlock()
+		fn()
+		tg.mu.Lock()
+	}
+	g.hooks = nil
+	g.draining = false
+	tg.mu.Unlock()
 }
 
 // run runs one worker and reports its end.
@@ -424,9 +452,9 @@ func (g *Group) run(ctx context.Context, w Worker) {
 		c.Response = encode(map[string]string{"error": err.Error()})
 	}
 	g.tg.mu.Lock()
-	cbs := g.completeLocked(c)
+	g.completeLocked(c)
 	g.tg.mu.Unlock()
-	cbs.run()
+	g.drain()
 }
 
 // work calls the worker, turning a panic into an error.
@@ -456,30 +484,31 @@ func (g *Group) update(worker string, data any) {
 		d = rtvi.RawJSON(raw)
 	}
 	tg.emit(rtvi.TaskUpdate{TaskID: g.id, AgentName: worker, Data: d, At: tg.at()})
-	tg.mu.Unlock()
 	if fn := g.opts.OnUpdate; fn != nil {
-		fn(worker, raw)
+		g.queueLocked(func() { fn(worker, raw) })
 	}
+	tg.mu.Unlock()
+	g.drain()
 }
 
 // completeLocked sends a worker's completion, then cancels the group on an
 // error (unless KeepOnError) or closes it when every worker is done.
-func (g *Group) completeLocked(c Completion) callbacks {
+func (g *Group) completeLocked(c Completion) {
 	if g.over || g.finished[c.Worker] {
 		g.tg.log.Load().Debug("dropping a late task-group completion", zap.String("id", g.id), zap.String("worker", c.Worker))
-		return nil
+		return
 	}
-	cbs := g.sendCompletionLocked(c)
+	g.sendCompletionLocked(c)
 	if (c.Status == rtvi.StatusError || c.Status == rtvi.StatusFailed) && !g.opts.KeepOnError {
-		return append(cbs, g.cancelLocked(fmt.Sprintf("worker %s ended with %s", c.Worker, c.Status))...)
+		g.cancelLocked(fmt.Sprintf("worker %s ended with %s", c.Worker, c.Status))
+		return
 	}
 	if len(g.finished) == len(g.workers) {
-		cbs = append(cbs, g.closeLocked("", true)...)
+		g.closeLocked("", true)
 	}
-	return cbs
 }
 
-func (g *Group) sendCompletionLocked(c Completion) callbacks {
+func (g *Group) sendCompletionLocked(c Completion) {
 	g.finished[c.Worker] = true
 	g.completions = append(g.completions, c)
 	var resp rtvi.Payload
@@ -488,31 +517,29 @@ func (g *Group) sendCompletionLocked(c Completion) callbacks {
 	}
 	g.tg.emit(rtvi.TaskCompleted{TaskID: g.id, AgentName: c.Worker, Status: c.Status, Response: resp, At: g.tg.at()})
 	if fn := g.opts.OnCompleted; fn != nil {
-		return callbacks{func() { fn(c) }}
+		g.queueLocked(func() { fn(c) })
 	}
-	return nil
 }
 
 // cancelLocked synthesizes "cancelled" for every worker still running,
 // sends group_completed and stops the workers.
-func (g *Group) cancelLocked(reason string) callbacks {
+func (g *Group) cancelLocked(reason string) {
 	if g.over {
-		return nil
+		return
 	}
-	var cbs callbacks
 	for _, w := range g.workers {
 		if !g.finished[w] {
-			cbs = append(cbs, g.sendCompletionLocked(Completion{Worker: w, Status: rtvi.StatusCancelled})...)
+			g.sendCompletionLocked(Completion{Worker: w, Status: rtvi.StatusCancelled})
 		}
 	}
-	return append(cbs, g.closeLocked(reason, true)...)
+	g.closeLocked(reason, true)
 }
 
 // closeLocked ends the group: group_completed (when send is set), the
 // timer and workers stopped, the group forgotten.
-func (g *Group) closeLocked(reason string, send bool) callbacks {
+func (g *Group) closeLocked(reason string, send bool) {
 	if g.over {
-		return nil
+		return
 	}
 	g.over, g.reason = true, reason
 	if send {
@@ -523,11 +550,10 @@ func (g *Group) closeLocked(reason string, send bool) callbacks {
 	}
 	g.cancel()
 	delete(g.tg.groups, g.id)
-	close(g.done)
 	if fn := g.opts.OnDone; fn != nil {
-		return callbacks{func() { fn(g) }}
+		g.queueLocked(func() { fn(g) })
 	}
-	return nil
+	g.queueLocked(func() { close(g.done) })
 }
 
 // encode encodes a worker's value now (so later changes to it cannot
