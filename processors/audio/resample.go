@@ -338,6 +338,21 @@ func (r *Resampler) process(out []int16, srcBytes []byte, srcSamples []int16) []
 	pos, phase := r.pos, r.phase
 	avail := len(r.hist[0])
 	k := 0
+	if ch == 1 && !r.interp {
+		// The common case (mono, exact phases) without the general loop's
+		// per-sample branches.
+		h, coeffs := r.hist[0], r.coeffs
+		for ; pos+taps <= avail; k++ {
+			row := coeffs[phase*taps : phase*taps+taps]
+			o[k] = saturateFloat(float64(dot(h[pos:pos+taps], row)))
+			pos += step
+			phase += rem
+			if phase >= l {
+				phase -= l
+				pos++
+			}
+		}
+	}
 	for ; pos+taps <= avail; k++ {
 		var row, next []float32
 		var t float32
