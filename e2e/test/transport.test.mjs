@@ -5,7 +5,7 @@
 // the server saw.
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { Server, Target, goBuild, launchBrowser, e2eDir, closePage } from "../lib/harness.mjs";
+import { Server, Target, goBuild, launchBrowser, servePage, e2eDir, closePage } from "../lib/harness.mjs";
 import { conformanceScenarios } from "../lib/scenarios.mjs";
 
 let server, browser, target;
@@ -63,6 +63,21 @@ describe("what the server saw", () => {
     assert.ok(Date.now() - t0 < 3500);
     assert.ok(ev);
     await page.context().close();
+  });
+
+  it("a page from another origin connects through the CORS preflight", async () => {
+    const other = await servePage();
+    try {
+      const cross = new Target(browser, other.url, server.url);
+      const page = await cross.open();
+      const data = await cross.connect(page, { startFlow: true });
+      assert.equal(data.version, "2.1.0");
+      const got = await page.evaluate(() => window.__client.sendClientRequest("echo", "cors"));
+      assert.equal(got, "cors");
+      await closePage(page);
+    } finally {
+      await other.close();
+    }
   });
 
   it("disconnect-bot ends the session from the pipeline", async () => {

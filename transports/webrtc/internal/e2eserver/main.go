@@ -77,6 +77,7 @@ func newHandler(static string, out io.Writer, log *zap.Logger, settings func(*pi
 		IncludeLoopback: true,
 		DisableMDNS:     true,
 		Settings:        settings,
+		AllowOrigins:    []string{"*"}, // pages served from elsewhere work too
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			return newPipeline(s, log), nil
 		},
