@@ -2,7 +2,8 @@
 // small-webrtc-transport, client-react) in headless Debian Chromium,
 // driven by playwright-core, against the real Go server with the offline
 // demo brain. Each step saves a screenshot under the output folder
-// (E2E_OUT_DIR, default examples/ui-agent/out/e2e).
+// (E2E_OUT_DIR, default examples/ui-agent/out/e2e). TAGS sets the Go build
+// tags of the server (e.g. "opus nolibopusfile"); CHROMIUM the browser.
 //
 // Run it with examples/ui-agent/e2e/run.sh (which builds what it needs),
 // or `node --test examples/ui-agent/e2e/` once the bundle is built.
@@ -28,8 +29,20 @@ const WAIT = 15000;
 let server, serverExit, url, browser, page;
 const pageErrors = [];
 
-function shot(name) {
-  return page.screenshot({ path: join(outDir, `${name}.png`) });
+// shot saves a screenshot once smooth scrolling has come to rest (a
+// screenshot mid-scroll shows the sticky header out of place).
+async function shot(name) {
+  await page.waitForFunction(
+    () => {
+      const y = window.scrollY;
+      const still = window.__lastScrollY === y;
+      window.__lastScrollY = y;
+      return still;
+    },
+    null,
+    { polling: 150, timeout: WAIT },
+  );
+  await page.screenshot({ path: join(outDir, `${name}.png`) });
 }
 
 before(async () => {
@@ -39,7 +52,9 @@ before(async () => {
 
   // Build the server with the bundle embedded, then start it on a free port.
   const bin = join(mkdtempSync(join(tmpdir(), "ui-agent-e2e-")), "ui-agent");
-  const tags = process.env.GO_TAGS ? ["-tags", process.env.GO_TAGS] : [];
+  // TAGS (as in the Makefile and e2e/) or GO_TAGS: build tags for the server.
+  const tagList = process.env.GO_TAGS ?? process.env.TAGS ?? "";
+  const tags = tagList.trim() ? ["-tags", tagList] : [];
   execFileSync("go", ["build", ...tags, "-o", bin, "./examples/ui-agent"], { cwd: repo, stdio: "inherit" });
   const log = createWriteStream(join(outDir, "server.log"));
   server = spawn(bin, ["-addr", "127.0.0.1:0", "-v"], {
