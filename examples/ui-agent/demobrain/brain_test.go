@@ -48,7 +48,7 @@ func TestDecide(t *testing.T) {
 			tool: ReplyTool, answer: []string{"Google makes 3", "Pixel 10", "Pixel 9a", "Pixel 10 Pro"},
 			scrollTo: "Pixel 9a", highlight: []string{"Pixel 10", "Pixel 9a", "Pixel 10 Pro"}}},
 		{"back to the top", "article-selection", "scroll back to the top", all, want{
-			tool: ReplyTool, answer: []string{"top"}, scrollTo: "framewire UI agent demo"}},
+			tool: ReplyTool, answer: []string{"top"}, scrollTo: "Phones"}},
 
 		// Deixis.
 		{"explain the selected paragraph", "article-selection", "explain this", all, want{

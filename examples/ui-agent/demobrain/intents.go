@@ -722,16 +722,24 @@ func (d *decider) fullMatch(p *product) bool {
 }
 
 func (d *decider) scrollTop() Call {
+	// The first thing in the main content; a sticky header is always in
+	// view, so scrolling to it would do nothing.
 	var top *Node
 	for _, n := range d.st.All() {
-		if n.Role == "heading" && n.Level == 1 && n.Ref != "" {
-			top = n
+		if n.Role == "main" {
+			n.Walk(func(x *Node) bool {
+				if x.Ref != "" && x.Role == "heading" {
+					top = x
+					return false
+				}
+				return true
+			})
 			break
 		}
 	}
 	if top == nil {
 		for _, n := range d.st.All() {
-			if n.Ref != "" && n != d.st.Root {
+			if n.Role == "heading" && n.Ref != "" {
 				top = n
 				break
 			}
