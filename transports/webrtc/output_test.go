@@ -14,7 +14,7 @@ import (
 
 // offlineSession is a session with no peer connection: its output plays
 // into nothing, which is enough to test pacing and ordering.
-func offlineSession(t *testing.T) *Session {
+func offlineSession(t testing.TB) *Session {
 	t.Helper()
 	srv, err := NewServer(Options{NewPipeline: func(context.Context, *Session) (*pipeline.Task, error) {
 		return nil, errors.New("unused")
