@@ -344,3 +344,22 @@ func jsonOf(t testing.TB, s string) any {
 var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })
 
 func always(int) bool { return true }
+
+// waitResults waits until n tool results are in the context, none of them
+// still in progress, and returns them.
+func (r *rig) waitResults(n int) []string {
+	r.t.Helper()
+	r.waitFor("tool results", func() bool {
+		res := r.toolResults()
+		if len(res) < n {
+			return false
+		}
+		for _, c := range res {
+			if c == llm.ToolInProgress {
+				return false
+			}
+		}
+		return true
+	})
+	return r.toolResults()
+}

@@ -55,7 +55,7 @@ func TestReplyDispatchesThenSpeaks(t *testing.T) {
 	if d := cmp.Diff([]Answer{{Text: "Filled in and submitted.", Outcome: Replied}}, turns); d != "" {
 		t.Errorf("turns (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff([]string{llm.ToolCompleted}, r.toolResults()); d != "" {
+	if d := cmp.Diff([]string{llm.ToolCompleted}, r.waitResults(1)); d != "" {
 		t.Errorf("tool results (-want +got):\n%s", d)
 	}
 	if n := len(model.requests()); n != 1 {
@@ -82,7 +82,7 @@ func TestReplyReportsUnknownRefs(t *testing.T) {
 	if d := cmp.Diff([]string{"e42", "e99", "e6.more"}, turns[0].SkippedRefs); d != "" {
 		t.Errorf("skipped refs (-want +got):\n%s", d)
 	}
-	res := r.toolResults()
+	res := r.waitResults(1)
 	if len(res) != 1 {
 		t.Fatalf("tool results: %v", res)
 	}
@@ -149,7 +149,7 @@ func TestReplyWithoutAnswerAsksAgain(t *testing.T) {
 	if turns[0].Text != "Agreed." || len(model.requests()) != 2 {
 		t.Errorf("turns %v after %d inferences", turns, len(model.requests()))
 	}
-	res := r.toolResults()
+	res := r.waitResults(2)
 	if len(res) != 2 || !strings.Contains(res[0], `reply needs \"answer\"`) {
 		t.Errorf("tool results: %v", res)
 	}
@@ -316,7 +316,7 @@ func TestPhraseModeHandsTheAnswerBack(t *testing.T) {
 	if s := r.spoken(); len(s) != 0 {
 		t.Errorf("phrase mode spoke verbatim: %v", s)
 	}
-	res := r.toolResults()
+	res := r.waitResults(1)
 	if len(res) != 1 || cmp.Diff(map[string]any{"answer": "the form is on the left"}, jsonOf(t, res[0])) != "" {
 		t.Errorf("tool results: %v", res)
 	}
@@ -331,10 +331,19 @@ func TestTextModeSendsAnLLMResponse(t *testing.T) {
 	r := newRig(t, model, rigOptions{agent: Options{Answer: AnswerText}})
 	r.say("hi")
 	r.waitFor("the text", func() bool { return r.llmText() == "Hi there." })
-	r.settle()
-	msgs := r.conv.Messages()
-	if last := msgs[len(msgs)-1]; last.Role != llm.RoleAssistant || last.Content != "Hi there." {
-		t.Errorf("the answer is not in the context: %+v", last)
+	r.waitFor("the answer in the context", func() bool {
+		for _, m := range r.conv.Messages() {
+			if m.Role == llm.RoleAssistant && m.Content == "Hi there." {
+				return true
+			}
+		}
+		return false
+	})
+	if res := r.waitResults(1); res[0] != llm.ToolCompleted {
+		t.Errorf("tool result %q", res[0])
+	}
+	if s := r.spoken(); len(s) != 0 {
+		t.Errorf("text mode also spoke: %v", s)
 	}
 }
 
@@ -346,10 +355,7 @@ func TestUntrackedReply(t *testing.T) {
 	)}
 	r := newRig(t, model, rigOptions{noHook: true})
 	r.say("hi")
-	r.waitFor("both results", func() bool {
-		res := strings.Join(r.toolResults(), "|")
-		return len(r.toolResults()) == 2 && !strings.Contains(res, llm.ToolInProgress)
-	})
+	r.waitResults(2)
 	r.settle()
 	if s := r.spoken(); len(s) != 1 {
 		t.Errorf("spoken %v, want one answer", s)
