@@ -122,6 +122,20 @@ func TestRenegotiationKeepsThePeerConnectionAndPCID(t *testing.T) {
 	}
 }
 
+func TestServerRenegotiateMakesTheClientReofferOnTheSamePC(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, _ := h.session(c)
+	id := c.PCID()
+	s.Renegotiate()
+	eventually(t, 10*time.Second, "the client re-offered", func() bool { return c.Renegotiations.Load() == 1 })
+	if c.PCID() != id || s.PCID() != id {
+		t.Errorf("pc_id changed: %s -> client %s, session %s", id, c.PCID(), s.PCID())
+	}
+	readyRoundTrip(t, ctx, c, "reneg002")
+}
+
 func TestAVanishedClientIsDetectedWithin3500ms(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
@@ -225,7 +239,7 @@ func TestClientMessagesBeforeThePipelineStartsAreReplayedInOrder(t *testing.T) {
 	s.onMessage([]byte(`{not json`))
 	s.onMessage([]byte(`{"type":"signalling","message":{"type":"trackStatus","receiver_index":0,"enabled":false}}`))
 	s.onMessage([]byte(`{"n":2}`))
-	if s.TrackEnabled(0) {
+	if s.TrackEnabled(0) || !s.micOff.Load() {
 		t.Error("trackStatus for the mic was not applied")
 	}
 	var got []string

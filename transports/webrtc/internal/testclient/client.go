@@ -56,9 +56,11 @@ type Client struct {
 	codec codec.Codec
 	http  *http.Client
 
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	spawnMu sync.Mutex
+	closed  bool
 
 	mu       sync.Mutex
 	leg      *leg
@@ -72,6 +74,8 @@ type Client struct {
 	PacketsOut    atomic.Uint64
 	Patches       atomic.Uint64
 	CandidatesOut atomic.Uint64
+	// Renegotiations counts re-offers made for the server's renegotiate.
+	Renegotiations atomic.Uint64
 }
 
 // leg is one RTCPeerConnection of the client; a restart makes a new one.
@@ -145,7 +149,14 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 	return c, nil
 }
 
+// spawn runs fn on a goroutine that Close waits for; after Close it does
+// nothing.
 func (c *Client) spawn(fn func()) {
+	c.spawnMu.Lock()
+	defer c.spawnMu.Unlock()
+	if c.closed {
+		return
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
@@ -185,6 +196,16 @@ func (c *Client) newLeg() (*leg, error) {
 	})
 	l.dc.OnClose(func() { closeOnce.Do(func() { close(l.closed) }) })
 	l.dc.OnMessage(func(m pion.DataChannelMessage) {
+		if string(m.Data) == `{"type":"signalling","message":{"type":"renegotiate"}}` {
+			// As the browser: a new offer on the same peer connection.
+			c.spawn(func() {
+				ctx, cancel := context.WithTimeout(c.ctx, 10*time.Second)
+				defer cancel()
+				if c.Renegotiate(ctx) == nil {
+					c.Renegotiations.Add(1)
+				}
+			})
+		}
 		select {
 		case c.msgs <- string(m.Data):
 		default:
@@ -565,6 +586,9 @@ func (c *Client) Vanish() { c.pinging.Store(false) }
 // Close closes the client as client.disconnect() does: no HTTP call, the
 // channel and peer connection just close.
 func (c *Client) Close() {
+	c.spawnMu.Lock()
+	c.closed = true
+	c.spawnMu.Unlock()
 	c.cancel()
 	if l := c.current(); l != nil {
 		_ = l.pc.GracefulClose()
