@@ -446,3 +446,29 @@ func TestFlushWaitsForQueuedFrames(t *testing.T) {
 	task.StopWhenDone()
 	waitDone(t, done, 3*time.Second)
 }
+
+// The processor that starts an interruption keeps its own queue: what
+// waits there came from upstream (user input), not stale bot output.
+func TestInterruptKeepsTheOriginsOwnQueue(t *testing.T) {
+	release := make(chan struct{})
+	origin := procFunc(func(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+		switch f := f.(type) {
+		case *frames.Text:
+			if f.Text == "block" {
+				h.Go(func(context.Context, pipeline.Pusher) error { <-release; return nil })
+			}
+		case *frames.UserStartedSpeaking:
+			h.Interrupt()
+		}
+		return nil
+	})
+	rec := &sink{}
+	task := pipeline.NewTask(pipeline.New(origin, rec), pipeline.TaskOptions{})
+	done := runTask(t, task)
+	task.QueueFrames(text("block"), text("final transcription"), &frames.UserStartedSpeaking{})
+	waitFor(t, func() bool { return slices.Contains(rec.names(), "InterruptionFrame") })
+	close(release)
+	waitFor(t, func() bool { return slices.Contains(rec.texts(frames.Downstream), "final transcription") })
+	task.StopWhenDone()
+	waitDone(t, done, 3*time.Second)
+}

@@ -276,7 +276,7 @@ func (n *node) handle(it item) {
 	case *frames.Start:
 		n.started = true
 	case *frames.Interruption:
-		n.interruptBefore(0)
+		n.interrupt()
 	case *frames.Cancel:
 		n.cancelling.Store(true)
 		n.cancel()
@@ -327,14 +327,10 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 
 // interrupt cancels the epoch's work, waits for held jobs (bounded), drops
 // queued interruptible frames and opens a new epoch.
+// interrupt interrupts the node for the interruption frame it is handling,
+// which is at the head of cuts: it flushes what was queued before that
+// frame arrived.
 func (n *node) interrupt() {
-	n.interruptBefore(-1)
-}
-
-// interruptBefore interrupts the node; with cut < 0 it flushes what is
-// queued now (an interruption this processor starts), otherwise what was
-// queued before the interruption frame at the head of cuts arrived.
-func (n *node) interruptBefore(cut int) {
 	n.interrupting.Store(true)
 	n.endEpoch()
 	if len(n.epochJobs) > 0 {
@@ -353,9 +349,7 @@ func (n *node) interruptBefore(cut int) {
 	}
 	n.flushBatch(true)
 	n.mu.Lock()
-	if cut < 0 {
-		n.ordered.reset()
-	} else if len(n.cuts) > 0 {
+	if len(n.cuts) > 0 {
 		n.ordered.resetBefore(n.cuts[0])
 		n.cuts = n.cuts[:copy(n.cuts, n.cuts[1:])]
 	}
@@ -560,15 +554,15 @@ func (h *Handle) interruptible() bool {
 	return h.f != nil && h.f.Lane() == frames.LaneOrdered && !frames.IsUninterruptible(h.f)
 }
 
-// Interrupt starts an interruption from this processor: it interrupts its
-// own node, then pushes an [frames.Interruption] both upstream and
-// downstream (a broadcast pair). The caller carries on afterwards.
+// Interrupt starts an interruption from this processor: it pushes an
+// [frames.Interruption] both upstream and downstream (a broadcast pair),
+// and the caller carries on afterwards. The caller's own queue is left
+// alone: what waits there came from upstream before the decision to
+// interrupt (a final transcription, say) and is not stale bot output.
 func (h *Handle) Interrupt() {
-	h.n.interrupt()
 	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
 	h.n.Push(up, frames.Upstream)
 	h.n.Push(down, frames.Downstream)
-	h.n.pushDeferred()
 }
 
 // Logger returns the processor's logger.
