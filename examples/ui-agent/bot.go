@@ -73,9 +73,13 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 		// The tools are declared above; a failure here is a bug in this file.
 		panic(err)
 	}
-	rt := rtvi.NewProcessor(rtvi.Options{About: rtvi.JSON(map[string]string{
-		"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
-	})})
+	rt := rtvi.NewProcessor(rtvi.Options{
+		About: rtvi.JSON(map[string]string{
+			"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
+		}),
+		// bot-ready goes out from OnClientReady, before the greeting.
+		ManualBotReady: true,
+	})
 
 	procs := []pipeline.Processor{in, rt}
 	if b.voice.newSTT != nil {
@@ -98,6 +102,10 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 	rt.OnClientReady(func(ctx context.Context, r rtvi.ClientReady) {
 		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
 			zap.String("brain", b.brain.Label))
+		if err := rt.SetBotReady(nil); err != nil {
+			log.Warn("sending bot-ready", zap.Error(err))
+			return
+		}
 		if b.voice.TTS {
 			task.QueueFrame(&frames.TTSSpeak{Text: greeting})
 			return
