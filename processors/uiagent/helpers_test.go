@@ -363,3 +363,12 @@ func (r *rig) waitResults(n int) []string {
 	})
 	return r.toolResults()
 }
+
+// countNodes counts the nodes of a tree.
+func countNodes(n *rtvi.Node) int {
+	c := 1
+	for i := range n.Children {
+		c += countNodes(&n.Children[i])
+	}
+	return c
+}

@@ -163,7 +163,8 @@ func TestManualInjection(t *testing.T) {
 	if !a.InjectUIState(c) || cmp.Diff([]frames.LLMMessage{dev(smallState)}, c.Messages()) != "" {
 		t.Errorf("manual injection: %+v", c.Messages())
 	}
-	if a.UIState() != smallState || a.UIState() != smallState {
+	first := a.UIState()
+	if first != smallState || a.UIState() != first {
 		t.Error("UIState (cached) disagrees with the rendering")
 	}
 	a.SetSnapshot(nil)
@@ -236,7 +237,7 @@ func TestEventHandlers(t *testing.T) {
 	}
 	a.handleEvent("note_click", rtvi.RawJSON(`{"ref":"e7"}`))
 	a.handleEvent("note_click", rtvi.RawJSON(`{"ref":7}`)) // does not fit: not handled
-	a.handleEvent("note_click", nil)                         // zero value
+	a.handleEvent("note_click", nil)                       // zero value
 	a.handleEvent("raw", rtvi.RawJSON(`{"x":1}`))
 	a.handleEvent("panics", nil)
 	a.handleEvent("unknown", nil)

@@ -174,10 +174,7 @@ func TestPipelineReplyDrivesThePage(t *testing.T) {
 	s.send("send-text", "t1", map[string]any{"content": "My name is Mark, mark at daily dot co. Agree to the terms.", "options": map[string]any{}})
 
 	msgs := s.waitMsgs("five ui-commands", count("ui-command", 5))
-	var got []map[string]any
-	for _, m := range ofType(msgs, "ui-command") {
-		got = append(got, m)
-	}
+	got := ofType(msgs, "ui-command")
 	cmd := func(data string) map[string]any {
 		return decode(t, `{"label":"rtvi-ai","type":"ui-command","data":`+data+`}`)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -34,8 +35,23 @@ func RenderUIState(s *rtvi.Snapshot) string {
 	if s == nil {
 		return ""
 	}
-	return string(AppendUIState(make([]byte, 0, 64*countNodes(&s.Root)+64), s))
+	bp := renderBuffers.Get().(*[]byte)
+	buf := AppendUIState((*bp)[:0], s)
+	out := string(buf)
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf
+		renderBuffers.Put(bp)
+	}
+	return out
 }
+
+// renderBuffers recycles the scratch buffers of RenderUIState, so a
+// rendering costs one allocation: the string.
+var renderBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
+
+// maxPooledBuffer keeps buffers of unusually large snapshots out of the
+// pool.
+const maxPooledBuffer = 256 << 10
 
 // AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
 // dst. A nil snapshot appends nothing.
@@ -113,14 +129,6 @@ func appendIntTag(dst []byte, n *rtvi.Node, f rtvi.NodeFields, key string, v int
 	dst = append(dst, '=')
 	dst = strconv.AppendInt(dst, int64(v), 10)
 	return append(dst, ']')
-}
-
-func countNodes(n *rtvi.Node) int {
-	c := 1
-	for i := range n.Children {
-		c += countNodes(&n.Children[i])
-	}
-	return c
 }
 
 // RenderEvent renders a UI event as the <ui_event> block written into the
