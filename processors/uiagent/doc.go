@@ -1,25 +1,29 @@
 // Package uiagent lets an LLM see the user's web page and act on it while
-// it answers: the "screen half" of a voice and UI agent.
+// it answers: the "screen half" of a voice and UI agent
+// (shared/spec/ui-agent.md).
 //
-// The browser streams accessibility snapshots (rtvi.UISnapshotFrame); the
+// The browser streams accessibility snapshots (rtvi.UISnapshotFrame). The
 // [Agent] keeps the latest one, renders it as the <ui_state> block of
-// shared/spec/ui-agent.md §1.4 and injects it into the LLM context just
-// before each user-turn inference. UI events from the page are written
-// into the context as <ui_event> blocks and dispatched to handlers. The
-// model acts on the page through UI commands (rtvi.UICommandFrame: scroll,
-// highlight, select text, fill inputs, click, or an app's own command),
-// usually with the bundled reply tool, which carries the spoken answer and
-// every action in one call. Long work runs in task groups ([TaskGroups])
-// whose progress the client shows as cards (rtvi.UITaskFrame).
+// ui-agent.md §1.4 ([RenderUIState]) and writes it into the LLM context as
+// a developer message just before each user-turn inference. UI events
+// from the page become <ui_event> blocks ([RenderEvent]) and go to typed
+// handlers ([HandleEvent]). The model acts on the page through UI
+// commands (rtvi.UICommandFrame: [Agent.ScrollTo], [Agent.Highlight],
+// [Agent.SelectText], [Agent.Click], [Agent.SetInputValue], [Agent.Focus],
+// [Agent.Toast], [Agent.Navigate], [Agent.SendCommand]), usually through
+// the bundled reply tool ([Agent.ReplyTool]), which carries the spoken
+// answer and every action in one guarded call. Long work runs in task
+// groups ([TaskGroups]) whose progress the client shows as cards
+// (rtvi.UITaskFrame, worded per client by the RTVI observer).
 //
-// The package sits between processors/rtvi (the wire) and processors/llm
-// (context, tools, inference) and imports both. A typical pipeline is
+// The package sits above processors/rtvi (the wire) and processors/llm
+// (context, tools, inference). A pipeline with one LLM that sees the page
+// is
 //
 //	transport.In → rtvi.Processor → STT → agent → pair.User() → llm.Service → TTS → transport.Out → pair.Assistant()
 //
-// with the pair built as llm.NewPair(conv, llm.PairOptions{BeforeInference:
-// agent.BeforeInference}), the service as llm.NewService(agent.Provider(p),
-// ...) and the reply tool registered with the service and offered in the
-// context. See the README of the package (doc comments of [Agent]) for the
-// whole wiring.
+// with llm.PairOptions{BeforeInference: agent.BeforeInference},
+// llm.NewService(agent.Provider(p), ...) and the reply tool registered
+// with the service and offered in the context; [Agent] shows the code.
+// The conformance bot's UI rows are served by [WireConformance].
 package uiagent
