@@ -67,7 +67,12 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 	tools := []llm.Function{agent.ReplyTool(), researchTool(agent, b.researchStep)}
 	conv := llm.NewContext(llm.SystemMessage(systemPrompt))
 	conv.SetTools(llm.Tools(tools...))
-	pair := llm.NewPair(conv, llm.PairOptions{BeforeInference: agent.BeforeInference})
+	pair := llm.NewPair(conv, llm.PairOptions{
+		BeforeInference: agent.BeforeInference,
+		// With speech input the turn tracker interrupts the bot when the
+		// user starts speaking; once is enough.
+		User: llm.UserOptions{NoInterruptions: b.voice.newSTT != nil},
+	})
 	svc := llm.NewService(agent.Provider(b.brain.provider), llm.ServiceOptions{Name: "LLM (" + b.brain.Label + ")"})
 	if err := svc.Register(tools...); err != nil {
 		// The tools are declared above; a failure here is a bug in this file.
@@ -83,7 +88,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 
 	procs := []pipeline.Processor{in, rt}
 	if b.voice.newSTT != nil {
-		procs = append(procs, b.voice.newSTT())
+		procs = append(procs, b.voice.newSTT()...)
 	}
 	procs = append(procs, agent, pair.User(), svc)
 	if b.voice.newTTS != nil {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"context"
+	"iter"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/tts"
+)
+
+type silentTranscriber struct{}
+
+func (silentTranscriber) Transcribe(context.Context, stt.Utterance) (stt.Result, error) {
+	return stt.Result{}, nil
+}
+
+// recordingSynth is a TTS engine that records what it was asked to say
+// and answers with 100 ms of silence.
+type recordingSynth struct {
+	mu    sync.Mutex
+	texts []string
+}
+
+func (s *recordingSynth) Synthesize(_ context.Context, req tts.Request) iter.Seq2[tts.Chunk, error] {
+	s.mu.Lock()
+	s.texts = append(s.texts, req.Text)
+	s.mu.Unlock()
+	return func(yield func(tts.Chunk, error) bool) {
+		yield(tts.Chunk{Audio: make([]byte, req.SampleRate/10*2), SampleRate: req.SampleRate}, nil)
+	}
+}
+
+func (s *recordingSynth) said() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.Join(s.texts, " ")
+}
+
+func engines(sttOK, ttsOK bool, synth tts.Synthesizer) ([]sttEngine, []ttsEngine) {
+	return []sttEngine{{
+			available: func(func(string) string) (string, bool) { return "fake STT", sttOK },
+			build:     func(func(string) string) stt.Transcriber { return silentTranscriber{} },
+		}}, []ttsEngine{{
+			available: func(func(string) string) (string, bool) { return "fake TTS", ttsOK },
+			build:     func(func(string) string) tts.Synthesizer { return synth },
+		}}
+}
+
+func TestChooseVoice(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	tests := []struct {
+		name           string
+		env            func(string) string
+		sttOK, ttsOK   bool
+		wantSTT, wantT bool
+		note           string
+	}{
+		{"no speech-to-text: a text chat", noEnv, false, true, false, false, "no speech-to-text service"},
+		{"speech in and out", noEnv, true, true, true, true, "speech-to-text by fake STT, answers spoken by fake TTS"},
+		{"speech in, text out", noEnv, true, false, true, false, "answers stay text"},
+		{"turned off", func(k string) string {
+			if k == "UI_AGENT_VOICE" {
+				return "off"
+			}
+			return ""
+		}, true, true, false, false, "UI_AGENT_VOICE=off"},
+	}
+	for _, tc := range tests {
+		s, o := engines(tc.sttOK, tc.ttsOK, &recordingSynth{})
+		v := chooseVoiceFrom(tc.env, s, o)
+		if v.STT != tc.wantSTT || v.TTS != tc.wantT || !strings.Contains(v.Note, tc.note) {
+			t.Errorf("%s: voice = %+v, want stt=%v tts=%v and a note with %q", tc.name, v, tc.wantSTT, tc.wantT, tc.note)
+		}
+		if (v.newSTT != nil) != v.STT || (v.newTTS != nil) != v.TTS {
+			t.Errorf("%s: builders do not match the flags", tc.name)
+		}
+	}
+}
+
+// With a TTS the answer is spoken verbatim: the reply's answer goes to the
+// TTS engine, and its text comes out as TTSText in step with the audio.
+func TestVoiceSessionSpeaksTheAnswer(t *testing.T) {
+	synth := &recordingSynth{}
+	s, o := engines(true, true, synth)
+	b := &bot{brain: chooseBrain(func(string) string { return "" }), voice: chooseVoiceFrom(func(string) string { return "" }, s, o),
+		log: zap.NewNop(), researchStep: time.Second}
+	out := &textSink{sink: sink{news: make(chan struct{}, 1)}}
+	task, _ := b.build(passThrough{}, out, zap.NewNop())
+	done := make(chan error, 1)
+	go func() { done <- task.Run(t.Context()) }()
+	defer func() { task.StopWhenDone(); <-done }()
+
+	from := 0
+	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
+	out.waitFor(t, &from, "bot-ready", typed("bot-ready"))
+	task.QueueFrame(clientMessage(t, "ui-snapshot", map[string]any{"tree": snapshot(t, "top")}))
+	task.QueueFrame(clientMessage(t, "send-text", map[string]any{"content": "where is the iPhone 17?"}))
+	out.waitFor(t, &from, "scroll_to", command("scroll_to"))
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(out.spoken(), "scrolled down to it") {
+		if time.Now().After(deadline) {
+			t.Fatalf("TTSText = %q, engine asked for %q", out.spoken(), synth.said())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(synth.said(), "Hi! I can see this page.") || !strings.Contains(synth.said(), "The iPhone 17 is in row 5") {
+		t.Errorf("the engine said %q, want the greeting and the answer", synth.said())
+	}
+}
+
+// textSink is a sink that also records the spoken text (TTSText).
+type textSink struct {
+	sink
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (s *textSink) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if t, ok := f.(*frames.TTSText); ok {
+		s.mu.Lock()
+		s.text.WriteString(t.Text + " ")
+		s.mu.Unlock()
+		return nil
+	}
+	return s.sink.ProcessFrame(ctx, h, f, dir)
+}
+
+func (s *textSink) spoken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text.String()
+}
