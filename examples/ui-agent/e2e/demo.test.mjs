@@ -174,6 +174,21 @@ test("pointing: where is the iPhone 17?", async () => {
   await shot("02-pointing");
 });
 
+test("pointing at several phones, then back to the top", async () => {
+  await say("Which phones are from Google?");
+  await page.waitForFunction(
+    () => ["Pixel 10", "Pixel 9a", "Pixel 10 Pro"].every((n) => document.querySelector(`li[aria-label="${n}"]`)?.classList.contains("ui-highlight-all")),
+    null,
+    { timeout: WAIT },
+  );
+  await lastAnswer("Google makes 3 of these phones: the Pixel 10, the Pixel 9a and the Pixel 10 Pro.");
+  await shot("02b-several-phones");
+
+  await say("scroll back to the top");
+  await lastAnswer("Back at the top.");
+  await inViewport("#phones-title");
+});
+
 test("form fill by text, read back and submit", async () => {
   await say("My name is Ada Lovelace and my email is ada@example.com");
   await page.waitForFunction(
