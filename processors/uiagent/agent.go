@@ -424,9 +424,10 @@ func (a *Agent) handleEvent(name string, payload rtvi.RawJSON) {
 // writes the UI events that arrived since the last inference. Before a
 // user-turn inference (the last message is the user's) it also starts a
 // turn, resets the context in Stateless mode or collapses old screens in
-// KeepHistory mode, and appends the current <ui_state> as a developer
-// message after the user's words. Follow-up inferences after tool results
-// get no second <ui_state>.
+// KeepHistory mode, and puts the current <ui_state> as a developer
+// message right before the user's words, which stay last. Follow-up
+// inferences after tool results get no second <ui_state>; a repeated
+// inference for the same words gets a fresh one in place of the old.
 func (a *Agent) BeforeInference(c *llm.Context) {
 	a.mu.Lock()
 	events := a.events
@@ -452,7 +453,8 @@ func (a *Agent) BeforeInference(c *llm.Context) {
 }
 
 // prepareUserTurn lays out the context of a user turn: history (reset or
-// collapsed), then the pending events, the user's words and <ui_state>.
+// collapsed), then the pending events, <ui_state>, and the user's words,
+// which stay last (the RTVI observer reports them as user-llm-text).
 func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) []frames.LLMMessage {
 	tail := len(msgs)
 	for tail > 0 && msgs[tail-1].Role == llm.RoleUser {
@@ -462,6 +464,9 @@ func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) 
 	var head []frames.LLMMessage
 	if a.opts.History == KeepHistory {
 		head = msgs[:tail]
+		if n := len(head); n > 0 && isUIState(&head[n-1]) {
+			head = head[:n-1] // the screen of an earlier inference for these same words
+		}
 		for i := range head {
 			if isUIState(&head[i]) {
 				head[i].Content = StaleUIState
@@ -471,11 +476,10 @@ func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) 
 		head = msgs[:min(preambleLen(msgs), tail)]
 	}
 	out := append(head, events...)
-	out = append(out, user...)
 	if state != "" {
 		out = append(out, llm.DeveloperMessage(state))
 	}
-	return out
+	return append(out, user...)
 }
 
 // preambleLen is the length of the leading run of system and developer

@@ -47,9 +47,9 @@ func TestStatelessUserTurnLayout(t *testing.T) {
 		sys(DefaultPromptGuide),
 		dev("App note: prices in EUR."),
 		dev(`<ui_event name="picked">{"id":3}</ui_event>`),
+		dev(smallState),
 		user("what is this"),
 		user("button?"),
-		dev(smallState),
 	}
 	if d := cmp.Diff(want, c.Messages()); d != "" {
 		t.Errorf("context (-want +got):\n%s", d)
@@ -102,16 +102,34 @@ func TestKeepHistoryCollapsesOldScreens(t *testing.T) {
 	a.BeforeInference(c)
 	want := []frames.LLMMessage{
 		sys("You help."),
-		user("first"),
 		dev(StaleUIState),
+		user("first"),
 	}
 	want = append(want, toolPair("c1")...)
-	want = append(want, user("second"), dev("<ui_state>\n- generic [ref=e1]:\n  - heading \"Saved\" [level=2] [ref=e3]\n</ui_state>"))
+	want = append(want, dev("<ui_state>\n- generic [ref=e1]:\n  - heading \"Saved\" [level=2] [ref=e3]\n</ui_state>"), user("second"))
 	if d := cmp.Diff(want, c.Messages()); d != "" {
 		t.Errorf("context (-want +got):\n%s", d)
 	}
 	if strings.Contains(StaleUIState, "\n") {
 		t.Error("the stub is not one line")
+	}
+}
+
+// A second inference for the same words (the user added more before the
+// model answered, or a retry) gets one fresh screen, in both modes.
+func TestRepeatedUserTurnGetsOneFreshScreen(t *testing.T) {
+	for _, h := range []History{Stateless, KeepHistory} {
+		a := New(Options{History: h, NoPromptGuide: true})
+		a.SetSnapshot(snapshotOf(t, `{"root":{"ref":"e1","role":"main"},"captured_at":1}`))
+		c := llm.NewContext(sys("s"), user("one"))
+		a.BeforeInference(c)
+		a.SetSnapshot(snapshotOf(t, smallTree))
+		c.Add(user("two"))
+		a.BeforeInference(c)
+		want := []frames.LLMMessage{sys("s"), dev(smallState), user("one"), user("two")}
+		if d := cmp.Diff(want, c.Messages()); d != "" {
+			t.Errorf("history %d (-want +got):\n%s", h, d)
+		}
 	}
 }
 
@@ -135,9 +153,9 @@ func TestInjectionOptions(t *testing.T) {
 		{"no snapshot yet", Options{NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
 		{"no ui state", Options{NoUIState: true, NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
 		{"override renders", Options{NoPromptGuide: true, Render: func(s *rtvi.Snapshot) string { return "<ui_state>\nnotes\n</ui_state>" }},
-			[]frames.LLMMessage{user("q"), dev("<ui_state>\nnotes\n</ui_state>")}},
+			[]frames.LLMMessage{dev("<ui_state>\nnotes\n</ui_state>"), user("q")}},
 		{"override suppresses", Options{NoPromptGuide: true, Render: func(*rtvi.Snapshot) string { return "" }}, []frames.LLMMessage{user("q")}},
-		{"custom guide", Options{PromptGuide: "Be visual."}, []frames.LLMMessage{sys("Be visual."), user("q"), dev(smallState)}},
+		{"custom guide", Options{PromptGuide: "Be visual."}, []frames.LLMMessage{sys("Be visual."), dev(smallState), user("q")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New(tc.opts)

@@ -189,20 +189,25 @@ func TestPipelineReplyDrivesThePage(t *testing.T) {
 		t.Errorf("ui-command messages (-want +got):\n%s", d)
 	}
 
-	// The model saw the screen right after the user's words.
+	// The model saw the screen right before the user's words, which stay
+	// last, so the client still gets them as user-llm-text.
 	mu.Lock()
 	first := reqs[0]
 	mu.Unlock()
-	last := first.Messages[len(first.Messages)-1]
+	screen := first.Messages[len(first.Messages)-2]
 	wantState := uiagent.RenderUIState(mustSnapshot(t, pageTree))
-	if last.Role != "developer" || last.Content != wantState {
-		t.Errorf("last message of the request: %+v", last)
+	if screen.Role != "developer" || screen.Content != wantState {
+		t.Errorf("the message before the user's words: %+v", screen)
 	}
-	if !strings.Contains(last.Content, `- textbox "Email" = "old@example.com" [ref=e4]`) {
-		t.Errorf("the screen lacks the input's value:\n%s", last.Content)
+	if !strings.Contains(screen.Content, `- textbox "Email" = "old@example.com" [ref=e4]`) {
+		t.Errorf("the screen lacks the input's value:\n%s", screen.Content)
 	}
-	if prev := first.Messages[len(first.Messages)-2]; prev.Role != "user" {
-		t.Errorf("the user's words are not just before the screen: %+v", prev)
+	if last := first.Messages[len(first.Messages)-1]; last.Role != "user" {
+		t.Errorf("the user's words are not last: %+v", last)
+	}
+	ult := ofType(msgs, "user-llm-text")
+	if len(ult) != 1 || ult[0]["data"].(map[string]any)["text"] != "My name is Mark, mark at daily dot co. Agree to the terms." {
+		t.Errorf("user-llm-text: %v", ult)
 	}
 
 	// The answer is spoken verbatim, after the commands.
