@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -178,5 +179,31 @@ func TestHandRolledReply(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{`highlight {"ref":"e2","target_id":null,"duration_ms":null}`}, r.commands()); d != "" {
 		t.Errorf("commands (-want +got):\n%s", d)
+	}
+}
+
+// The zero Agent and the zero TaskGroups work, with default options.
+func TestZeroValues(t *testing.T) {
+	var a Agent
+	if !strings.HasPrefix(a.Name(), "UIAgent#") || a.Tasks() == nil {
+		t.Errorf("zero agent: %q %v", a.Name(), a.Tasks())
+	}
+	c := llm.NewContext(llm.UserMessage("hi"))
+	a.BeforeInference(c)
+	if m := c.Messages(); len(m) != 2 || m[0].Content != DefaultPromptGuide {
+		t.Errorf("zero agent context: %+v", m)
+	}
+	if err := a.ScrollTo("e1"); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("zero agent command: %v", err)
+	}
+	if err := a.Cleanup(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	var tg TaskGroups
+	if _, err := tg.Start(GroupOptions{}, HoldWorker("a", 0)); !errors.Is(err, ErrNotRunning) {
+		t.Errorf("zero task groups: %v", err)
+	}
+	if tg.Running() != 0 || !strings.HasPrefix(tg.Name(), "TaskGroups#") || tg.Cleanup(context.Background()) != nil {
+		t.Error("zero task groups misbehave")
 	}
 }

@@ -135,6 +135,7 @@ type Options struct {
 // single-flight: one at a time, in arrival order; cancellation always
 // releases the next.
 type Agent struct {
+	once  sync.Once
 	opts  Options
 	name  string
 	log   atomic.Pointer[zap.Logger]
@@ -171,8 +172,19 @@ type rendered struct {
 // [TaskGroups.Start] before the task has set the processor up.
 var ErrNotRunning = errors.New("uiagent: not running in a pipeline task")
 
-// New returns an agent with o.
+// New returns an agent with o. The zero Agent works too, with the
+// defaults of the zero Options.
 func New(o Options) *Agent {
+	a := &Agent{opts: o}
+	a.ensure()
+	return a
+}
+
+// ensure sets the agent up on first use.
+func (a *Agent) ensure() { a.once.Do(a.init) }
+
+func (a *Agent) init() {
+	o := &a.opts
 	if o.MaxPendingEvents <= 0 {
 		o.MaxPendingEvents = 32
 	}
@@ -182,11 +194,13 @@ func New(o Options) *Agent {
 	if o.PromptGuide == "" {
 		o.PromptGuide = DefaultPromptGuide
 	}
-	a := &Agent{opts: o, name: o.Name, askSem: make(chan struct{}, 1), handlers: map[string]func(context.Context, rtvi.RawJSON){},
-		afterFlush: map[uint64]func(){}}
+	a.name = o.Name
 	if a.name == "" {
 		a.name = fmt.Sprintf("UIAgent#%d", frames.NextID())
 	}
+	a.askSem = make(chan struct{}, 1)
+	a.handlers = map[string]func(context.Context, rtvi.RawJSON){}
+	a.afterFlush = map[uint64]func(){}
 	a.root, a.stop = context.WithCancel(context.Background())
 	log := o.Logger
 	if log == nil {
@@ -194,17 +208,17 @@ func New(o Options) *Agent {
 	}
 	a.log.Store(log)
 	a.tasks = newTaskGroups(TaskGroupsOptions{Name: a.name + "/tasks", Logger: o.Logger}, &a.out)
-	return a
 }
 
 // Name implements pipeline.Namer.
-func (a *Agent) Name() string { return a.name }
+func (a *Agent) Name() string { a.ensure(); return a.name }
 
-func (a *Agent) logger() *zap.Logger { return a.log.Load() }
+func (a *Agent) logger() *zap.Logger { a.ensure(); return a.log.Load() }
 
 // Setup implements pipeline.Setupper: it keeps the node's pusher, so
 // commands can be sent from any goroutine.
 func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
+	a.ensure()
 	a.out.Store(&pusherBox{s.Out})
 	if a.opts.Logger == nil && s.Logger != nil {
 		a.log.Store(s.Logger)
@@ -216,6 +230,7 @@ func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
 // Cleanup implements pipeline.Cleaner: it cancels open turns, task groups
 // and event handlers, and waits for them, bounded by ctx.
 func (a *Agent) Cleanup(ctx context.Context) error {
+	a.ensure()
 	a.stop()
 	a.mu.Lock()
 	clear(a.afterFlush)
@@ -256,6 +271,7 @@ func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
 // open turns on interruptions, and ends running task groups (with their
 // envelopes) when End passes. Everything else passes through untouched.
 func (a *Agent) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	a.ensure()
 	switch f := f.(type) {
 	case *frames.Flush:
 		if dir == frames.Upstream {
@@ -336,7 +352,7 @@ func (a *Agent) ResetContext(c *llm.Context) {
 
 // Tasks returns the agent's task groups: their envelopes go out from the
 // agent, and the client's cancel requests reach them through it.
-func (a *Agent) Tasks() *TaskGroups { return a.tasks }
+func (a *Agent) Tasks() *TaskGroups { a.ensure(); return a.tasks }
 
 // OnEvent registers fn for the UI event name. fn runs on its own goroutine
 // after the event has been queued for the context, with a context that
@@ -344,6 +360,7 @@ func (a *Agent) Tasks() *TaskGroups { return a.tasks }
 // it, or call [Agent.Ask]). Registering a second handler for a name is an
 // error.
 func (a *Agent) OnEvent(name string, fn func(ctx context.Context, payload rtvi.RawJSON)) error {
+	a.ensure()
 	if fn == nil {
 		return fmt.Errorf("uiagent: nil handler for event %q", name)
 	}
@@ -379,6 +396,7 @@ func HandleEvent[T any](a *Agent, name string, fn func(ctx context.Context, payl
 // handleEvent queues the rendered event for the context and starts its
 // handler.
 func (a *Agent) handleEvent(name string, payload rtvi.RawJSON) {
+	a.ensure()
 	if !a.opts.NoEvents {
 		render := RenderEvent
 		if a.opts.RenderEvent != nil {
@@ -429,6 +447,7 @@ func (a *Agent) handleEvent(name string, payload rtvi.RawJSON) {
 // inferences after tool results get no second <ui_state>; a repeated
 // inference for the same words gets a fresh one in place of the old.
 func (a *Agent) BeforeInference(c *llm.Context) {
+	a.ensure()
 	a.mu.Lock()
 	events := a.events
 	a.events = nil

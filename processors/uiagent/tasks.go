@@ -103,6 +103,8 @@ type TaskGroupsOptions struct {
 // gives it the client's cancel requests (honoured for cancellable groups
 // only) and the pipeline's End (which cancels what is still running).
 type TaskGroups struct {
+	once   sync.Once
+	opts   TaskGroupsOptions
 	name   string
 	log    atomic.Pointer[zap.Logger]
 	ownLog bool // the logger came from the options
@@ -119,33 +121,49 @@ type TaskGroups struct {
 	closed bool
 }
 
-// NewTaskGroups returns task groups with o.
+// NewTaskGroups returns task groups with o. The zero TaskGroups works
+// too.
 func NewTaskGroups(o TaskGroupsOptions) *TaskGroups {
-	tg := newTaskGroups(o, nil)
-	tg.out = &tg.own
+	tg := &TaskGroups{opts: o}
+	tg.ensure()
 	return tg
 }
 
+// newTaskGroups returns task groups that push through out (an agent's).
 func newTaskGroups(o TaskGroupsOptions, out *atomic.Pointer[pusherBox]) *TaskGroups {
-	tg := &TaskGroups{name: o.Name, out: out, now: time.Now, groups: map[string]*Group{}}
+	tg := &TaskGroups{opts: o, out: out}
+	tg.ensure()
+	return tg
+}
+
+// ensure sets the groups up on first use.
+func (tg *TaskGroups) ensure() { tg.once.Do(tg.init) }
+
+func (tg *TaskGroups) init() {
+	tg.name = tg.opts.Name
 	if tg.name == "" {
 		tg.name = fmt.Sprintf("TaskGroups#%d", frames.NextID())
 	}
-	log := o.Logger
+	if tg.out == nil {
+		tg.out = &tg.own
+	}
+	tg.now = time.Now
+	tg.groups = map[string]*Group{}
+	log := tg.opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	tg.log.Store(log)
-	tg.ownLog = o.Logger != nil
+	tg.ownLog = tg.opts.Logger != nil
 	tg.root, tg.stop = context.WithCancel(context.Background())
-	return tg
 }
 
 // Name implements pipeline.Namer.
-func (tg *TaskGroups) Name() string { return tg.name }
+func (tg *TaskGroups) Name() string { tg.ensure(); return tg.name }
 
 // Setup implements pipeline.Setupper: it keeps the node's pusher.
 func (tg *TaskGroups) Setup(_ context.Context, s pipeline.Setup) error {
+	tg.ensure()
 	tg.out.Store(&pusherBox{s.Out})
 	if s.Logger != nil && !tg.ownLog {
 		tg.log.Store(s.Logger)
@@ -157,6 +175,7 @@ func (tg *TaskGroups) Setup(_ context.Context, s pipeline.Setup) error {
 // (forwarded, so other owners see them too) and End, which cancels the
 // groups still running before it passes.
 func (tg *TaskGroups) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	tg.ensure()
 	switch f := f.(type) {
 	case *rtvi.UICancelTaskFrame:
 		tg.HandleCancel(f)
@@ -170,6 +189,7 @@ func (tg *TaskGroups) ProcessFrame(_ context.Context, _ *pipeline.Handle, f fram
 // running (without sending anything: the session is over) and waits for
 // their workers, bounded by ctx.
 func (tg *TaskGroups) Cleanup(ctx context.Context) error {
+	tg.ensure()
 	tg.mu.Lock()
 	tg.closed = true
 	var closed []*Group
@@ -259,6 +279,7 @@ func (g *Group) Cancel(reason string) bool {
 // has been sent; the workers run on, and the group ends by itself (the
 // fire-and-forget form). Names must be unique and non-empty.
 func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
+	tg.ensure()
 	if len(workers) == 0 {
 		return nil, errors.New("uiagent: a task group needs at least one worker")
 	}
@@ -327,6 +348,7 @@ func (tg *TaskGroups) Run(ctx context.Context, o GroupOptions, workers ...Worker
 
 // Group returns the running group id, or nil.
 func (tg *TaskGroups) Group(id string) *Group {
+	tg.ensure()
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	return tg.groups[id]
@@ -334,6 +356,7 @@ func (tg *TaskGroups) Group(id string) *Group {
 
 // Running returns the number of groups still running.
 func (tg *TaskGroups) Running() int {
+	tg.ensure()
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	return len(tg.groups)
@@ -354,6 +377,7 @@ const DefaultCancelReason = "cancelled by user"
 // running and cancellable. It reports whether the group was cancelled;
 // unknown ids and non-cancellable groups are refused (logged at debug).
 func (tg *TaskGroups) HandleCancel(f *rtvi.UICancelTaskFrame) bool {
+	tg.ensure()
 	if f == nil || f.TaskID == "" {
 		return false
 	}
@@ -382,6 +406,7 @@ func (tg *TaskGroups) HandleCancel(f *rtvi.UICancelTaskFrame) bool {
 
 // cancelAll cancels every running group with envelopes.
 func (tg *TaskGroups) cancelAll(reason string) {
+	tg.ensure()
 	tg.mu.Lock()
 	var cancelled []*Group
 	for _, g := range tg.groups {

@@ -292,6 +292,7 @@ func (a *Agent) respond(call llm.FunctionCallParams, answer string, rep Report) 
 // ErrTimedOut or ErrNoAnswer with the Answer (holding FallbackAnswer when
 // set).
 func (a *Agent) Ask(ctx context.Context, query string) (Answer, error) {
+	a.ensure()
 	select {
 	case a.askSem <- struct{}{}:
 	case <-ctx.Done():
