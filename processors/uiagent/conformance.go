@@ -37,8 +37,10 @@ const StartJobGroupType = "start-job-group"
 
 // Bounds of a start-job-group request.
 const (
+	// MaxGroupWorkers is the most workers one request may name.
 	MaxGroupWorkers = 32
-	MaxHold         = 10 * time.Minute
+	// MaxHold is the longest hold_ms a request may ask for.
+	MaxHold = 10 * time.Minute
 )
 
 // StartJobGroupRequest is the data (d) of a start-job-group client message.

@@ -33,6 +33,7 @@ const (
 	Cancelled
 )
 
+// String names the outcome for logs.
 func (o Outcome) String() string {
 	switch o {
 	case Replied:
@@ -63,9 +64,13 @@ type Answer struct {
 
 // Errors returned by [Agent.Ask] for turns that did not get an answer.
 var (
+	// ErrCancelled: the turn was cancelled (Outcome Cancelled).
 	ErrCancelled = errors.New("uiagent: the turn was cancelled")
-	ErrTimedOut  = errors.New("uiagent: the turn was not answered in time")
-	ErrNoAnswer  = errors.New("uiagent: the model gave no answer")
+	// ErrTimedOut: the watchdog ended the turn (Outcome TimedOut).
+	ErrTimedOut = errors.New("uiagent: the turn was not answered in time")
+	// ErrNoAnswer: the model said nothing, or its request failed
+	// (Outcome NoAnswer).
+	ErrNoAnswer = errors.New("uiagent: the model gave no answer")
 )
 
 // turn is one user turn (or Ask). Its fields are guarded by Agent.mu,
