@@ -84,8 +84,20 @@ func TestOpenAIBrainDrivesThePage(t *testing.T) {
 		t.Errorf("request model %v tools %v, want gpt-test with reply and research", req["model"], tools)
 	}
 	msgs := req["messages"].([]any)
-	last := msgs[len(msgs)-1].(map[string]any)
-	if !strings.HasPrefix(last["content"].(string), "<ui_state>") {
-		t.Errorf("the last message is not the page: %v", last)
+	var roles []string
+	pages, queries := 0, 0
+	for _, m := range msgs {
+		mm := m.(map[string]any)
+		c, _ := mm["content"].(string)
+		roles = append(roles, fmt.Sprint(mm["role"]))
+		if mm["role"] == "developer" && strings.HasPrefix(c, "<ui_state>") {
+			pages++
+		}
+		if mm["role"] == "user" && c == "where is the iPhone 17?" {
+			queries++
+		}
+	}
+	if pages != 1 || queries != 1 || roles[0] != "system" {
+		t.Errorf("messages %v: want the system prompt first, one <ui_state> and the query", roles)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -111,5 +112,54 @@ func TestChooseBrain(t *testing.T) {
 		if got := chooseBrain(tc.env); got.Kind != tc.kind || got.provider == nil || got.Label == "" {
 			t.Errorf("%s: brain = %+v, want kind %s", tc.name, got, tc.kind)
 		}
+	}
+}
+
+// The server starts on a free port, serves the page and the config, and
+// shuts down cleanly (every goroutine gone) when its context ends.
+func TestServeUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(func(string) string { return "" }), ResearchStep: time.Second}
+	go func() { errc <- serve(ctx, cfg, zap.NewNop(), ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-errc:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	res, err := client.Get("http://" + addr + "/api/config")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("GET /api/config: %d", res.StatusCode)
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("serve returned %v after a clean shutdown", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the server did not shut down")
+	}
+}
+
+func TestServeReportsABusyAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cfg := config{Addr: ln.Addr().String(), Brain: chooseBrain(func(string) string { return "" })}
+	err = serve(context.Background(), cfg, zap.NewNop(), nil)
+	if err == nil || !strings.Contains(err.Error(), "listening on") {
+		t.Errorf("serve on a busy address: %v, want an error that says so", err)
 	}
 }

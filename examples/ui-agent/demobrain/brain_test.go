@@ -206,16 +206,21 @@ func TestExtractValues(t *testing.T) {
 }
 
 // The brain is an llm.Provider: a user turn with a <ui_state> gets one
-// reply call whose arguments a model could have written.
+// reply call whose arguments a model could have written, whether the page
+// comes after the user's words (Pipecat) or before them.
 func TestStreamAnswersAUserTurnWithOneToolCall(t *testing.T) {
-	req := &frames.LLMContext{
-		Messages: []frames.LLMMessage{
-			llm.SystemMessage("You drive the page."),
-			llm.UserMessage("where is the iPhone 17?"),
-			llm.DeveloperMessage(page(t, "top")),
-		},
-		Tools: []frames.LLMTool{{Name: ReplyTool}, {Name: ResearchTool}},
+	user, state := llm.UserMessage("where is the iPhone 17?"), llm.DeveloperMessage(page(t, "top"))
+	for _, order := range [][]frames.LLMMessage{{user, state}, {state, user}} {
+		req := &frames.LLMContext{
+			Messages: append([]frames.LLMMessage{llm.SystemMessage("You drive the page.")}, order...),
+			Tools:    []frames.LLMTool{{Name: ReplyTool}, {Name: ResearchTool}},
+		}
+		streamOneReply(t, req)
 	}
+}
+
+func streamOneReply(t *testing.T, req *frames.LLMContext) {
+	t.Helper()
 	var events []llm.Event
 	for ev, err := range New().Stream(context.Background(), req) {
 		if err != nil {
