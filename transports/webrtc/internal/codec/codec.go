@@ -20,6 +20,12 @@ type Encoder interface {
 	Encode(pcm []int16, out []byte) (int, error)
 }
 
+// ComplexitySetter is implemented by encoders whose CPU cost can be traded
+// for quality (Opus: 0 to 10).
+type ComplexitySetter interface {
+	SetComplexity(c int) error
+}
+
 // Decoder turns an RTP payload into mono PCM at its codec's sample rate.
 // A Decoder is owned by one goroutine.
 type Decoder interface {

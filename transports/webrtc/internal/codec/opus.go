@@ -43,6 +43,14 @@ func newOpusEncoder(rate int) (Encoder, error) {
 	return opusEncoder{enc}, nil
 }
 
+// SetComplexity implements [ComplexitySetter]: 0 (cheapest) to 10.
+func (e opusEncoder) SetComplexity(c int) error {
+	if err := e.enc.SetComplexity(c); err != nil {
+		return fmt.Errorf("codec: opus complexity %d: %w", c, err)
+	}
+	return nil
+}
+
 func (e opusEncoder) Encode(pcm []int16, out []byte) (int, error) {
 	n, err := e.enc.Encode(pcm, out)
 	if err != nil {
