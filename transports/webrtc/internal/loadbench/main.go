@@ -96,6 +96,8 @@ type result struct {
 	CPUPctPerSession  float64 `json:"cpu_pct_of_core_per_session"`
 	CPUUsPerFrame     float64 `json:"cpu_us_per_session_per_20ms"`
 	CPUPctTotal       float64 `json:"cpu_pct_total"`
+	ClientCPUPct      float64 `json:"client_process_cpu_pct"`
+	LoadAvg           string  `json:"loadavg_before"`
 	HeapKBPerSession  float64 `json:"heap_kb_per_session"`
 	GoroutinesPerSess float64 `json:"goroutines_per_session"`
 	Underruns         uint64  `json:"output_underruns"`
@@ -188,11 +190,12 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 			return fmt.Errorf("the client process did not get %d clients ready: %q", n, lines.Text())
 		}
 		time.Sleep(warmup)
+		load := loadAvg()
 		sent0, under0, in0 := totals()
-		cpu0, t0 := cpuTime(), time.Now()
+		cpu0, t0, ccpu0 := cpuTime(), time.Now(), procCPU(cmd.Process.Pid)
 		time.Sleep(duration)
 		sent1, under1, in1 := totals()
-		cpu1, t1 := cpuTime(), time.Now()
+		cpu1, t1, ccpu1 := cpuTime(), time.Now(), procCPU(cmd.Process.Pid)
 		heap1, g1 := heapNow()
 		count := len(sessions())
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -209,6 +212,8 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 		r := result{
 			Kind: "run", Codec: codec.Default().Params.MimeType, Idle: idle, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
+			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
+			LoadAvg:           load,
 			CPUPctPerSession:  100 * cpu / wall / float64(n),
 			CPUUsPerFrame:     1e6 * cpu / (wall * 50) / float64(n),
 			HeapKBPerSession:  float64(int64(heap1)-int64(heap0)) / 1024 / float64(n),
@@ -229,6 +234,32 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
+}
+
+// procCPU returns the user+system CPU time of process pid (Linux).
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// loadAvg returns the machine's 1-minute load average, to show how much
+// else was running.
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return ""
 }
 
 func heapNow() (uint64, int) {
