@@ -21,6 +21,14 @@ const suggestions = [
 // already, and the snapshot budget is better spent on the page.
 export function Assistant({ client, media, config, connected, connectError }) {
   const [entries, setEntries] = useState([]);
+  // pending is true from a sent message until the agent's first words or
+  // action, for the "thinking" dots.
+  const [pending, setPending] = useState(false);
+  useEffect(() => {
+    if (!pending) return undefined;
+    const t = setTimeout(() => setPending(false), 30000);
+    return () => clearTimeout(t);
+  }, [pending]);
   const [text, setText] = useState("");
   const [mic, setMic] = useState("off"); // off | starting | on | error
   const [micError, setMicError] = useState("");
@@ -32,7 +40,7 @@ export function Assistant({ client, media, config, connected, connectError }) {
   // Keep the newest message in view.
   useEffect(() => {
     logRef.current?.scrollTo({ top: logRef.current.scrollHeight, behavior: "smooth" });
-  }, [entries]);
+  }, [entries, pending]);
 
   // openAssistant returns the list with an open assistant entry at the end.
   const openAssistant = (list) => {
@@ -58,21 +66,29 @@ export function Assistant({ client, media, config, connected, connectError }) {
 
   useRTVIClientEvent(
     RTVIEvent.UserTranscript,
-    useCallback((d) => addUser(d.text ?? "", "voice", Boolean(d.final)), [addUser]),
+    useCallback(
+      (d) => {
+        addUser(d.text ?? "", "voice", Boolean(d.final));
+        if (d.final) setPending(true);
+      },
+      [addUser],
+    ),
   );
 
   // The bot's words: with a TTS the server sends bot-output as the audio
   // plays; in a text chat the answer is the LLM's text (bot-llm-text).
   const spoken = Boolean(config?.voice?.tts);
   const appendBot = useCallback(
-    (chunk, separate) =>
+    (chunk, separate) => {
+      setPending(false);
       add((list) => {
         list = openAssistant(list);
         const last = list[list.length - 1];
         const sep = separate && last.text && !/\s$/.test(last.text) && !/^\s/.test(chunk) ? " " : "";
         list[list.length - 1] = { ...last, text: last.text + sep + chunk };
         return list;
-      }),
+      });
+    },
     [add],
   );
 
@@ -111,6 +127,7 @@ export function Assistant({ client, media, config, connected, connectError }) {
     useCallback(
       (d) => {
         const label = describeCommand(d.command, d.payload);
+        setPending(false);
         add((list) => {
           list = openAssistant(list);
           const last = list[list.length - 1];
@@ -180,6 +197,7 @@ export function Assistant({ client, media, config, connected, connectError }) {
       const t = value.trim();
       if (!t || !connected) return;
       addUser(t, "typed");
+      setPending(true);
       await restoreSelection();
       try {
         await client.sendText(t);
@@ -242,6 +260,16 @@ export function Assistant({ client, media, config, connected, connectError }) {
               )}
             </li>
           ))}
+          {pending && (
+            <li className="entry entry-assistant thinking" aria-label="The agent is thinking">
+              <span className="who">Agent</span>
+              <p className="bubble">
+                <span className="dot" />
+                <span className="dot" />
+                <span className="dot" />
+              </p>
+            </li>
+          )}
         </ol>
         <div className="suggestions" role="group" aria-label="Suggestions">
           {suggestions.map((s) => (
