@@ -56,9 +56,14 @@ func BenchmarkBeforeInferenceUserTurn(b *testing.B) {
 	a.SetSnapshot(snapshot200(b))
 	c := llm.NewContext(llm.SystemMessage("You help."))
 	b.ReportAllocs()
+	answer := []frames.LLMMessage{
+		{Role: llm.RoleAssistant, ToolCalls: []frames.LLMToolCall{{ID: "c1", Name: "reply", Arguments: `{"answer":"Here."}`}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Content: llm.ToolCompleted},
+	}
 	for b.Loop() {
 		c.Add(llm.UserMessage("where is the submit button?"))
 		a.BeforeInference(c)
+		c.Add(answer...)
 	}
 }
 
