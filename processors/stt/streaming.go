@@ -1,0 +1,511 @@
+package stt
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+)
+
+// Defaults of [StreamingOptions].
+const (
+	DefaultKeepAlive           = 5 * time.Second
+	DefaultMaxBuffered         = 5 * time.Second
+	DefaultReconnectBackoff    = 250 * time.Millisecond
+	DefaultMaxReconnectBackoff = 10 * time.Second
+	DefaultCloseTimeout        = 2 * time.Second
+)
+
+// StreamingOptions configure a [Streaming] service. The zero value is
+// ready to use.
+type StreamingOptions struct {
+	// Name is the processor's display name. Default: "StreamingSTT#<id>".
+	Name string
+	// UserID is put on transcriptions when the audio frames name no user.
+	UserID string
+	// Language is put on transcriptions whose result names no language.
+	Language string
+	// KeepAlive is how long the session may go without audio before the
+	// service sends a keep-alive. Default: DefaultKeepAlive.
+	KeepAlive time.Duration
+	// MaxBuffered bounds the audio held while the session is (re)connecting
+	// or slow; past it the oldest audio is dropped and counted. Default:
+	// DefaultMaxBuffered.
+	MaxBuffered time.Duration
+	// ReconnectBackoff is the wait before the first reconnection attempt;
+	// it doubles after each failure up to MaxReconnectBackoff, and starts
+	// over once a session has delivered a result. Defaults:
+	// DefaultReconnectBackoff, DefaultMaxReconnectBackoff.
+	ReconnectBackoff, MaxReconnectBackoff time.Duration
+	// CloseTimeout bounds how long End waits for the last results after
+	// asking the server to finish. Default: DefaultCloseTimeout.
+	CloseTimeout time.Duration
+	// Now stamps transcriptions. Default: time.Now.
+	Now func() time.Time
+}
+
+// Streaming is the speech-to-text processor for services that transcribe
+// a live audio stream over one session (a websocket): Deepgram and the
+// like. From Start it keeps a session open with its [Streamer], sends the
+// user's [frames.InputAudioRaw] as it comes (audio passes through), and
+// pushes the session's results downstream as [frames.InterimTranscription]
+// and [frames.Transcription] frames with the user id, an ISO 8601
+// timestamp and the language. [frames.VADUserStoppedSpeaking] asks the
+// session to finalize, so the last words arrive without waiting for the
+// service's own end-of-speech detection; the time from it to the final
+// result is the TTFB metric.
+//
+// A session that fails is opened again with exponential backoff; audio
+// that arrives meanwhile is held (bounded by MaxBuffered) and sent when
+// the session is back, so little speech is lost. A permanent failure (bad
+// credentials) stops the service with a permanent error. End asks the
+// server for its last results and waits for them (bounded); Cancel drops
+// the session at once. Interruptions do not affect it.
+type Streaming struct {
+	streamer Streamer
+	opts     StreamingOptions
+	name     string
+
+	out pipeline.Pusher
+	log *zap.Logger
+
+	q           pipeline.FrameQueue // audio and finalize marks for the writer
+	queuedBytes atomic.Int64
+	maxBytes    atomic.Int64
+	dropped     atomic.Int64
+
+	userID       atomic.Pointer[string]
+	finalizedAt  atomic.Int64 // unix ns of the last VAD stop, 0 once measured
+	sentBytes    atomic.Int64 // audio sent since the last usage report
+	metrics      bool
+	usageMetrics bool
+
+	// Owned by the manager goroutine.
+	pending frames.Frame // taken from q, not yet sent
+
+	// Owned by the node goroutine.
+	format frames.Audio // sample rate and channels of the session
+	rs     *audio.Resampler
+	mono   []byte
+
+	mu      sync.Mutex
+	running bool
+	stop    context.CancelFunc
+	closing chan struct{}
+	stopped chan struct{}
+}
+
+// NewStreaming returns a streaming STT service over s.
+func NewStreaming(s Streamer, opts StreamingOptions) *Streaming {
+	if opts.KeepAlive <= 0 {
+		opts.KeepAlive = DefaultKeepAlive
+	}
+	if opts.MaxBuffered <= 0 {
+		opts.MaxBuffered = DefaultMaxBuffered
+	}
+	if opts.ReconnectBackoff <= 0 {
+		opts.ReconnectBackoff = DefaultReconnectBackoff
+	}
+	if opts.MaxReconnectBackoff <= 0 {
+		opts.MaxReconnectBackoff = DefaultMaxReconnectBackoff
+	}
+	if opts.CloseTimeout <= 0 {
+		opts.CloseTimeout = DefaultCloseTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	st := &Streaming{streamer: s, opts: opts, name: opts.Name, log: zap.NewNop()}
+	if st.name == "" {
+		st.name = fmt.Sprintf("StreamingSTT#%d", frames.NextID())
+	}
+	return st
+}
+
+// Name implements [pipeline.Namer].
+func (s *Streaming) Name() string { return s.name }
+
+// Dropped returns how many audio frames were dropped because the session
+// could not keep up or was down longer than MaxBuffered.
+func (s *Streaming) Dropped() int64 { return s.dropped.Load() }
+
+// Setup implements [pipeline.Setupper]: the session's goroutines push
+// through s.Out.
+func (s *Streaming) Setup(_ context.Context, su pipeline.Setup) error {
+	s.out, s.log = su.Out, su.Logger
+	return nil
+}
+
+// Cleanup implements [pipeline.Cleaner]: it ends the session and waits for
+// its goroutines.
+func (s *Streaming) Cleanup(ctx context.Context) error {
+	s.halt()
+	return nil
+}
+
+// ProcessFrame implements [pipeline.Processor].
+func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start:
+		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
+		rate := f.AudioInSampleRate
+		if rate <= 0 {
+			rate = 16000
+		}
+		s.format = frames.Audio{SampleRate: rate, Channels: 1}
+		s.maxBytes.Store(int64(audio.FrameBytes(rate, 1, s.opts.MaxBuffered)))
+		s.launch()
+	case *frames.InputAudioRaw:
+		if f.UserID != "" {
+			if cur := s.userID.Load(); cur == nil || *cur != f.UserID {
+				id := f.UserID
+				s.userID.Store(&id)
+			}
+		}
+		s.enqueue(f)
+	case *frames.VADUserStoppedSpeaking:
+		s.finalizedAt.Store(time.Now().UnixNano())
+		s.q.Push(f, frames.Downstream) // a mark: finalize after the audio before it
+	case *frames.End:
+		h.Consume()
+		h.Go(func(ctx context.Context, out pipeline.Pusher) error {
+			s.finish(ctx)
+			out.Push(f, frames.Downstream)
+			return nil
+		})
+	case *frames.Cancel:
+		s.halt()
+	}
+	return nil
+}
+
+// enqueue queues audio for the writer, converted to the session's format,
+// dropping the oldest audio past MaxBuffered.
+func (s *Streaming) enqueue(f *frames.InputAudioRaw) {
+	if f.SampleRate <= 0 || f.Channels <= 0 || len(f.PCM) == 0 || s.format.SampleRate == 0 {
+		return
+	}
+	if f.SampleRate != s.format.SampleRate || f.Channels != 1 {
+		pcm := f.PCM
+		if f.Channels > 1 {
+			s.mono = audio.AppendMono(s.mono[:0], pcm, f.Channels)
+			pcm = s.mono
+		}
+		if f.SampleRate != s.format.SampleRate {
+			if s.rs == nil || s.rs.InRate() != f.SampleRate {
+				rs, err := audio.NewResampler(f.SampleRate, s.format.SampleRate, 1, audio.ResamplerOptions{})
+				if err != nil {
+					s.log.Warn("stt: cannot resample input audio", zap.Int("rate", f.SampleRate), zap.Error(err))
+					return
+				}
+				s.rs = rs
+			}
+			pcm = s.rs.Resample(nil, pcm)
+		} else {
+			pcm = append([]byte(nil), pcm...)
+		}
+		f = &frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: s.format.SampleRate, Channels: 1}, UserID: f.UserID}
+	}
+	s.q.Push(f, frames.Downstream)
+	if s.queuedBytes.Add(int64(len(f.PCM))) > s.maxBytes.Load() {
+		s.dropOldestAudio()
+	}
+}
+
+// dropOldestAudio drops the oldest queued frames until the queued audio
+// is within its bound. The writer holds the frame it is sending apart
+// from the queue, so nothing is dropped from under it.
+func (s *Streaming) dropOldestAudio() {
+	for s.queuedBytes.Load() > s.maxBytes.Load() {
+		f, _, ok := s.q.Pop()
+		if !ok {
+			return
+		}
+		if a, isAudio := f.(*frames.InputAudioRaw); isAudio {
+			s.queuedBytes.Add(-int64(len(a.PCM)))
+		}
+		if s.dropped.Add(1) == 1 {
+			s.log.Warn("stt: dropping audio: the session is down or cannot keep up", zap.Duration("max_buffered", s.opts.MaxBuffered))
+		}
+	}
+}
+
+// launch starts the session manager.
+func (s *Streaming) launch() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.running, s.stop = true, cancel
+	s.closing, s.stopped = make(chan struct{}), make(chan struct{})
+	go s.manage(ctx, s.closing, s.stopped)
+}
+
+// halt stops the session at once and waits for its goroutines.
+func (s *Streaming) halt() {
+	s.mu.Lock()
+	running, stop, stopped := s.running, s.stop, s.stopped
+	s.running = false
+	s.mu.Unlock()
+	if !running {
+		return
+	}
+	stop()
+	<-stopped
+}
+
+// finish asks the session for its last results and waits for them,
+// bounded by CloseTimeout, then stops it.
+func (s *Streaming) finish(ctx context.Context) {
+	s.mu.Lock()
+	running, closing, stopped := s.running, s.closing, s.stopped
+	s.mu.Unlock()
+	if !running {
+		return
+	}
+	close(closing)
+	t := time.NewTimer(s.opts.CloseTimeout + time.Second)
+	defer t.Stop()
+	select {
+	case <-stopped:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	s.halt()
+}
+
+// errClosing reports a session ended by End.
+var errClosing = errors.New("stt: closing")
+
+// manage keeps a session open until ctx ends or End closes it.
+func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	backoff := s.opts.ReconnectBackoff
+	failures := 0
+	for ctx.Err() == nil {
+		select {
+		case <-closing:
+			return
+		default:
+		}
+		st, err := s.connect(ctx, closing)
+		if errors.Is(err, errClosing) {
+			return
+		}
+		if err == nil {
+			var delivered bool
+			delivered, err = s.session(ctx, st, closing)
+			if errors.Is(err, errClosing) || ctx.Err() != nil {
+				return
+			}
+			if delivered {
+				backoff, failures = s.opts.ReconnectBackoff, 0
+			}
+			if err == nil {
+				err = errors.New("the server ended the session")
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if permanent(err) {
+			s.out.PushError(errorFrame(fmt.Errorf("stt: giving up on the session: %w", err)))
+			return
+		}
+		failures++
+		if failures == 1 {
+			s.out.PushError(errorFrame(fmt.Errorf("stt: session failed, reconnecting: %w", err)))
+		}
+		s.log.Warn("stt: session failed; reconnecting", zap.Error(err), zap.Int("failures", failures), zap.Duration("backoff", backoff))
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-closing:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, s.opts.MaxReconnectBackoff)
+	}
+}
+
+// connect opens a session; End gives up a connection attempt at once.
+func (s *Streaming) connect(ctx context.Context, closing <-chan struct{}) (Stream, error) {
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-closing:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	st, err := s.streamer.Connect(cctx, Format{SampleRate: s.format.SampleRate, Channels: 1})
+	if err != nil {
+		select {
+		case <-closing:
+			return nil, errClosing
+		default:
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+// session runs one open stream: this goroutine writes, another reads. It
+// returns why the session ended and whether it delivered any result.
+func (s *Streaming) session(ctx context.Context, st Stream, closing <-chan struct{}) (delivered bool, err error) {
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var got atomic.Bool
+	readErr := make(chan error, 1)
+	go func() { readErr <- s.read(sctx, st, &got) }()
+	defer func() {
+		cancel()
+		_ = st.Abort()
+		<-readErr // the reader has stopped pushing
+		delivered = got.Load()
+	}()
+	keepAlive := time.NewTicker(s.opts.KeepAlive)
+	defer keepAlive.Stop()
+	lastSent := time.Now()
+	for {
+		if err := s.drain(sctx, st, &lastSent); err != nil {
+			return false, err
+		}
+		select {
+		case <-sctx.Done():
+			return false, sctx.Err()
+		case err := <-readErr:
+			readErr <- err // for the deferred wait
+			if err == io.EOF {
+				err = nil
+			}
+			return false, err
+		case <-s.q.Ready():
+		case <-keepAlive.C:
+			if time.Since(lastSent) >= s.opts.KeepAlive {
+				if err := st.KeepAlive(sctx); err != nil {
+					return false, fmt.Errorf("sending keep-alive: %w", err)
+				}
+				lastSent = time.Now()
+			}
+		case <-closing:
+			if err := s.drain(sctx, st, &lastSent); err != nil {
+				return false, err
+			}
+			if err := st.Close(sctx); err != nil {
+				return false, errClosing
+			}
+			t := time.NewTimer(s.opts.CloseTimeout)
+			defer t.Stop()
+			select {
+			case err := <-readErr:
+				readErr <- err
+			case <-t.C:
+				s.log.Warn("stt: the server did not finish the session in time", zap.Duration("timeout", s.opts.CloseTimeout))
+			case <-sctx.Done():
+			}
+			return false, errClosing
+		}
+	}
+}
+
+// drain sends everything queued. The frame being sent is held in
+// s.pending until it went out, so audio that failed to go out is sent
+// first on the next session.
+func (s *Streaming) drain(ctx context.Context, st Stream, lastSent *time.Time) error {
+	for {
+		if s.pending == nil {
+			f, _, ok := s.q.Pop()
+			if !ok {
+				return nil
+			}
+			if a, isAudio := f.(*frames.InputAudioRaw); isAudio {
+				s.queuedBytes.Add(-int64(len(a.PCM)))
+			}
+			s.pending = f
+		}
+		switch f := s.pending.(type) {
+		case *frames.InputAudioRaw:
+			if err := st.SendAudio(ctx, f.PCM); err != nil {
+				return fmt.Errorf("sending audio: %w", err)
+			}
+			s.sentBytes.Add(int64(len(f.PCM)))
+			*lastSent = time.Now()
+		case *frames.VADUserStoppedSpeaking:
+			if err := st.Finalize(ctx); err != nil {
+				return fmt.Errorf("sending finalize: %w", err)
+			}
+		}
+		s.pending = nil
+	}
+}
+
+// read pushes the session's results until it ends.
+func (s *Streaming) read(ctx context.Context, st Stream, got *atomic.Bool) error {
+	for {
+		ev, err := st.Recv(ctx)
+		if err != nil {
+			return err
+		}
+		switch ev.Kind {
+		case EventInterim, EventFinal:
+			s.result(ev)
+			got.Store(true)
+		}
+	}
+}
+
+func (s *Streaming) result(ev Event) {
+	text := clean(ev.Text)
+	if ev.Kind == EventFinal && ev.Finalized {
+		s.measure()
+	}
+	if text == "" {
+		return
+	}
+	user := s.opts.UserID
+	if id := s.userID.Load(); id != nil {
+		user = *id
+	}
+	lang := ev.Language
+	if lang == "" {
+		lang = s.opts.Language
+	}
+	ts := Timestamp(s.opts.Now())
+	if ev.Kind == EventInterim {
+		s.out.Push(&frames.InterimTranscription{Text: text, UserID: user, Timestamp: ts, Language: lang}, frames.Downstream)
+		return
+	}
+	s.out.Push(&frames.Transcription{Text: text, UserID: user, Timestamp: ts, Language: lang, Finalized: ev.Finalized}, frames.Downstream)
+}
+
+// measure reports the TTFB since the last VAD stop and the audio sent
+// since the last report, once per utterance.
+func (s *Streaming) measure() {
+	var data []frames.Metric
+	if at := s.finalizedAt.Swap(0); at != 0 && s.metrics {
+		data = append(data, frames.Metric{Kind: frames.MetricTTFB, Processor: s.name, Model: model(s.streamer), Value: time.Duration(time.Now().UnixNano() - at)})
+	}
+	if sent := s.sentBytes.Swap(0); sent > 0 && s.usageMetrics {
+		secs := float64(sent/2) / float64(s.format.SampleRate)
+		data = append(data, frames.Metric{Kind: frames.MetricSTTUsage, Processor: s.name, Model: model(s.streamer), AudioSeconds: secs})
+	}
+	if len(data) > 0 {
+		s.out.Push(&frames.Metrics{Data: data}, frames.Downstream)
+	}
+}
