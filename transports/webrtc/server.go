@@ -525,14 +525,11 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 		sess.abandon()
 		return answerBody{}, fmt.Errorf("webrtc: building the session pipeline: %w", err)
 	}
-	p, ans, err := sess.connect(ctx, offer)
+	ans, err := sess.connect(ctx, offer)
 	if err != nil {
 		sess.abandon()
 		return answerBody{}, err
 	}
-	s.mu.Lock()
-	s.byPC[p.id] = sess
-	s.mu.Unlock()
 	go sess.run(task)
 	return ans, nil
 }

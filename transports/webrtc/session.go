@@ -300,28 +300,39 @@ func (p *peer) close() {
 }
 
 // connect builds the session's first peer connection from offer.
-func (s *Session) connect(ctx context.Context, offer string) (*peer, answerBody, error) {
+func (s *Session) connect(ctx context.Context, offer string) (answerBody, error) {
 	s.offerMu.Lock()
 	defer s.offerMu.Unlock()
 	p, ans, err := s.newPeer(ctx, offer)
 	if err != nil {
-		return nil, ans, err
+		return ans, err
 	}
-	s.adopt(p)
-	return p, ans, nil
+	if _, ok := s.adopt(p); !ok {
+		p.close()
+		return answerBody{}, &unavailableError{"the session ended while connecting", 1}
+	}
+	return ans, nil
 }
 
-// adopt makes p the current peer and returns the one it replaces.
-func (s *Session) adopt(p *peer) (old *peer) {
+// adopt makes p the current peer, registers its pc_id with the server and
+// returns the peer it replaces. It refuses (false) once the session is
+// tearing down, so a restart that races the end cannot leak its peer.
+func (s *Session) adopt(p *peer) (old *peer, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.closing {
+		return nil, false
+	}
 	old = s.cur
 	s.cur = p
 	s.peers = append(s.peers, p)
 	s.pcIDs = append(s.pcIDs, p.id)
 	s.dc = nil // the old channel is no longer used; queue until p's opens
 	s.track.Store(p.track)
-	return old
+	s.srv.mu.Lock() // lock order: session, then server
+	s.srv.byPC[p.id] = s
+	s.srv.mu.Unlock()
+	return old, true
 }
 
 func (s *Session) current(p *peer) bool {
@@ -436,10 +447,11 @@ func (s *Session) restart(ctx context.Context, offer string) (answerBody, error)
 	if err != nil {
 		return ans, err
 	}
-	old := s.adopt(p)
-	s.srv.mu.Lock()
-	s.srv.byPC[p.id] = s
-	s.srv.mu.Unlock()
+	old, ok := s.adopt(p)
+	if !ok {
+		p.close()
+		return answerBody{}, &unavailableError{"the session ended during the restart", 1}
+	}
 	s.log.Info("peer connection replaced", zap.String("pc_id", p.id))
 	if old != nil {
 		s.bg.Add(1)

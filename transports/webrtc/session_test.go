@@ -261,3 +261,16 @@ type pusherFunc func(frames.Frame, frames.Direction)
 
 func (p pusherFunc) Push(f frames.Frame, d frames.Direction) { p(f, d) }
 func (p pusherFunc) PushError(error)                         {}
+
+func TestAPeerArrivingDuringTeardownIsRefused(t *testing.T) {
+	s := offlineSession(t)
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	if _, ok := s.adopt(&peer{s: s, id: "late"}); ok {
+		t.Fatal("a closing session adopted a new peer connection")
+	}
+	if _, ok := s.srv.Session("late"); ok || len(s.pcIDs) != 0 {
+		t.Error("the refused peer's pc_id was registered")
+	}
+}
