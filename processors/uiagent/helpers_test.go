@@ -98,6 +98,9 @@ type rigOptions struct {
 	tools    []llm.Function
 	system   string
 	snapshot *rtvi.Snapshot
+	// afterLLM are processors between the LLM service and the assistant
+	// aggregator (a fake TTS, say).
+	afterLLM []pipeline.Processor
 }
 
 func newRig(t *testing.T, model *fakeModel, o rigOptions) *rig {
@@ -137,7 +140,9 @@ func newRig(t *testing.T, model *fakeModel, o rigOptions) *rig {
 	if err := r.svc.Register(tools...); err != nil {
 		t.Fatal(err)
 	}
-	r.task = pipeline.NewTask(pipeline.New(r.agent, r.pair.User(), r.svc, r.pair.Assistant()), pipeline.TaskOptions{})
+	procs := append([]pipeline.Processor{r.agent, r.pair.User(), r.svc}, o.afterLLM...)
+	procs = append(procs, r.pair.Assistant())
+	r.task = pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{})
 	r.task.OnReachedDownstream(nil, func(f frames.Frame) {
 		switch f.(type) {
 		case *frames.Start, *frames.End, *frames.Cancel, *frames.Stop:
@@ -371,4 +376,18 @@ func countNodes(n *rtvi.Node) int {
 		c += countNodes(&n.Children[i])
 	}
 	return c
+}
+
+// fakeTTS speaks TTSSpeak frames the way a TTS service does: started,
+// the text, stopped.
+type fakeTTS struct{}
+
+func (fakeTTS) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if s, ok := f.(*frames.TTSSpeak); ok && dir == frames.Downstream {
+		h.Consume()
+		h.Push(&frames.TTSStarted{}, dir)
+		h.Push(&frames.TTSText{Text: s.Text, AggregatedBy: "sentence"}, dir)
+		h.Push(&frames.TTSStopped{}, dir)
+	}
+	return nil
 }

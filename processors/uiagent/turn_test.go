@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -453,4 +454,38 @@ func lastUser(req *frames.LLMContext) string {
 		}
 	}
 	return ""
+}
+
+// With a TTS in the pipeline the spoken answer lands in the context, and
+// a KeepHistory conversation reads: old screen (stub), words, tool call,
+// answer, then the new screen and words.
+func TestSpokenAnswerIsRecordedInHistory(t *testing.T) {
+	model := &fakeModel{respond: script(
+		[]llm.Event{replyCall("c1", `{"answer":"It is the Save button.","highlight":["e2"]}`)},
+		[]llm.Event{replyCall("c2", `{"answer":"Clicked it.","click":["e2"]}`)},
+	)}
+	r := newRig(t, model, rigOptions{agent: Options{History: KeepHistory, NoPromptGuide: true}, system: "s",
+		snapshot: snapshotOf(t, smallTree), afterLLM: []pipeline.Processor{fakeTTS{}}})
+	r.say("which button saves?")
+	r.waitTurns(1)
+	r.waitFor("the answer in the context", func() bool {
+		m := r.conv.Messages()
+		return len(m) > 0 && m[len(m)-1].Content == "It is the Save button."
+	})
+	r.say("click that")
+	r.waitTurns(2)
+	reqs := model.requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d inferences", len(reqs))
+	}
+	want := []frames.LLMMessage{
+		sys("s"), dev(StaleUIState), user("which button saves?"),
+		{Role: llm.RoleAssistant, ToolCalls: []frames.LLMToolCall{{ID: "c1", Name: "reply", Arguments: `{"answer":"It is the Save button.","highlight":["e2"]}`}}},
+		{Role: llm.RoleTool, ToolCallID: "c1", Content: llm.ToolCompleted},
+		asst("It is the Save button."),
+		dev(smallState), user("click that"),
+	}
+	if d := cmp.Diff(want, reqs[1].Messages); d != "" {
+		t.Errorf("second inference (-want +got):\n%s", d)
+	}
 }
