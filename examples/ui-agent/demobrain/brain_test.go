@@ -289,3 +289,44 @@ func TestExplainASelectionHeldByTheArticle(t *testing.T) {
 		t.Errorf("answer = %q", call.Answer())
 	}
 }
+
+// Whatever the user says, the brain answers with a call it can encode and
+// never names a ref the page does not have.
+func FuzzDecide(f *testing.F) {
+	for _, s := range []string{
+		"where is the iPhone 17?", "explain this", "my email is ada at example dot com and my phone is double five one",
+		"Which phones are from Google?", "research the Mariana Trench", "submit", "what have I entered?",
+		"where does it talk about camouflage?", "first name: Grace, surname Hopper, 7 years", "",
+	} {
+		f.Add(s)
+	}
+	pages := []*UIState{parsed(f, "top"), parsed(f, "form-filled"), parsed(f, "article-selection"), nil}
+	offered := map[string]bool{ReplyTool: true, ResearchTool: true}
+	f.Fuzz(func(t *testing.T, utterance string) {
+		for _, st := range pages {
+			call := Decide(utterance, st, offered)
+			if _, err := json.Marshal(call.Args); err != nil {
+				t.Fatalf("arguments do not encode: %v", err)
+			}
+			if call.Answer() == "" {
+				t.Fatalf("no answer for %q", utterance)
+			}
+			r, ok := call.Args.(Reply)
+			if !ok || st == nil {
+				continue
+			}
+			refs := append(append(append([]string{r.ScrollTo, r.SelectText}, r.Highlight...), r.Click...), func() []string {
+				var out []string
+				for _, fl := range r.Fills {
+					out = append(out, fl.Ref)
+				}
+				return out
+			}()...)
+			for _, ref := range refs {
+				if ref != "" && st.Find(ref) == nil {
+					t.Fatalf("%q: ref %q is not on the page", utterance, ref)
+				}
+			}
+		}
+	})
+}
