@@ -50,6 +50,11 @@ func TestDecide(t *testing.T) {
 		{"back to the top", "article-selection", "scroll back to the top", all, want{
 			tool: ReplyTool, answer: []string{"top"}, scrollTo: "Phones"}},
 
+		{"add to cart", "top", "add the Pixel 9a to my cart", all, want{
+			tool: ReplyTool, answer: []string{"Added the Pixel 9a"}, scrollTo: "Pixel 9a", click: []string{"Add Pixel 9a to cart"}}},
+		{"take out of a cart it is not in", "top", "remove the Pixel 9a from the cart", all, want{
+			tool: ReplyTool, answer: []string{"isn't in your cart"}}},
+
 		// Deixis.
 		{"explain the selected paragraph", "article-selection", "explain this", all, want{
 			tool: ReplyTool, answer: []string{"about solving problems", "unscrew jar lids"}}},

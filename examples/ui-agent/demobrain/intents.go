@@ -35,7 +35,7 @@ func (d *decider) reply(r Reply) Call {
 
 func (d *decider) say(answer string) Call { return d.reply(Reply{Answer: answer}) }
 
-const helpText = "I'm the offline demo brain, so I know a few tricks: ask where a phone is, " +
+const helpText = "I'm the offline demo brain, so I know a few tricks: ask where a phone is or add one to the cart, " +
 	"select a paragraph and say explain this, tell me your name and email for the form, " +
 	"or ask me to compare prices."
 
@@ -65,6 +65,11 @@ func (d *decider) decide() Call {
 	case containsAny(d.u, "article about", "essay about", "what's this article", "what is this article",
 		"summarize the article", "summarise the article", "what's the article", "what is the article"):
 		return d.articleSummary()
+	}
+	if containsAny(d.u, "cart", "basket") {
+		if c, ok := d.cart(); ok {
+			return c
+		}
 	}
 	if c, ok := d.brand(); ok {
 		return c
@@ -665,6 +670,45 @@ func (d *decider) product() (Call, bool) {
 		answer += " It starts at " + price + "."
 	}
 	r.Answer = answer
+	return d.reply(r), true
+}
+
+// cart adds a named phone to the cart (or takes it out) by clicking its
+// card's button.
+func (d *decider) cart() (Call, bool) {
+	p := d.bestProduct()
+	if p == nil {
+		return Call{}, false
+	}
+	remove := containsAny(d.u, "remove", "take", "delete", "out of")
+	var add, del *Node
+	p.node.Walk(func(n *Node) bool {
+		name := strings.ToLower(n.Name)
+		switch {
+		case n.Role != "button":
+		case strings.HasPrefix(name, "add "):
+			add = n
+		case strings.HasPrefix(name, "remove "):
+			del = n
+		}
+		return true
+	})
+	target, answer := add, "Added the "+p.Name+" to your cart."
+	switch {
+	case remove && del != nil:
+		target, answer = del, "Took the "+p.Name+" out of your cart."
+	case remove:
+		return d.say("The " + p.Name + " isn't in your cart."), true
+	case add == nil && del != nil:
+		return d.reply(Reply{Answer: "The " + p.Name + " is already in your cart.", Highlight: []string{p.node.Ref}}), true
+	}
+	if target == nil {
+		return Call{}, false
+	}
+	r := Reply{Answer: answer, Click: []string{target.Ref}}
+	if hidden(p.node) {
+		r.ScrollTo = p.node.Ref
+	}
 	return d.reply(r), true
 }
 

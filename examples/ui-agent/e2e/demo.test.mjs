@@ -172,6 +172,10 @@ test("pointing: where is the iPhone 17?", async () => {
   assert.match(answer, /scrolled to “iPhone 17”/);
   assert.match(answer, /highlighted “iPhone 17”/);
   await shot("02-pointing");
+
+  await say("add the iPhone 17 to my cart");
+  await lastAnswer("Added the iPhone 17 to your cart.");
+  await page.getByText("Cart: 1 item", { exact: true }).waitFor({ timeout: WAIT });
 });
 
 test("pointing at several phones, then back to the top", async () => {

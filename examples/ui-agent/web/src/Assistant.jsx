@@ -7,6 +7,7 @@ import { nextSnapshot } from "./snapshots.js";
 const suggestions = [
   "Where is the iPhone 17?",
   "Which phones are from Google?",
+  "Add the iPhone 17 to my cart",
   "Where does it talk about problem solving?",
   "Explain this",
   "My name is Ada Lovelace and my email is ada@example.com",
