@@ -472,6 +472,7 @@ func TestSpokenAnswerIsRecordedInHistory(t *testing.T) {
 		m := r.conv.Messages()
 		return len(m) > 0 && m[len(m)-1].Content == "It is the Save button."
 	})
+	r.waitResults(1)
 	r.say("click that")
 	r.waitTurns(2)
 	reqs := model.requests()
