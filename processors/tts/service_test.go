@@ -49,7 +49,7 @@ func (s *fakeSynth) Synthesize(ctx context.Context, req Request) iter.Seq2[Chunk
 			yield(Chunk{}, err)
 			return
 		}
-		pcm := audio.Sine(440, 8000, s.rate, time.Duration(len(req.Text))*10*time.Millisecond)
+		pcm := audio.Sine(440, 0.3, s.rate, time.Duration(len(req.Text))*10*time.Millisecond)
 		if s.words {
 			var ws []Word
 			at := 0

@@ -100,7 +100,7 @@ func TestThroughTheServiceAtTheOutputRate(t *testing.T) {
 func fakeEspeak(t *testing.T, body string) string {
 	t.Helper()
 	dir := t.TempDir()
-	head := audio.AppendWAV(nil, audio.Sine(440, 5000, 22050, 100*time.Millisecond), 22050, 1)
+	head := audio.AppendWAV(nil, audio.Sine(440, 0.3, 22050, 100*time.Millisecond), 22050, 1)
 	if err := os.WriteFile(filepath.Join(dir, "head.wav"), head, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -276,7 +276,7 @@ func TestWrongMediaTypes(t *testing.T) {
 }
 
 func TestWAVAnswersAreRead(t *testing.T) {
-	pcm := audio.Sine(300, 6000, 22050, 200*time.Millisecond)
+	pcm := audio.Sine(300, 0.3, 22050, 200*time.Millisecond)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "audio/wav")
 		_, _ = w.Write(audio.AppendWAV(nil, pcm, 22050, 1))

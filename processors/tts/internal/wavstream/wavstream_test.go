@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/framewire/framewire/processors/audio"
 )
@@ -31,7 +32,7 @@ func TestReadHeaderOfEspeakStream(t *testing.T) {
 }
 
 func TestReadHeaderOfAFile(t *testing.T) {
-	pcm := audio.Sine(440, 1000, 16000, 0.01e9)
+	pcm := audio.Sine(440, 0.1, 16000, 10*time.Millisecond)
 	file := audio.AppendWAV(nil, pcm, 16000, 2)
 	r := bytes.NewReader(file)
 	h, err := ReadHeader(r)

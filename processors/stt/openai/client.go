@@ -1,0 +1,447 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/stt"
+)
+
+// Defaults used when the options leave a field empty.
+const (
+	DefaultBaseURL = "https://api.openai.com/v1"
+	DefaultModel   = "gpt-4o-transcribe"
+)
+
+// Options configure a [Client]. The zero value talks to OpenAI with the
+// key in $OPENAI_API_KEY.
+type Options struct {
+	// BaseURL is the API root; "/audio/transcriptions" is appended.
+	// Default: DefaultBaseURL. For example "https://api.groq.com/openai/v1"
+	// or "http://localhost:8000/v1".
+	BaseURL string
+	// APIKey is sent as a bearer token. When empty and BaseURL is OpenAI's,
+	// $OPENAI_API_KEY is used; other servers get no key unless given one.
+	APIKey string
+	// Model names the model. Default: DefaultModel. Groq:
+	// "whisper-large-v3-turbo"; Speaches: "Systran/faster-whisper-small".
+	Model string
+	// Language, a BCP 47 tag ("en", "en-US"), is sent as its ISO 639-1
+	// part. Default: the utterance's language, else none (detected).
+	Language string
+	// Prompt, when set, guides the model (spellings, context).
+	Prompt string
+	// ResponseFormat is "json" (default), "verbose_json" (adds the
+	// detected language; whisper-1 and most local servers) or "text".
+	ResponseFormat string
+	// Temperature, when set, is sent as is.
+	Temperature *float64
+	// Extra form fields, sent as is.
+	Extra map[string]string
+	// Header holds extra request headers.
+	Header http.Header
+	// HTTPClient sends the requests. Default: a client with a 60 s timeout.
+	HTTPClient *http.Client
+	// MaxRetries is how many times a failed request (connection error,
+	// HTTP 429 or 5xx) is retried. Default: 2; negative means never.
+	MaxRetries int
+	// RetryBackoff is the wait before the first retry, doubled after each,
+	// up to 4s; a Retry-After header wins (capped at 4s). Default: 250ms.
+	RetryBackoff time.Duration
+}
+
+// Client transcribes utterances through /audio/transcriptions. It
+// implements stt.Transcriber and is safe for concurrent use.
+type Client struct {
+	opts Options
+	url  string
+}
+
+var _ stt.Transcriber = (*Client)(nil)
+
+// New returns a client for o, filling unset options with the defaults.
+func New(o Options) *Client {
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	if o.APIKey == "" && o.BaseURL == DefaultBaseURL {
+		o.APIKey = os.Getenv("OPENAI_API_KEY")
+	}
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if o.ResponseFormat == "" {
+		o.ResponseFormat = "json"
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = 2
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 250 * time.Millisecond
+	}
+	return &Client{opts: o, url: o.BaseURL + "/audio/transcriptions"}
+}
+
+// Model implements stt.Modeler.
+func (c *Client) Model() string { return c.opts.Model }
+
+// maxBackoff caps the wait between retries.
+const maxBackoff = 4 * time.Second
+
+// maxAnswer bounds the answer read.
+const maxAnswer = 4 << 20
+
+// Transcribe implements stt.Transcriber: it uploads u as a WAV file and
+// returns the text and, when the server reports it, the language.
+func (c *Client) Transcribe(ctx context.Context, u stt.Utterance) (stt.Result, error) {
+	if u.SampleRate <= 0 || u.Channels <= 0 {
+		return stt.Result{}, fmt.Errorf("openai stt: utterance without a format (%d Hz, %d channels)", u.SampleRate, u.Channels)
+	}
+	body, ctype, err := c.form(u)
+	if err != nil {
+		return stt.Result{}, err
+	}
+	resp, err := c.send(ctx, body, ctype)
+	if err != nil {
+		return stt.Result{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err != nil {
+		return stt.Result{}, fmt.Errorf("openai stt: reading the answer: %w", err)
+	}
+	return parseAnswer(resp.Header.Get("Content-Type"), raw)
+}
+
+// form builds the multipart body.
+func (c *Client) form(u stt.Utterance) ([]byte, string, error) {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", `form-data; name="file"; filename="audio.wav"`)
+	h.Set("Content-Type", "audio/wav")
+	part, err := w.CreatePart(h)
+	if err != nil {
+		return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
+	}
+	if _, err := part.Write(audio.AppendWAV(nil, u.PCM, u.SampleRate, u.Channels)); err != nil {
+		return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
+	}
+	fields := [][2]string{{"model", c.opts.Model}, {"response_format", c.opts.ResponseFormat}}
+	lang := c.opts.Language
+	if lang == "" {
+		lang = u.Language
+	}
+	if lang = isoLanguage(lang); lang != "" {
+		fields = append(fields, [2]string{"language", lang})
+	}
+	if c.opts.Prompt != "" {
+		fields = append(fields, [2]string{"prompt", c.opts.Prompt})
+	}
+	if c.opts.Temperature != nil {
+		fields = append(fields, [2]string{"temperature", strconv.FormatFloat(*c.opts.Temperature, 'f', -1, 64)})
+	}
+	for k, v := range c.opts.Extra {
+		fields = append(fields, [2]string{k, v})
+	}
+	for _, f := range fields {
+		if err := w.WriteField(f[0], f[1]); err != nil {
+			return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
+	}
+	return b.Bytes(), w.FormDataContentType(), nil
+}
+
+// send posts the form, retrying transient failures.
+func (c *Client) send(ctx context.Context, body []byte, ctype string) (*http.Response, error) {
+	backoff := c.opts.RetryBackoff
+	for attempt := 0; ; attempt++ {
+		resp, err := c.post(ctx, body, ctype)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			err = &transient{fmt.Errorf("openai stt: POST %s: %w", c.url, err)}
+		case resp.StatusCode == http.StatusOK:
+			return resp, nil
+		default:
+			wait = parseRetryAfter(resp.Header.Get("Retry-After"))
+			apiErr := readAPIError(resp)
+			if !retryable(resp.StatusCode) {
+				return nil, apiErr
+			}
+			err = apiErr
+		}
+		if attempt >= c.opts.MaxRetries {
+			return nil, err
+		}
+		if wait <= 0 {
+			wait = backoff
+		}
+		t := time.NewTimer(min(wait, maxBackoff))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+func (c *Client) post(ctx context.Context, body []byte, ctype string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, vs := range c.opts.Header {
+		req.Header[k] = append([]string(nil), vs...)
+	}
+	req.Header.Set("Content-Type", ctype)
+	if c.opts.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
+	}
+	return c.opts.HTTPClient.Do(req)
+}
+
+// parseAnswer reads a transcription answer: a JSON object with "text" (and
+// "language" in verbose_json), or plain text.
+func parseAnswer(ctype string, raw []byte) (stt.Result, error) {
+	mt, _, _ := mime.ParseMediaType(ctype)
+	trimmed := bytes.TrimSpace(raw)
+	if mt == "text/plain" || (mt != "application/json" && len(trimmed) > 0 && trimmed[0] != '{') {
+		if !utf8.Valid(raw) {
+			return stt.Result{}, fmt.Errorf("openai stt: the answer is not UTF-8 text")
+		}
+		return stt.Result{Text: strings.TrimSpace(string(raw))}, nil
+	}
+	var ans struct {
+		Text     *string `json:"text"`
+		Language string  `json:"language"`
+	}
+	if err := json.Unmarshal(trimmed, &ans); err != nil {
+		return stt.Result{}, fmt.Errorf("openai stt: bad answer %s: %w", clip(string(trimmed), 120), err)
+	}
+	if ans.Text == nil {
+		if e := parseAPIError(http.StatusOK, trimmed); e.Message != "" {
+			return stt.Result{}, e
+		}
+		return stt.Result{}, fmt.Errorf("openai stt: answer without text: %s", clip(string(trimmed), 120))
+	}
+	return stt.Result{Text: strings.TrimSpace(*ans.Text), Language: languageTag(ans.Language)}, nil
+}
+
+// isoLanguage turns a BCP 47 tag into the ISO 639-1 code the API takes.
+func isoLanguage(tag string) string {
+	tag = strings.TrimSpace(tag)
+	if i := strings.IndexAny(tag, "-_"); i > 0 {
+		tag = tag[:i]
+	}
+	return strings.ToLower(tag)
+}
+
+// whisperLanguages maps the language names of verbose_json to BCP 47.
+var whisperLanguages = map[string]string{
+	"english": "en", "spanish": "es", "french": "fr", "german": "de", "italian": "it",
+	"portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "japanese": "ja",
+	"korean": "ko", "arabic": "ar", "hindi": "hi", "turkish": "tr", "polish": "pl",
+	"swedish": "sv", "danish": "da", "norwegian": "no", "finnish": "fi", "greek": "el",
+	"czech": "cs", "ukrainian": "uk", "hebrew": "he", "indonesian": "id", "vietnamese": "vi",
+	"thai": "th", "romanian": "ro", "hungarian": "hu", "catalan": "ca", "malay": "ms",
+	"tamil": "ta", "bengali": "bn", "persian": "fa", "urdu": "ur", "tagalog": "tl",
+}
+
+// languageTag turns a reported language (a code or a Whisper name) into a
+// BCP 47 tag.
+func languageTag(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return ""
+	}
+	if tag, ok := whisperLanguages[strings.ToLower(s)]; ok {
+		return tag
+	}
+	return s
+}
+
+// transient marks a connection failure.
+type transient struct{ error }
+
+func (e *transient) Unwrap() error { return e.error }
+
+// Category implements stt.Categorizer.
+func (e *transient) Category() frames.ErrorCategory { return frames.ErrorTransient }
+
+func retryable(status int) bool {
+	return status == http.StatusTooManyRequests || status >= 500
+}
+
+func parseRetryAfter(v string) time.Duration {
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return time.Until(t)
+	}
+	return 0
+}
+
+// APIError is an error answer from the server.
+type APIError struct {
+	// StatusCode is the HTTP status.
+	StatusCode int
+	// Message, Type, Code and Param come from OpenAI's error object (or a
+	// FastAPI server's detail).
+	Message, Type, Code, Param string
+	// Body is the start of the body when it was not an error object.
+	Body string
+}
+
+// Error implements error.
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "openai stt: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
+	switch {
+	case e.Message != "":
+		b.WriteString(": " + e.Message)
+	case e.Body != "":
+		b.WriteString(": " + e.Body)
+	}
+	var details []string
+	for _, d := range [][2]string{{"type", e.Type}, {"code", e.Code}, {"param", e.Param}} {
+		if d[1] != "" {
+			details = append(details, d[0]+" "+d[1])
+		}
+	}
+	if len(details) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
+	}
+	return b.String()
+}
+
+// Category implements stt.Categorizer: 429 and 5xx are transient; 401 and
+// 403 are permanent.
+func (e *APIError) Category() frames.ErrorCategory {
+	switch {
+	case retryable(e.StatusCode):
+		return frames.ErrorTransient
+	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
+		return frames.ErrorPermanent
+	}
+	return frames.ErrorUnknown
+}
+
+const maxErrorBody = 64 << 10
+
+func readAPIError(resp *http.Response) *APIError {
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	return parseAPIError(resp.StatusCode, raw)
+}
+
+func parseAPIError(status int, raw []byte) *APIError {
+	e := &APIError{StatusCode: status}
+	var env struct {
+		Error  json.RawMessage `json:"error"`
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(raw, &env) == nil {
+		if len(env.Error) > 0 {
+			var obj struct {
+				Message string          `json:"message"`
+				Type    string          `json:"type"`
+				Code    json.RawMessage `json:"code"`
+				Param   json.RawMessage `json:"param"`
+			}
+			if json.Unmarshal(env.Error, &obj) == nil {
+				e.Message, e.Type, e.Code, e.Param = obj.Message, obj.Type, scalar(obj.Code), scalar(obj.Param)
+				return e
+			}
+			var msg string
+			if json.Unmarshal(env.Error, &msg) == nil {
+				e.Message = msg
+				return e
+			}
+		}
+		if len(env.Detail) > 0 {
+			e.Message = detailText(env.Detail)
+			return e
+		}
+	}
+	e.Body = clip(strings.TrimSpace(string(raw)), 300)
+	return e
+}
+
+// detailText renders FastAPI's detail: a string, or validation errors.
+func detailText(raw json.RawMessage) string {
+	if s := scalar(raw); s != "" {
+		return s
+	}
+	var items []struct {
+		Loc []any  `json:"loc"`
+		Msg string `json:"msg"`
+	}
+	if json.Unmarshal(raw, &items) == nil && len(items) > 0 {
+		var parts []string
+		for _, it := range items {
+			var loc []string
+			for _, l := range it.Loc {
+				loc = append(loc, fmt.Sprint(l))
+			}
+			parts = append(parts, strings.Join(loc, ".")+": "+it.Msg)
+		}
+		return strings.Join(parts, "; ")
+	}
+	return clip(string(raw), 300)
+}
+
+func scalar(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String()
+	}
+	return ""
+}
+
+func clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	for max > 0 && !utf8.RuneStart(s[max]) {
+		max--
+	}
+	return s[:max] + "…"
+}

@@ -1,0 +1,332 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/stt"
+)
+
+func fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func utterance() stt.Utterance {
+	return stt.Utterance{PCM: audio.Sine(440, 0.3, 16000, 500*time.Millisecond), SampleRate: 16000, Channels: 1}
+}
+
+// upload is what the fake server received.
+type upload struct {
+	fields map[string]string
+	file   audio.WAV
+	name   string
+	ctype  string
+	auth   string
+}
+
+// fakeServer answers every request with status, ctype and body, recording
+// the uploads.
+func fakeServer(t *testing.T, status int, ctype string, body []byte) (*httptest.Server, *[]upload) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []upload
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/audio/transcriptions" {
+			http.Error(w, "wrong route", http.StatusNotFound)
+			return
+		}
+		if err := r.ParseMultipartForm(10 << 20); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		up := upload{fields: map[string]string{}, auth: r.Header.Get("Authorization")}
+		for k, v := range r.MultipartForm.Value {
+			up.fields[k] = v[0]
+		}
+		if fhs := r.MultipartForm.File["file"]; len(fhs) == 1 {
+			f, _ := fhs[0].Open()
+			data, _ := io.ReadAll(f)
+			f.Close()
+			up.file, _ = audio.DecodeWAV(data)
+			up.name, up.ctype = fhs[0].Filename, fhs[0].Header.Get("Content-Type")
+		}
+		mu.Lock()
+		got = append(got, up)
+		mu.Unlock()
+		w.Header().Set("Content-Type", ctype)
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+func TestTranscribesWithEachServerShape(t *testing.T) {
+	tests := []struct {
+		fixture, ctype, lang string
+	}{
+		{"openai_json.json", "application/json", ""},
+		{"openai_gpt4o_usage.json", "application/json", ""},
+		{"openai_verbose.json", "application/json", "en"},
+		{"openai_text.txt", "text/plain; charset=utf-8", ""},
+		{"groq_json.json", "application/json", ""},
+		{"whispercpp_json.json", "application/json", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.fixture, func(t *testing.T) {
+			srv, _ := fakeServer(t, 200, tc.ctype, fixture(t, tc.fixture))
+			res, err := New(Options{BaseURL: srv.URL + "/v1"}).Transcribe(context.Background(), utterance())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res != (stt.Result{Text: "Hello from framewire.", Language: tc.lang}) {
+				t.Errorf("result %+v", res)
+			}
+		})
+	}
+}
+
+func TestUploadsAWAVForm(t *testing.T) {
+	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_json.json"))
+	temp := 0.2
+	c := New(Options{
+		BaseURL: srv.URL + "/v1/", APIKey: "gsk_test", Model: "whisper-large-v3-turbo", Language: "en-US",
+		Prompt: "framewire, Pipecat", Temperature: &temp, Extra: map[string]string{"timestamp_granularities[]": "word"},
+	})
+	u := utterance()
+	if _, err := c.Transcribe(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	up := (*got)[0]
+	want := map[string]string{
+		"model": "whisper-large-v3-turbo", "response_format": "json", "language": "en",
+		"prompt": "framewire, Pipecat", "temperature": "0.2", "timestamp_granularities[]": "word",
+	}
+	if diff := cmp.Diff(want, up.fields); diff != "" {
+		t.Errorf("form fields (-want +got):\n%s", diff)
+	}
+	if up.auth != "Bearer gsk_test" || up.name != "audio.wav" || up.ctype != "audio/wav" {
+		t.Errorf("auth %q, file %q (%s)", up.auth, up.name, up.ctype)
+	}
+	if up.file.SampleRate != 16000 || up.file.Channels != 1 || !bytes.Equal(up.file.PCM, u.PCM) {
+		t.Errorf("uploaded WAV: %d Hz × %d, %d bytes; want the utterance", up.file.SampleRate, up.file.Channels, len(up.file.PCM))
+	}
+}
+
+func TestUtteranceLanguageIsUsedWhenNoneIsConfigured(t *testing.T) {
+	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_json.json"))
+	u := utterance()
+	u.Language = "fr-CA"
+	if _, err := New(Options{BaseURL: srv.URL + "/v1"}).Transcribe(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	if lang := (*got)[0].fields["language"]; lang != "fr" {
+		t.Errorf("language %q, want fr", lang)
+	}
+}
+
+func TestErrorAnswers(t *testing.T) {
+	tests := []struct {
+		name     string
+		status   int
+		ctype    string
+		body     string
+		requests int
+		want     string
+		category frames.ErrorCategory
+	}{
+		{"bad key", 401, "application/json", "error_401.json", 1, "openai stt: HTTP 401 Unauthorized: Incorrect API key provided", frames.ErrorPermanent},
+		{"bad audio", 400, "application/json", "error_400_audio.json", 1, "Audio file might be corrupted or unsupported (type invalid_request_error, code invalid_value, param file)", frames.ErrorUnknown},
+		{"speaches validation", 422, "application/json", "error_speaches_422.json", 1, "HTTP 422 Unprocessable Entity: body.file: Field required", frames.ErrorUnknown},
+		{"rate limited", 429, "application/json", "error_429.json", 3, "Rate limit reached for whisper-1", frames.ErrorTransient},
+		{"server error", 500, "application/json", "error_500.json", 3, "The server had an error", frames.ErrorTransient},
+		{"proxy page", 502, "text/html", "error_502.html", 3, "502 Bad Gateway", frames.ErrorTransient},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var n atomic.Int32
+			body := fixture(t, tc.body)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				n.Add(1)
+				w.Header().Set("Content-Type", tc.ctype)
+				w.Header().Set("Retry-After", "0")
+				w.WriteHeader(tc.status)
+				_, _ = w.Write(body)
+			}))
+			defer srv.Close()
+			_, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
+			}
+			var c stt.Categorizer
+			if !errors.As(err, &c) || c.Category() != tc.category {
+				t.Errorf("category %v, want %v", c, tc.category)
+			}
+			if int(n.Load()) != tc.requests {
+				t.Errorf("%d requests, want %d", n.Load(), tc.requests)
+			}
+		})
+	}
+}
+
+func TestRetriesAfterADroppedConnection(t *testing.T) {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		if n.Add(1) == 1 {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(fixture(t, "openai_json.json"))
+	}))
+	defer srv.Close()
+	res, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
+	if err != nil || res.Text != "Hello from framewire." || n.Load() != 2 {
+		t.Fatalf("res %+v, err %v, %d requests", res, err, n.Load())
+	}
+}
+
+func TestCancelAbandonsTheRequest(t *testing.T) {
+	arrived, gone := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		close(arrived)
+		<-r.Context().Done() // a slow model
+		close(gone)
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := New(Options{BaseURL: srv.URL}).Transcribe(ctx, utterance())
+		done <- err
+	}()
+	<-arrived
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+	<-gone
+}
+
+func TestBadAnswers(t *testing.T) {
+	for _, tc := range []struct{ ctype, body, want string }{
+		{"application/json", `{"txt":"typo"}`, "answer without text"},
+		{"application/json", `{"text": 42}`, "bad answer"},
+		{"application/json", `{"error":{"message":"quota"}}`, "HTTP 200 OK: quota"},
+		{"application/octet-stream", "\xff\xfe\x00", "not UTF-8"},
+	} {
+		_, err := parseAnswer(tc.ctype, []byte(tc.body))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %q: err = %v, want %q", tc.ctype, tc.body, err, tc.want)
+		}
+	}
+}
+
+func TestOpenAIKeyOnlyGoesToOpenAI(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-env")
+	if New(Options{}).opts.APIKey != "sk-env" {
+		t.Error("the default server did not get the environment's key")
+	}
+	if k := New(Options{BaseURL: "https://api.groq.com/openai/v1"}).opts.APIKey; k != "" {
+		t.Errorf("Groq got the OpenAI key %q", k)
+	}
+}
+
+func TestThroughTheSegmentedService(t *testing.T) {
+	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_verbose.json"))
+	s := stt.NewSegmented(New(Options{BaseURL: srv.URL + "/v1"}), stt.SegmentedOptions{})
+	var send []frames.Frame
+	send = append(send, &frames.VADUserStartedSpeaking{})
+	tone := audio.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
+	for range 25 {
+		send = append(send, &frames.InputAudioRaw{Audio: frames.Audio{PCM: tone.Append(nil, 320), SampleRate: 16000, Channels: 1}, UserID: "u1"})
+	}
+	send = append(send, &frames.VADUserStoppedSpeaking{})
+	res := pipelinetest.Run(t, s, pipelinetest.Options{Send: send})
+	var texts []string
+	for _, f := range res.Down() {
+		if tc, ok := f.(*frames.Transcription); ok {
+			texts = append(texts, tc.Text+"|"+tc.UserID+"|"+tc.Language)
+		}
+	}
+	if len(texts) != 1 || texts[0] != "Hello from framewire.|u1|en" {
+		t.Errorf("transcriptions %q", texts)
+	}
+	if d := (*got)[0].file.Duration(); d != 500*time.Millisecond {
+		t.Errorf("uploaded %v of audio, want 500ms", d)
+	}
+}
+
+// FuzzAnswer: any answer body gives a result or a clear error.
+func FuzzAnswer(f *testing.F) {
+	for _, name := range []string{"openai_json.json", "openai_gpt4o_usage.json", "openai_verbose.json", "groq_json.json", "whispercpp_json.json"} {
+		f.Add("application/json", fixture(f, name))
+	}
+	f.Add("text/plain", fixture(f, "openai_text.txt"))
+	f.Add("application/json", fixture(f, "error_speaches_422.json"))
+	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
+		res, err := parseAnswer(ctype, body)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if res.Text != strings.TrimSpace(res.Text) {
+			t.Fatalf("untrimmed text %q", res.Text)
+		}
+	})
+}
+
+// FuzzErrorBody: any error body gives a text naming the status.
+func FuzzErrorBody(f *testing.F) {
+	for _, name := range []string{"error_401.json", "error_400_audio.json", "error_429.json", "error_500.json", "error_502.html", "error_speaches_422.json"} {
+		f.Add(fixture(f, name))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if e := parseAPIError(500, body); !strings.HasPrefix(e.Error(), "openai stt: HTTP 500 Internal Server Error") {
+			t.Fatalf("error text %q", e.Error())
+		}
+	})
+}
+
+func BenchmarkTranscribeRequest(b *testing.B) {
+	// Building and sending one 2 s utterance to a local server.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"text":"ok"}`))
+	}))
+	defer srv.Close()
+	c := New(Options{BaseURL: srv.URL})
+	u := stt.Utterance{PCM: make([]byte, 64000), SampleRate: 16000, Channels: 1}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Transcribe(context.Background(), u); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
