@@ -76,6 +76,12 @@ type Options struct {
 	// PingTimeout ends a session whose client sent no "ping" for that long
 	// (after its first ping). Default: 3s; negative disables it.
 	PingTimeout time.Duration
+	// RestartGrace keeps a session whose client stopped pinging for that
+	// much longer, waiting for the client to replace its peer connection
+	// (restart_pc:true), which the browser does 5 s into an ICE outage. The
+	// client counts as vanished at once either way ([Session.Vanished]).
+	// Default: 0, the session ends when the pings stop.
+	RestartGrace time.Duration
 	// ConnectTimeout ends a session whose data channel did not open within
 	// that long after the offer. Default: 60s.
 	ConnectTimeout time.Duration

@@ -50,6 +50,8 @@ type Session struct {
 	inbox      [][]byte
 	cause      *endCause
 	watchdog   *time.Timer
+	grace      *time.Timer // running while the client is silent, with RestartGrace
+	silent     bool        // no ping for PingTimeout
 	closing    bool
 	tracks     [3]bool // trackStatus by receiver index
 	bg         sync.WaitGroup
@@ -230,6 +232,9 @@ func (s *Session) teardown() {
 	cause := s.cause
 	if s.watchdog != nil {
 		s.watchdog.Stop()
+	}
+	if s.grace != nil {
+		s.grace.Stop()
 	}
 	dc := s.dc
 	s.mu.Unlock()
@@ -603,13 +608,49 @@ func (s *Session) touch() {
 	if s.closing {
 		return
 	}
+	if s.silent {
+		s.silent = false
+		s.grace.Stop()
+		s.log.Info("the client is back")
+	}
 	if s.watchdog == nil {
-		s.watchdog = time.AfterFunc(d, func() {
-			s.end(fmt.Sprintf("the client vanished: no ping for %v", d), true)
-		})
+		s.watchdog = time.AfterFunc(d, func() { s.vanish(d) })
 		return
 	}
 	s.watchdog.Reset(d)
+}
+
+// vanish handles a client that stopped pinging: the session ends, at once
+// or after RestartGrace if no restart brings the pings back.
+func (s *Session) vanish(d time.Duration) {
+	grace := s.srv.opts.RestartGrace
+	s.mu.Lock()
+	if s.closing || s.silent {
+		s.mu.Unlock()
+		return
+	}
+	s.silent = true
+	if grace <= 0 {
+		s.mu.Unlock()
+		s.end(fmt.Sprintf("the client vanished: no ping for %v", d), true)
+		return
+	}
+	defer s.mu.Unlock()
+	s.log.Info("the client vanished; waiting for a restart", zap.Duration("grace", grace))
+	reason := fmt.Sprintf("the client vanished: no ping for %v and no restart within %v", d, grace)
+	if s.grace == nil {
+		s.grace = time.AfterFunc(grace, func() { s.end(reason, true) })
+		return
+	}
+	s.grace.Reset(grace)
+}
+
+// Vanished reports whether the client has sent no ping for PingTimeout
+// (it may still come back within RestartGrace).
+func (s *Session) Vanished() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.silent
 }
 
 // deliver hands a client message to the pipeline, or queues it until the

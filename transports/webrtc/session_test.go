@@ -152,8 +152,8 @@ func TestAVanishedClientIsDetectedWithin3500ms(t *testing.T) {
 	if d := time.Since(t0); d > 3500*time.Millisecond {
 		t.Errorf("detected %v after the last ping could have been sent, want within 3.5 s", d)
 	}
-	if !strings.Contains(s.Reason(), "vanished") {
-		t.Errorf("reason %q", s.Reason())
+	if !strings.Contains(s.Reason(), "vanished") || !s.Vanished() {
+		t.Errorf("reason %q, vanished %v", s.Reason(), s.Vanished())
 	}
 }
 
@@ -272,5 +272,58 @@ func TestAPeerArrivingDuringTeardownIsRefused(t *testing.T) {
 	}
 	if _, ok := s.srv.Session("late"); ok || len(s.pcIDs) != 0 {
 		t.Error("the refused peer's pc_id was registered")
+	}
+}
+
+func TestRestartGraceKeepsTheSessionForAClientThatComesBack(t *testing.T) {
+	h := newHarness(t, Options{RestartGrace: 5 * time.Second})
+	ctx := testContext(t, 30*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, _ := h.session(c)
+	time.Sleep(1500 * time.Millisecond)
+	c.Vanish() // the network drops: no pings
+	eventually(t, 5*time.Second, "the client reported vanished", s.Vanished)
+	if s.ctx.Err() != nil {
+		t.Fatal("the session ended despite RestartGrace")
+	}
+	// The browser rebuilds its peer connection and pings again.
+	if err := c.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitOpen(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Resume()
+	eventually(t, 5*time.Second, "the client counted back", func() bool { return !s.Vanished() })
+	time.Sleep(5 * time.Second) // past the grace
+	if s.ctx.Err() != nil {
+		t.Fatalf("the session ended after the client came back: %s", s.Reason())
+	}
+	readyRoundTrip(t, ctx, c, "grace001")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.built != 1 {
+		t.Errorf("%d pipelines built, want the one kept", h.built)
+	}
+}
+
+func TestRestartGraceEndsTheSessionWhenNoRestartComes(t *testing.T) {
+	h := newHarness(t, Options{RestartGrace: time.Second})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{})
+	s, _, _ := h.session(c)
+	time.Sleep(1500 * time.Millisecond)
+	c.Vanish()
+	t0 := time.Now()
+	select {
+	case <-s.Done():
+	case <-ctx.Done():
+		t.Fatal("the session outlived its grace")
+	}
+	if d := time.Since(t0); d < time.Second {
+		t.Errorf("ended %v after the pings stopped, before the grace", d)
+	}
+	if !strings.Contains(s.Reason(), "no restart within") {
+		t.Errorf("reason %q", s.Reason())
 	}
 }

@@ -580,8 +580,11 @@ func (c *Client) Renegotiate(ctx context.Context) error {
 }
 
 // Vanish stops the keepalive without closing anything, like a client whose
-// tab froze.
+// tab froze or whose network dropped.
 func (c *Client) Vanish() { c.pinging.Store(false) }
+
+// Resume starts the keepalive again.
+func (c *Client) Resume() { c.pinging.Store(true) }
 
 // Close closes the client as client.disconnect() does: no HTTP call, the
 // channel and peer connection just close.
