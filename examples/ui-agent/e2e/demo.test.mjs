@@ -253,6 +253,57 @@ test("task group: start research, watch progress, cancel it", async () => {
   await shot("08-task-cancelled");
 });
 
+// The microphone path of the page (its own media manager): with a
+// speech-to-text service configured (here the config is stubbed, the
+// server has none), the mic button asks for the microphone, puts the
+// track on the audio transceiver, and audio flows to the server.
+test("microphone: pressing the mic button sends audio", async () => {
+  const ctx = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const mic = await ctx.newPage();
+  mic.on("pageerror", (e) => pageErrors.push(e.message));
+  await mic.route("**/api/config", async (route) => {
+    const res = await route.fetch();
+    const cfg = await res.json();
+    cfg.voice = { stt: true, tts: false, note: "Voice is on (stubbed by the test)." };
+    await route.fulfill({ response: res, json: cfg });
+  });
+  try {
+    await mic.goto(url);
+    await mic.waitForFunction(() => window.__demo?.ready, null, { timeout: 30000 });
+    const sent = () =>
+      mic.evaluate(async () => {
+        const stats = await window.__demo.transport.pc.getStats();
+        let bytes = 0;
+        stats.forEach((r) => {
+          if (r.type === "outbound-rtp" && r.kind === "audio") bytes += r.bytesSent;
+        });
+        return bytes;
+      });
+    assert.equal(await sent(), 0, "no audio before the microphone is on");
+    await mic.getByRole("button", { name: "Turn microphone on" }).click();
+    await mic.getByRole("button", { name: "Turn microphone off" }).waitFor({ timeout: WAIT });
+    const before = await sent();
+    await mic.waitForFunction(
+      async (before) => {
+        const stats = await window.__demo.transport.pc.getStats();
+        let bytes = 0;
+        stats.forEach((r) => {
+          if (r.type === "outbound-rtp" && r.kind === "audio") bytes += r.bytesSent;
+        });
+        return bytes > before + 2000;
+      },
+      before,
+      { timeout: WAIT, polling: 250 },
+    );
+    await mic.screenshot({ path: join(outDir, "09-microphone-on.png") });
+    await mic.getByRole("button", { name: "Turn microphone off" }).click();
+    await mic.getByRole("button", { name: "Turn microphone on" }).waitFor({ timeout: WAIT });
+  } finally {
+    await mic.evaluate(() => window.__demo?.client?.disconnect()).catch(() => {});
+    await ctx.close();
+  }
+});
+
 test("no errors in the page", () => {
   assert.deepEqual(pageErrors, []);
 });

@@ -40,6 +40,7 @@ const client = new PipecatClient({
   },
 });
 demo.client = client;
+demo.transport = transport;
 // The snapshot the client would send now (for tests and curious users).
 demo.snapshot = () => snapshotDocument(document.body);
 
