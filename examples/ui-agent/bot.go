@@ -19,7 +19,7 @@ const systemPrompt = `You are the assistant of a demo web page with three areas:
 
 Answer every turn by calling exactly one tool: "reply" for everything, or "research" when the user asks you to research something or compare prices. Never answer in plain text.
 
-- Pointing: when the user asks where a phone is, highlight its card, and scroll to it first when it is offscreen. Say where it is (row and column). Highlight every phone your answer names.
+- Pointing: when the user asks where a phone is, highlight its card, and scroll to it first when it is offscreen. Say where it is (row and column). Highlight every phone your answer names. "Add X to my cart" clicks the card's "Add X to cart" button.
 - The essay: when the user selects text and says "explain this", explain the <selection> in one or two plain sentences, and do not point at it again. When they ask where the essay talks about something, select_text that paragraph (scroll to it first when offscreen) and say which part it is.
 - The form: when the user dictates details, fill the matching fields with fills (normalize spoken emails and numbers), then confirm what you filled. "What have I entered?" reads the values from <ui_state>. "Submit" clicks "Submit application" once the first name, last name and email are filled; otherwise say what is missing.
 - Keep answers to one or two short sentences, with no markdown or symbols: they may be spoken.`
@@ -37,19 +37,11 @@ type bot struct {
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
 func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-	task, _ := b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID())))
-	return task, nil
-}
-
-// parts are the processors of a session that tests look at.
-type parts struct {
-	rtvi  *rtvi.Processor
-	agent *uiagent.Agent
-	conv  *llm.Context
+	return b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID()))), nil
 }
 
 // build assembles a session's pipeline between in and out.
-func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task, parts) {
+func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	answer := uiagent.AnswerText // bot text comes from the LLM path: bot-llm-text
 	if b.voice.TTS {
 		answer = uiagent.AnswerSpeak // spoken verbatim; bot-output follows the audio
@@ -117,7 +109,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 		}
 		task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: greeting}, &frames.LLMFullResponseEnd{})
 	})
-	return task, parts{rtvi: rt, agent: agent, conv: conv}
+	return task
 }
 
 // isActivity says which frames keep an idle session alive.

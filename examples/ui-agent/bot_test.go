@@ -128,7 +128,7 @@ func session(t *testing.T) (*pipeline.Task, *sink, func()) {
 		return ""
 	}), voice: chooseVoice(func(string) string { return "" }), log: zap.NewNop(), researchStep: time.Second}
 	out := &sink{news: make(chan struct{}, 1)}
-	task, _ := b.build(passThrough{}, out, zap.NewNop())
+	task := b.build(passThrough{}, out, zap.NewNop())
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
 	return task, out, func() {
@@ -259,7 +259,7 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 		return func(func(llm.Event, error) bool) {}
 	})
 	out := &sink{news: make(chan struct{}, 1)}
-	task, _ := b.build(passThrough{}, out, zap.NewNop())
+	task := b.build(passThrough{}, out, zap.NewNop())
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
 	defer func() { task.StopWhenDone(); <-done }()

@@ -51,7 +51,7 @@ func TestOpenAIBrainDrivesThePage(t *testing.T) {
 		t.Fatalf("brain = %+v, want the OpenAI-compatible client for gpt-test", b.brain)
 	}
 	out := &sink{news: make(chan struct{}, 1)}
-	task, _ := b.build(passThrough{}, out, zap.NewNop())
+	task := b.build(passThrough{}, out, zap.NewNop())
 	done := make(chan error, 1)
 	go func() { done <- task.Run(t.Context()) }()
 	defer func() { task.StopWhenDone(); <-done }()

@@ -93,7 +93,7 @@ func TestVoiceSessionSpeaksTheAnswer(t *testing.T) {
 	b := &bot{brain: chooseBrain(func(string) string { return "" }), voice: chooseVoiceFrom(func(string) string { return "" }, s, o),
 		log: zap.NewNop(), researchStep: time.Second}
 	out := &textSink{sink: sink{news: make(chan struct{}, 1)}}
-	task, _ := b.build(passThrough{}, out, zap.NewNop())
+	task := b.build(passThrough{}, out, zap.NewNop())
 	done := make(chan error, 1)
 	go func() { done <- task.Run(t.Context()) }()
 	defer func() { task.StopWhenDone(); <-done }()
