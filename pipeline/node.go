@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	goruntime "runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -170,12 +171,16 @@ func (n *node) wakeLocked() {
 // batchSize is how many ordered frames a node takes from its inbox at once.
 const batchSize = 64
 
+// idleSpins is how many times an idle node yields before it parks.
+const idleSpins = 3
+
 // take returns the next frame to process: Start first; then, once started,
 // system frames, then ordered frames unless a job holds the ordered lane.
 func (n *node) take() (item, bool) {
 	if n.bi < len(n.batch) && n.urgent.Load() == 0 && n.holds.Load() == 0 {
 		return n.nextBatched(), true
 	}
+	spins := 0
 	n.mu.Lock()
 	for {
 		if it, ok := n.start.pop(); ok {
@@ -205,6 +210,16 @@ func (n *node) take() (item, bool) {
 					return n.nextBatched(), true
 				}
 			}
+		}
+		if spins < idleSpins {
+			// Yield a few times before parking: a busy neighbour usually
+			// pushes again within a scheduler slice, and waking a parked
+			// goroutine costs more than checking again.
+			spins++
+			n.mu.Unlock()
+			goruntime.Gosched()
+			n.mu.Lock()
+			continue
 		}
 		n.waiting = true
 		n.mu.Unlock()
