@@ -299,10 +299,9 @@ func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped
 			return
 		default:
 		}
-		st, err := s.connect(ctx, closing)
-		if errors.Is(err, errClosing) {
-			return
-		}
+		// End lets a connection attempt in progress finish (bounded by
+		// CloseTimeout), so the audio queued for it is still transcribed.
+		st, err := s.streamer.Connect(ctx, Format{SampleRate: s.format.SampleRate, Channels: 1})
 		if err == nil {
 			var delivered bool
 			delivered, err = s.session(ctx, st, closing)
@@ -318,6 +317,11 @@ func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped
 		}
 		if ctx.Err() != nil {
 			return
+		}
+		select {
+		case <-closing:
+			return // ending anyway: no reconnection
+		default:
 		}
 		if permanent(err) {
 			s.out.PushError(errorFrame(fmt.Errorf("stt: giving up on the session: %w", err)))
@@ -340,29 +344,6 @@ func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped
 		}
 		backoff = min(2*backoff, s.opts.MaxReconnectBackoff)
 	}
-}
-
-// connect opens a session; End gives up a connection attempt at once.
-func (s *Streaming) connect(ctx context.Context, closing <-chan struct{}) (Stream, error) {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-closing:
-			cancel()
-		case <-cctx.Done():
-		}
-	}()
-	st, err := s.streamer.Connect(cctx, Format{SampleRate: s.format.SampleRate, Channels: 1})
-	if err != nil {
-		select {
-		case <-closing:
-			return nil, errClosing
-		default:
-		}
-		return nil, err
-	}
-	return st, nil
 }
 
 // session runs one open stream: this goroutine writes, another reads. It

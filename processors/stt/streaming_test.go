@@ -334,6 +334,7 @@ func TestStreamingBoundsHeldAudio(t *testing.T) {
 	fs.block = true // the session never opens
 	o := fastOptions()
 	o.MaxBuffered = 100 * time.Millisecond
+	o.CloseTimeout = 10 * time.Millisecond
 	s := NewStreaming(fs, o)
 	res := pipelinetest.Run(t, s, pipelinetest.Options{Send: numbered(0, 50), Task: pipeline.TaskOptions{CancelTimeout: time.Second}})
 	if s.Dropped() != 45 {
