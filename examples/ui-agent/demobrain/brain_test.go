@@ -50,6 +50,12 @@ func TestDecide(t *testing.T) {
 		{"back to the top", "article-selection", "scroll back to the top", all, want{
 			tool: ReplyTool, answer: []string{"top"}, scrollTo: "Phones"}},
 
+		{"cheapest", "top", "What's the cheapest phone?", all, want{
+			tool: ReplyTool, answer: []string{"Galaxy A56 is the cheapest, at $449"}, scrollTo: "Galaxy A56", highlight: []string{"Galaxy A56"}}},
+		{"most expensive", "top", "which one is the most expensive", all, want{
+			tool: ReplyTool, answer: []string{"Xperia 1 VII is the most expensive, at $1,399", "row 2, column 2"}, highlight: []string{"Xperia 1 VII"}}},
+		{"what is on screen", "top", "Which phones can I see?", all, want{
+			tool: ReplyTool, answer: []string{"On screen: the Galaxy S25", "the Galaxy Z Flip 7."}}},
 		{"add to cart", "top", "add the Pixel 9a to my cart", all, want{
 			tool: ReplyTool, answer: []string{"Added the Pixel 9a"}, scrollTo: "Pixel 9a", click: []string{"Add Pixel 9a to cart"}}},
 		{"take out of a cart it is not in", "top", "remove the Pixel 9a from the cart", all, want{

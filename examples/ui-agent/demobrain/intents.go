@@ -66,6 +66,16 @@ func (d *decider) decide() Call {
 		"summarize the article", "summarise the article", "what's the article", "what is the article"):
 		return d.articleSummary()
 	}
+	if containsAny(d.u, "cheapest", "least expensive", "lowest price", "most expensive", "priciest") {
+		if c, ok := d.extremePrice(); ok {
+			return c
+		}
+	}
+	if containsAny(d.u, "can i see", "on screen", "on my screen", "do i see", "visible") {
+		if c, ok := d.visible(); ok {
+			return c
+		}
+	}
 	if containsAny(d.u, "cart", "basket") {
 		if c, ok := d.cart(); ok {
 			return c
@@ -671,6 +681,70 @@ func (d *decider) product() (Call, bool) {
 	}
 	r.Answer = answer
 	return d.reply(r), true
+}
+
+// price returns the dollar price in a card's description, or -1.
+func price(n *Node) int {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, rePrice.FindString(describe(n)))
+	if digits == "" {
+		return -1
+	}
+	v := 0
+	for _, r := range digits {
+		v = v*10 + int(r-'0')
+	}
+	return v
+}
+
+// extremePrice points at the cheapest or the most expensive phone.
+func (d *decider) extremePrice() (Call, bool) {
+	most := containsAny(d.u, "most expensive", "priciest")
+	var best *product
+	bestPrice := -1
+	for _, p := range d.products() {
+		v := price(p.node)
+		if v < 0 {
+			continue
+		}
+		if best == nil || (most && v > bestPrice) || (!most && v < bestPrice) {
+			best, bestPrice = &p, v
+		}
+	}
+	if best == nil {
+		return Call{}, false
+	}
+	which := "cheapest"
+	if most {
+		which = "most expensive"
+	}
+	r := Reply{Answer: fmt.Sprintf("The %s is the %s, at %s: %s.", best.Name, which,
+		strings.ReplaceAll(rePrice.FindString(describe(best.node)), " ", ""), where(best.node)), Highlight: []string{best.node.Ref}}
+	if hidden(best.node) {
+		r.ScrollTo = best.node.Ref
+	}
+	return d.reply(r), true
+}
+
+// visible names the phones on screen, leaving out the ones scrolled away.
+func (d *decider) visible() (Call, bool) {
+	var names []string
+	for _, p := range d.products() {
+		if !hidden(p.node) {
+			names = append(names, "the "+p.Name)
+		}
+	}
+	if len(d.products()) == 0 {
+		return Call{}, false
+	}
+	if len(names) == 0 {
+		return d.say("No phones are on screen right now; ask me to scroll back to the top."), true
+	}
+	return d.say(fmt.Sprintf("On screen: %s.", joinList(names))), true
 }
 
 // cart adds a named phone to the cart (or takes it out) by clicking its
