@@ -275,7 +275,7 @@ func (s *Streaming) finish(ctx context.Context) {
 		return
 	}
 	close(closing)
-	t := time.NewTimer(s.opts.CloseTimeout + time.Second)
+	t := time.NewTimer(s.opts.CloseTimeout + 250*time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-stopped:

@@ -224,9 +224,9 @@ func (s *stream) Recv(ctx context.Context) (stt.Event, error) {
 
 // result is the part of a Results message the client uses.
 type result struct {
-	IsFinal      bool   `json:"is_final"`
-	SpeechFinal  bool   `json:"speech_final"`
-	FromFinalize bool   `json:"from_finalize"`
+	IsFinal      bool `json:"is_final"`
+	SpeechFinal  bool `json:"speech_final"`
+	FromFinalize bool `json:"from_finalize"`
 	Channel      *struct {
 		Alternatives []struct {
 			Transcript string   `json:"transcript"`

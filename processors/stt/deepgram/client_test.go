@@ -251,7 +251,7 @@ func TestInterruptionMidStreamKeepsTheSession(t *testing.T) {
 }
 
 func TestKeepAliveWhileIdle(t *testing.T) {
-	f := newFake(t, "hello.ws")
+	f := newFake(t, "idle.ws")
 	s := stt.NewStreaming(New(Options{URL: f.url(), APIKey: "k"}), stt.StreamingOptions{KeepAlive: 5 * time.Millisecond})
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
 	waitUntil(t, "a KeepAlive", func() bool {
@@ -405,4 +405,3 @@ func BenchmarkParseResults(b *testing.B) {
 		}
 	}
 }
-

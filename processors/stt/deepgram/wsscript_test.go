@@ -97,7 +97,9 @@ func newFake(t testing.TB, scripts ...string) *fakeDeepgram {
 	return f
 }
 
-func (f *fakeDeepgram) url() string { return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/v1/listen" }
+func (f *fakeDeepgram) url() string {
+	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/v1/listen"
+}
 
 func (f *fakeDeepgram) connections() int {
 	f.mu.Lock()

@@ -1,0 +1,1 @@
+# An idle session: only keep-alives until CloseStream.
