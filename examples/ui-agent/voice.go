@@ -7,6 +7,8 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/deepgram"
+	sttopenai "github.com/framewire/framewire/processors/stt/openai"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/cartesia"
 	"github.com/framewire/framewire/processors/tts/espeak"
@@ -30,10 +32,10 @@ type voice struct {
 
 // sttEngine and ttsEngine are candidates for a speech service: available
 // reports whether the environment configures it (and names it), build
-// makes one per session.
+// makes one per session (the STT processor; the TTS engine).
 type sttEngine struct {
 	available func(getenv func(string) string) (name string, ok bool)
-	build     func(getenv func(string) string) stt.Transcriber
+	build     func(getenv func(string) string) pipeline.Processor
 }
 
 type ttsEngine struct {
@@ -41,11 +43,33 @@ type ttsEngine struct {
 	build     func(getenv func(string) string) tts.Synthesizer
 }
 
-// sttEngines are the speech-to-text candidates, in order of preference.
-// None is built in yet: the engines of processors/stt (OpenAI-compatible
-// transcriptions, Deepgram) plug in here when they land, each behind its
-// environment variables.
-var sttEngines []sttEngine
+// sttEngines are the speech-to-text candidates, in order of preference:
+// Deepgram live (DEEPGRAM_API_KEY), then an OpenAI-compatible
+// transcription server (STT_BASE_URL for a local one such as
+// faster-whisper or whisper.cpp, else OpenAI with OPENAI_API_KEY;
+// STT_MODEL names the model).
+var sttEngines = []sttEngine{
+	{
+		available: func(getenv func(string) string) (string, bool) {
+			return "Deepgram", getenv("DEEPGRAM_API_KEY") != ""
+		},
+		build: func(getenv func(string) string) pipeline.Processor {
+			return stt.NewStreaming(deepgram.New(deepgram.Options{APIKey: getenv("DEEPGRAM_API_KEY")}), stt.StreamingOptions{})
+		},
+	},
+	{
+		available: func(getenv func(string) string) (string, bool) {
+			if base := getenv("STT_BASE_URL"); base != "" {
+				return "the transcription server at " + base, true
+			}
+			return "OpenAI transcription", getenv("OPENAI_API_KEY") != ""
+		},
+		build: func(getenv func(string) string) pipeline.Processor {
+			c := sttopenai.New(sttopenai.Options{BaseURL: getenv("STT_BASE_URL"), Model: getenv("STT_MODEL")})
+			return stt.NewSegmented(c, stt.SegmentedOptions{})
+		},
+	},
+}
 
 // ttsEngines are the text-to-speech candidates, in order of preference:
 // Cartesia (CARTESIA_API_KEY and CARTESIA_VOICE_ID), an OpenAI-compatible
@@ -109,7 +133,7 @@ func chooseVoiceFrom(getenv func(string) string, sttCandidates []sttEngine, ttsC
 	v.newSTT = func() []pipeline.Processor {
 		return []pipeline.Processor{
 			audio.NewVADProcessor(audio.VADProcessorOptions{}),
-			stt.NewSegmented(in.build(getenv), stt.SegmentedOptions{}),
+			in.build(getenv),
 			audio.NewTurnTracker(audio.TurnTrackerOptions{}),
 		}
 	}

@@ -47,11 +47,50 @@ func (s *recordingSynth) said() string {
 func engines(sttOK, ttsOK bool, synth tts.Synthesizer) ([]sttEngine, []ttsEngine) {
 	return []sttEngine{{
 			available: func(func(string) string) (string, bool) { return "fake STT", sttOK },
-			build:     func(func(string) string) stt.Transcriber { return silentTranscriber{} },
+			build: func(func(string) string) pipeline.Processor {
+				return stt.NewSegmented(silentTranscriber{}, stt.SegmentedOptions{})
+			},
 		}}, []ttsEngine{{
 			available: func(func(string) string) (string, bool) { return "fake TTS", ttsOK },
 			build:     func(func(string) string) tts.Synthesizer { return synth },
 		}}
+}
+
+// The real engines are chosen by their environment variables.
+func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	tests := []struct {
+		name string
+		env  func(string) string
+		note string
+	}{
+		{"nothing", env(), "Voice is off"},
+		{"Deepgram", env("DEEPGRAM_API_KEY", "k"), "speech-to-text by Deepgram"},
+		{"a local whisper server", env("STT_BASE_URL", "http://127.0.0.1:8000/v1"), "the transcription server at http://127.0.0.1:8000/v1"},
+		{"OpenAI for everything", env("OPENAI_API_KEY", "k"), "speech-to-text by OpenAI transcription, answers spoken by OpenAI speech"},
+		{"Cartesia voice", env("DEEPGRAM_API_KEY", "k", "CARTESIA_API_KEY", "k", "CARTESIA_VOICE_ID", "v"), "answers spoken by Cartesia"},
+	}
+	for _, tc := range tests {
+		v := chooseVoice(tc.env)
+		if !strings.Contains(v.Note, tc.note) {
+			t.Errorf("%s: note %q, want %q", tc.name, v.Note, tc.note)
+		}
+		if v.STT {
+			procs := v.newSTT()
+			if len(procs) != 3 {
+				t.Errorf("%s: speech input has %d processors, want VAD, STT and turn tracker", tc.name, len(procs))
+			}
+		}
+	}
 }
 
 func TestChooseVoice(t *testing.T) {
