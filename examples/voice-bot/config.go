@@ -1,0 +1,139 @@
+package main
+
+import (
+	"os/exec"
+	"strconv"
+	"strings"
+
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm"
+	llmopenai "github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/deepgram"
+	sttopenai "github.com/framewire/framewire/processors/stt/openai"
+	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/cartesia"
+	"github.com/framewire/framewire/processors/tts/espeak"
+	ttsopenai "github.com/framewire/framewire/processors/tts/openai"
+)
+
+// defaultPrompt keeps answers speakable.
+const defaultPrompt = "You are a friendly voice assistant. Your answers are spoken aloud, so keep them short: " +
+	"one to three plain sentences, no markdown, no lists, no emoji."
+
+// config is what the bot runs with, chosen from the environment.
+type config struct {
+	// Addr is the listen address.
+	Addr string
+	// Prompt is the system prompt.
+	Prompt string
+	// STT, TTS and LLM are the services, each with a name for the logs.
+	STT sttChoice
+	TTS ttsChoice
+	LLM llmChoice
+}
+
+// sttChoice builds one speech-to-text processor per session; build is nil
+// when there is none (the bot then works by text only).
+type sttChoice struct {
+	Name  string
+	build func() pipeline.Processor
+}
+
+// ttsChoice builds one synthesizer per session.
+type ttsChoice struct {
+	Name  string
+	build func() tts.Synthesizer
+	// missing, when set, says why the offline default cannot speak.
+	missing string
+}
+
+// llmChoice builds the model client; echo is the offline stand-in.
+type llmChoice struct {
+	Name  string
+	Echo  bool
+	build func() llm.Provider
+}
+
+// configure reads the environment (see doc.go for the variables).
+func configure(getenv func(string) string) config {
+	c := config{Addr: or(getenv("ADDR"), "localhost:7860"), Prompt: or(getenv("SYSTEM_PROMPT"), defaultPrompt)}
+	c.STT = chooseSTT(getenv)
+	c.TTS = chooseTTS(getenv)
+	c.LLM = chooseLLM(getenv)
+	return c
+}
+
+func chooseSTT(getenv func(string) string) sttChoice {
+	lang := getenv("STT_LANGUAGE")
+	pick := strings.ToLower(getenv("VOICE_STT"))
+	switch {
+	case pick == "none" || pick == "off":
+		return sttChoice{Name: "none (VOICE_STT=" + pick + ")"}
+	case pick == "deepgram" || (pick == "" && getenv("DEEPGRAM_API_KEY") != ""):
+		return sttChoice{Name: "Deepgram live", build: func() pipeline.Processor {
+			c := deepgram.New(deepgram.Options{
+				APIKey: getenv("DEEPGRAM_API_KEY"), Model: getenv("DEEPGRAM_MODEL"), Language: lang, SmartFormat: true,
+			})
+			return stt.NewStreaming(c, stt.StreamingOptions{Language: lang})
+		}}
+	case pick == "openai" || (pick == "" && (getenv("STT_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
+		name := "OpenAI transcription"
+		if base := getenv("STT_BASE_URL"); base != "" {
+			name = "the transcription server at " + base
+		}
+		return sttChoice{Name: name, build: func() pipeline.Processor {
+			key := getenv("STT_API_KEY")
+			c := sttopenai.New(sttopenai.Options{BaseURL: getenv("STT_BASE_URL"), APIKey: key, Model: getenv("STT_MODEL"), Language: lang})
+			return stt.NewSegmented(c, stt.SegmentedOptions{Language: lang})
+		}}
+	case pick != "":
+		return sttChoice{Name: "none (unknown VOICE_STT=" + pick + ")"}
+	}
+	return sttChoice{Name: "none"}
+}
+
+func chooseTTS(getenv func(string) string) ttsChoice {
+	pick := strings.ToLower(getenv("VOICE_TTS"))
+	switch {
+	case pick == "cartesia" || (pick == "" && getenv("CARTESIA_API_KEY") != "" && getenv("CARTESIA_VOICE_ID") != ""):
+		return ttsChoice{Name: "Cartesia", build: func() tts.Synthesizer {
+			return cartesia.New(cartesia.Options{
+				APIKey: getenv("CARTESIA_API_KEY"), VoiceID: getenv("CARTESIA_VOICE_ID"), Model: getenv("CARTESIA_MODEL"),
+			})
+		}}
+	case pick == "openai" || (pick == "" && (getenv("TTS_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
+		name := "OpenAI speech"
+		if base := getenv("TTS_BASE_URL"); base != "" {
+			name = "the speech server at " + base
+		}
+		return ttsChoice{Name: name, build: func() tts.Synthesizer {
+			return ttsopenai.New(ttsopenai.Options{
+				BaseURL: getenv("TTS_BASE_URL"), APIKey: getenv("TTS_API_KEY"), Model: getenv("TTS_MODEL"), Voice: getenv("TTS_VOICE"),
+			})
+		}}
+	}
+	speed, _ := strconv.Atoi(getenv("ESPEAK_SPEED"))
+	ch := ttsChoice{Name: "espeak-ng (offline)", build: func() tts.Synthesizer {
+		return espeak.New(espeak.Options{Voice: getenv("ESPEAK_VOICE"), Speed: speed})
+	}}
+	if _, err := exec.LookPath(espeak.DefaultCommand); err != nil {
+		ch.missing = "espeak-ng is not installed (apt-get install espeak-ng): answers are sent as text only"
+	}
+	return ch
+}
+
+func chooseLLM(getenv func(string) string) llmChoice {
+	if strings.EqualFold(getenv("VOICE_LLM"), "echo") || (getenv("OPENAI_API_KEY") == "" && getenv("OPENAI_BASE_URL") == "") {
+		return llmChoice{Name: "offline echo (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)", Echo: true, build: func() llm.Provider { return echo{} }}
+	}
+	name := "OpenAI-compatible chat at " + or(getenv("OPENAI_BASE_URL"), llmopenai.DefaultBaseURL)
+	return llmChoice{Name: name, build: func() llm.Provider { return llmopenai.New(llmopenai.Options{}) }}
+}
+
+func or(v, def string) string {
+	if v != "" {
+		return v
+	}
+	return def
+}

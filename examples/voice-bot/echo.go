@@ -1,0 +1,46 @@
+package main
+
+import (
+	"context"
+	"iter"
+	"strings"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/llm"
+)
+
+// echo is the offline stand-in for a model: it repeats the user's last
+// message, streamed word by word like a real model, so the voice loop
+// (STT, turns, TTS, barge-in) can be tried without any account.
+type echo struct{}
+
+// Model implements llm.Modeler.
+func (echo) Model() string { return "echo" }
+
+// Stream implements llm.Provider.
+func (echo) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		said := ""
+		for i := len(req.Messages) - 1; i >= 0; i-- {
+			if m := req.Messages[i]; m.Role == "user" {
+				said = strings.TrimSpace(m.Content)
+				break
+			}
+		}
+		answer := "I did not catch anything."
+		if said != "" {
+			answer = "You said: " + strings.TrimRight(said, ".!? ") + "."
+		}
+		for i, w := range strings.Fields(answer) {
+			if ctx.Err() != nil {
+				return
+			}
+			if i > 0 {
+				w = " " + w
+			}
+			if !yield(llm.TextEvent(w), nil) {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+func main() {
+	log := newLogger(os.Getenv("VOICE_DEBUG") != "")
+	defer func() { _ = log.Sync() }()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx, configure(os.Getenv), log, nil); err != nil {
+		log.Error("voice-bot failed", zap.Error(err))
+		os.Exit(1)
+	}
+}
+
+func newLogger(debug bool) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.TimeEncoderOfLayout("15:04:05.000")
+	level := zap.InfoLevel
+	if debug {
+		level = zap.DebugLevel
+	}
+	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level))
+}
+
+// serve runs the signalling server until ctx ends. ready, when not nil,
+// receives the address it listens on.
+func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
+	b := &bot{cfg: cfg, log: log}
+	rtc, err := webrtc.NewServer(webrtc.Options{
+		NewPipeline:     b.newPipeline,
+		Logger:          log.Named("webrtc"),
+		IncludeLoopback: true,
+	})
+	if err != nil {
+		return fmt.Errorf("starting the WebRTC server: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/offer", rtc)
+	mux.Handle("/start", rtc)
+	mux.Handle("/sessions/", rtc)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "framewire voice-bot\n\nConnect a Pipecat client (@pipecat-ai/client-js with the SmallWebRTC transport) to %s/api/offer.\n\nSTT: %s\nLLM: %s\nTTS: %s\n",
+			"http://"+r.Host, cfg.STT.Name, cfg.LLM.Name, ttsName(cfg.TTS))
+	})
+
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w (set ADDR to another address)", cfg.Addr, err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	if cfg.STT.build == nil {
+		log.Warn("STT: none configured, so the bot cannot hear: it says so to each client and answers typed messages (RTVI send-text) out loud. Set DEEPGRAM_API_KEY, STT_BASE_URL or OPENAI_API_KEY to talk to it.")
+	} else {
+		log.Info("STT: " + cfg.STT.Name)
+	}
+	log.Info("LLM: " + cfg.LLM.Name)
+	if cfg.TTS.missing != "" {
+		log.Warn("TTS: " + cfg.TTS.missing)
+	} else {
+		log.Info("TTS: " + cfg.TTS.Name)
+	}
+	log.Info("voice-bot listening: SmallWebRTC offers at http://" + ln.Addr().String() + "/api/offer")
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	select {
+	case err := <-errc:
+		_ = rtc.Shutdown(context.Background())
+		return fmt.Errorf("serving HTTP: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	rtcErr := rtc.Shutdown(sctx)
+	httpErr := srv.Shutdown(sctx)
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return errors.Join(rtcErr, httpErr)
+}
+
+func ttsName(t ttsChoice) string {
+	if t.missing != "" {
+		return "none (" + t.missing + ")"
+	}
+	return t.Name
+}
