@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -179,6 +182,62 @@ func TestServeAnswersAndShutsDown(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSpokenTurnThroughVADSTTAndTTS(t *testing.T) {
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng is not installed (apt-get install -y espeak-ng); skipping the offline voice test")
+	}
+	// The user's speech, synthesized: 16 kHz mono between silences.
+	wav, err := exec.Command("espeak-ng", "--stdout", "hello there, how are you").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := audio.DecodeWAV(wav)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, _ := audio.NewResampler(w.SampleRate, 16000, 1, audio.ResamplerOptions{})
+	speech := rs.Flush(rs.Resample(nil, w.PCM))
+	pcm := append(make([]byte, 16000), speech...) // 0.5 s of silence first
+	pcm = append(pcm, make([]byte, 64000)...)      // 2 s after
+
+	var uploaded atomic.Int64
+	stt := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if err := r.ParseMultipartForm(8 << 20); err == nil {
+			if fh := r.MultipartForm.File["file"]; len(fh) == 1 {
+				uploaded.Store(fh[0].Size)
+			}
+		}
+		rw.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(rw, `{"text":" Hello there, how are you?"}`)
+	}))
+	defer stt.Close()
+
+	b := &bot{cfg: configure(env("STT_BASE_URL", stt.URL+"/v1")), log: zap.NewNop()}
+	out := &sink{}
+	task := b.task(pipeline.PassThrough{}, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- task.Run(ctx) }()
+	for len(pcm) >= 640 {
+		task.QueueFrame(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm[:640:640], SampleRate: 16000, Channels: 1}})
+		pcm = pcm[640:]
+	}
+	waitUntil(t, "the spoken answer", func() bool {
+		_, _, texts := out.snapshot()
+		return strings.Contains(strings.Join(texts, " "), "You said: Hello there, how are you.")
+	})
+	// The utterance sent was the speech plus the pre-speech window and the
+	// VAD's stop delay: more than the speech, well under the whole input.
+	if n := uploaded.Load(); n < int64(len(speech)) || n > int64(len(speech))+2*32000 {
+		t.Errorf("uploaded %d bytes for %d bytes of speech", n, len(speech))
+	}
+	task.StopWhenDone()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
