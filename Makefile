@@ -27,8 +27,12 @@ test-e2e:
 	bash e2e/setup.sh
 	cd e2e && TAGS="$(TAGS)" npm test
 
-bench:
+# bench runs the pipeline workloads of the shared benchmark contract, then
+# the WebRTC load benchmark (concurrent in-process clients streaming Opus
+# both ways), each printing JSON lines.
+bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
+	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 10,25,50
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \
