@@ -203,7 +203,7 @@ func TestSpokenTurnThroughVADSTTAndTTS(t *testing.T) {
 	rs, _ := audio.NewResampler(w.SampleRate, 16000, 1, audio.ResamplerOptions{})
 	speech := rs.Flush(rs.Resample(nil, w.PCM))
 	pcm := append(make([]byte, 16000), speech...) // 0.5 s of silence first
-	pcm = append(pcm, make([]byte, 64000)...)      // 2 s after
+	pcm = append(pcm, make([]byte, 64000)...)     // 2 s after
 
 	var uploaded atomic.Int64
 	stt := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"math"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -465,6 +466,33 @@ func BenchmarkServiceSentence(b *testing.B) {
 		pipelinetest.Run(b, NewService(synth, Options{}), pipelinetest.Options{
 			Send: []frames.Frame{&frames.TTSSpeak{Text: text}},
 			Keep: func(frames.Frame) bool { return false },
+		})
+	}
+}
+
+type nopPusher struct{}
+
+func (nopPusher) Push(frames.Frame, frames.Direction) {}
+func (nopPusher) PushError(error)                     {}
+
+func BenchmarkAudioChunk(b *testing.B) {
+	// One 20 ms chunk of 22.05 kHz synthesizer audio: resampled to 24 kHz
+	// and pushed as a frame, the per-chunk work of a synthesis job.
+	for _, rate := range []int{22050, 24000} {
+		b.Run(strconv.Itoa(rate), func(b *testing.B) {
+			s := NewService(&fakeSynth{}, Options{})
+			u := &utterance{s: s, cfg: jobConfig{outRate: 24000}}
+			r := &request{u: u, out: nopPusher{}, frameBytes: audio.FrameBytes(24000, 1, DefaultFrameDuration)}
+			if err := u.resampler(r, 0, rate); err != nil {
+				b.Fatal(err)
+			}
+			chunk := audio.Sine(440, 0.3, rate, 20*time.Millisecond)
+			b.SetBytes(int64(len(chunk)))
+			b.ReportAllocs()
+			for b.Loop() {
+				u.scratch = u.rs.Resample(u.scratch[:0], chunk)
+				r.emit(u.scratch)
+			}
 		})
 	}
 }

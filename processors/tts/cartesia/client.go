@@ -77,6 +77,7 @@ type Client struct {
 
 	mu     sync.Mutex
 	conn   *conn
+	closes int        // Close calls so far: a dial that spans one is dropped
 	dialMu sync.Mutex // one dial at a time
 }
 
@@ -150,6 +151,7 @@ func (c *Client) Close() error {
 	c.mu.Lock()
 	cn := c.conn
 	c.conn = nil
+	c.closes++
 	c.mu.Unlock()
 	if cn == nil {
 		return nil
@@ -309,6 +311,9 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 	if cn := c.current(); cn != nil {
 		return cn, nil
 	}
+	c.mu.Lock()
+	closes := c.closes
+	c.mu.Unlock()
 	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
@@ -318,6 +323,11 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 	ws.SetReadLimit(maxMessageBytes)
 	cn := newConn(ws, c.opts.Logger)
 	c.mu.Lock()
+	if c.closes != closes {
+		c.mu.Unlock()
+		_ = ws.CloseNow()
+		return nil, errors.New("cartesia: the client was closed while connecting")
+	}
 	c.conn = cn
 	c.mu.Unlock()
 	go cn.read()
