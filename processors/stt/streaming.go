@@ -156,6 +156,9 @@ func (s *Streaming) Cleanup(ctx context.Context) error {
 func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 	switch f := f.(type) {
 	case *frames.Start:
+		if s.isRunning() {
+			return nil // a task reusing the processor after Stop: keep the session
+		}
 		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
 		rate := f.AudioInSampleRate
 		if rate <= 0 {
@@ -237,6 +240,12 @@ func (s *Streaming) dropOldestAudio() {
 			s.log.Warn("stt: dropping audio: the session is down or cannot keep up", zap.Duration("max_buffered", s.opts.MaxBuffered))
 		}
 	}
+}
+
+func (s *Streaming) isRunning() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.running
 }
 
 // launch starts the session manager.
