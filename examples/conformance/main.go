@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	pion "github.com/pion/webrtc/v4"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+// defaultAddr is the address conformance-bot.md fixes.
+const defaultAddr = "127.0.0.1:7861"
+
+// shutdownTimeout bounds the wait for sessions to close on SIGINT/SIGTERM.
+const shutdownTimeout = 10 * time.Second
+
+func main() {
+	addr := flag.String("addr", defaultAddr, "listen address (host:port)")
+	origins := flag.String("allow-origin", "*", `comma-separated origins allowed to call the bot from a page served elsewhere ("*" for any, "" to disable CORS)`)
+	verbose := flag.Bool("v", false, "debug logs")
+	flag.Parse()
+
+	level := zapcore.InfoLevel
+	if *verbose {
+		level = zapcore.DebugLevel
+	}
+	cfg := zap.NewDevelopmentConfig()
+	cfg.Level = zap.NewAtomicLevelAt(level)
+	cfg.DisableStacktrace = true
+	log, err := cfg.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "conformance:", err)
+		os.Exit(1)
+	}
+	defer func() { _ = log.Sync() }()
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	err = run(ctx, config{Addr: *addr, AllowOrigins: splitList(*origins), Logger: log}, os.Stdout)
+	if err != nil {
+		log.Error("conformance bot stopped", zap.Error(err))
+		stop()
+		os.Exit(1)
+	}
+}
+
+// config is what run needs; the zero value of every field but Addr is
+// usable.
+type config struct {
+	// Addr is the listen address.
+	Addr string
+	// AllowOrigins are the CORS origins; none disables CORS.
+	AllowOrigins []string
+	// Logger receives the logs. Default: none.
+	Logger *zap.Logger
+	// Settings adjusts pion's SettingEngine (tests restrict ICE to
+	// loopback with it).
+	Settings func(*pion.SettingEngine)
+}
+
+// newServer returns the signalling server whose sessions each run the
+// conformance bot. It serves every route itself: the signalling routes of
+// conformance-bot.md, CORS preflights, and 404 for anything else.
+func newServer(cfg config) (*webrtc.Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return webrtc.NewServer(webrtc.Options{
+		Logger:       log.Named("webrtc"),
+		AllowOrigins: cfg.AllowOrigins,
+		// A local test server: the browser runs on the same host, so the
+		// answer offers loopback candidates, and the browser's mDNS names
+		// need no resolving (its address shows up as a peer-reflexive
+		// candidate when it connects).
+		IncludeLoopback: true,
+		DisableMDNS:     true,
+		Settings:        cfg.Settings,
+		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			slog := log.With(zap.String("session", s.ID()))
+			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
+			go func() {
+				<-s.Done()
+				slog.Info("session ended", zap.String("reason", s.Reason()))
+			}()
+			return newBot(s.Input(), s.Output(), slog), nil
+		},
+	})
+}
+
+// run serves the bot on cfg.Addr until ctx ends, then closes every session
+// (the clients get peerLeft) and returns. It prints "listening on
+// http://ADDR" to stdout once it accepts connections.
+func run(ctx context.Context, cfg config, stdout io.Writer) error {
+	srv, err := newServer(cfg)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		_ = srv.Shutdown(ctx)
+		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	err = errors.Join(srv.Shutdown(sctx), hs.Shutdown(sctx))
+	if serveErr == nil {
+		serveErr = <-errc
+	}
+	if errors.Is(serveErr, http.ErrServerClosed) {
+		serveErr = nil
+	}
+	return errors.Join(serveErr, err)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
