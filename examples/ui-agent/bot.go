@@ -33,6 +33,8 @@ type bot struct {
 	log   *zap.Logger
 	// researchStep paces the simulated research workers.
 	researchStep time.Duration
+	// trace logs every frame push except audio (UI_AGENT_TRACE=1).
+	trace bool
 }
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
@@ -88,9 +90,13 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 	}
 	procs = append(procs, out, pair.Assistant())
 
+	obs := []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{Logger: log})}
+	if b.trace {
+		obs = append(obs, &observers.Logger{Log: log.Named("trace"), Match: notAudio})
+	}
 	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
 		Logger:    log,
-		Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{Logger: log})},
+		Observers: obs,
 		// A text chat has no speech to count as activity: typing, scrolling
 		// (snapshots) and answers keep the session alive too.
 		IdleTimeout: 15 * time.Minute,
@@ -120,4 +126,13 @@ func isActivity(f frames.Frame) bool {
 		return true
 	}
 	return false
+}
+
+// notAudio leaves out the frames that flow fifty times a second.
+func notAudio(f frames.Frame) bool {
+	switch f.(type) {
+	case *frames.InputAudioRaw, *frames.OutputAudioRaw, *frames.TTSAudioRaw, *frames.BotSpeaking, *frames.UserSpeaking:
+		return false
+	}
+	return true
 }

@@ -28,6 +28,8 @@ type config struct {
 	Voice voice
 	// ResearchStep paces the simulated research workers.
 	ResearchStep time.Duration
+	// Trace logs the frames of every session (UI_AGENT_TRACE).
+	Trace bool
 }
 
 func main() {
@@ -38,7 +40,8 @@ func main() {
 	log := newLogger(*verbose)
 	defer func() { _ = log.Sync() }()
 
-	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(os.Getenv), ResearchStep: 2 * time.Second}
+	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(os.Getenv), ResearchStep: 2 * time.Second,
+		Trace: os.Getenv("UI_AGENT_TRACE") != ""}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := serve(ctx, cfg, log, nil); err != nil {
@@ -68,7 +71,7 @@ func newLogger(verbose bool) *zap.Logger {
 // serve runs the demo until ctx ends. ready, when not nil, receives the
 // address the server listens on (tests listen on port 0).
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
-	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep}
+	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline: b.newPipeline,
 		Logger:      log.Named("webrtc"),

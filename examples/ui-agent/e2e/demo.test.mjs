@@ -9,24 +9,10 @@
 // or `node --test examples/ui-agent/e2e/` once the bundle is built.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, execFileSync } from "node:child_process";
-import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, createWriteStream, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { outDir, WAIT, startServer, launchBrowser } from "./lib.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const example = resolve(here, "..");
-const repo = resolve(example, "../..");
-const require = createRequire(join(example, "web", "package.json"));
-const { chromium } = require("playwright-core");
-
-const outDir = resolve(process.env.E2E_OUT_DIR || join(example, "out", "e2e"));
-const browserPath = process.env.CHROMIUM || "/usr/bin/chromium";
-const WAIT = 15000;
-
-let server, serverExit, url, browser, page;
+let server, url, browser, page;
 const pageErrors = [];
 
 // shot saves a screenshot once smooth scrolling has come to rest (a
@@ -46,54 +32,9 @@ async function shot(name) {
 }
 
 before(async () => {
-  mkdirSync(outDir, { recursive: true });
-  assert.ok(existsSync(join(example, "web", "dist", "app.js")), "the page bundle is missing: run examples/ui-agent/build.sh first");
-  assert.ok(existsSync(browserPath), `no Chromium at ${browserPath}: install Debian's chromium (apt-get install chromium) or set CHROMIUM`);
-
-  // Build the server with the bundle embedded, then start it on a free port.
-  const bin = join(mkdtempSync(join(tmpdir(), "ui-agent-e2e-")), "ui-agent");
-  // TAGS (as in the Makefile and e2e/) or GO_TAGS: build tags for the server.
-  const tagList = process.env.GO_TAGS ?? process.env.TAGS ?? "";
-  const tags = tagList.trim() ? ["-tags", tagList] : [];
-  execFileSync("go", ["build", ...tags, "-o", bin, "./examples/ui-agent"], { cwd: repo, stdio: "inherit" });
-  const log = createWriteStream(join(outDir, "server.log"));
-  server = spawn(bin, ["-addr", "127.0.0.1:0", "-v"], {
-    env: { ...process.env, FRAMEWIRE_BRAIN: "demo" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  serverExit = new Promise((res) => server.once("exit", (code, signal) => res({ code, signal })));
-  server.stdout.pipe(log);
-  url = await new Promise((res, rej) => {
-    let buf = "";
-    const timer = setTimeout(() => rej(new Error(`the server did not start:\n${buf}`)), 60000);
-    server.stderr.on("data", (d) => {
-      log.write(d);
-      buf += d;
-      const m = buf.match(/open (http:\/\/127\.0\.0\.1:\d+\/)/);
-      if (m) {
-        clearTimeout(timer);
-        res(m[1]);
-      }
-    });
-    server.once("exit", (code) => rej(new Error(`the server exited (${code}):\n${buf}`)));
-  });
-
-  browser = await chromium.launch({
-    executablePath: browserPath,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--use-fake-ui-for-media-stream",
-      "--use-fake-device-for-media-stream",
-      "--autoplay-policy=no-user-gesture-required",
-      "--disable-features=WebRtcHideLocalIpsWithMdns",
-    ],
-  });
+  server = await startServer({}, "server.log");
+  url = server.url;
+  browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("pageerror", (e) => pageErrors.push(e.message));
   page.on("console", (m) => {
@@ -106,12 +47,7 @@ after(async () => {
     await page?.evaluate(() => window.__demo?.client?.disconnect()).catch(() => {});
     await browser?.close();
   } finally {
-    if (server && server.exitCode === null) {
-      server.kill("SIGINT");
-      const killer = setTimeout(() => server.kill("SIGKILL"), 15000);
-      await serverExit;
-      clearTimeout(killer);
-    }
+    await server?.stop();
   }
 });
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh runs the ui-agent demo's browser test (demo.test.mjs) from any
-# directory: it installs Debian's Chromium when it is missing (as root),
+# run.sh runs the ui-agent demo's browser tests (demo.test.mjs, and
+# voice.test.mjs with espeak-ng) from any directory: it installs Debian's
+# Chromium and espeak-ng when they are missing (as root),
 # builds the page (../build.sh: npm ci and esbuild when needed), then runs
 # node's test runner. Screenshots and the server log go to E2E_OUT_DIR
 # (default examples/ui-agent/out/e2e).
@@ -16,6 +17,11 @@ if [ ! -x "$browser" ]; then
     exit 1
   fi
 fi
+# espeak-ng speaks the question of the voice test (which is skipped without it).
+if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "e2e: installing espeak-ng with apt-get"
+  apt-get install -y -q espeak-ng >/dev/null 2>&1 || { apt-get update -q >/dev/null && apt-get install -y -q espeak-ng >/dev/null; } || echo "e2e: espeak-ng could not be installed; the voice test will be skipped" >&2
+fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-reporter=spec "$here/demo.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs"
