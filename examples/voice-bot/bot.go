@@ -62,6 +62,11 @@ func (b *bot) task(in, out pipeline.Processor) *pipeline.Task {
 	})
 	greeting := b.greeting()
 	rtviProc.OnClientReady(func(context.Context, rtvi.ClientReady) {
+		if cfg.TTS.missing != "" {
+			// Nothing can speak: say it as bot text (bot-llm-text).
+			task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: greeting}, &frames.LLMFullResponseEnd{})
+			return
+		}
 		task.QueueFrame(&frames.TTSSpeak{Text: greeting})
 	})
 	return task
@@ -71,9 +76,12 @@ func (b *bot) task(in, out pipeline.Processor) *pipeline.Task {
 // speech-to-text service it says plainly that it cannot hear.
 func (b *bot) greeting() string {
 	var g strings.Builder
-	if b.cfg.STT.build == nil {
+	switch {
+	case b.cfg.STT.build == nil && b.cfg.TTS.missing != "":
+		g.WriteString("Hello! I can neither hear nor speak here: no speech services are available. Type a message and I will answer in text.")
+	case b.cfg.STT.build == nil:
 		g.WriteString("Hello! I can't hear you: no speech-to-text service is configured. Type a message and I will answer out loud.")
-	} else {
+	default:
 		g.WriteString("Hello! I'm listening.")
 	}
 	if b.cfg.LLM.Echo {

@@ -242,3 +242,24 @@ func TestSpokenTurnThroughVADSTTAndTTS(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWithoutAnyVoiceTheGreetingIsText(t *testing.T) {
+	cfg := configure(env())
+	cfg.TTS.missing = "espeak-ng is not installed"
+	b := &bot{cfg: cfg, log: zap.NewNop()}
+	out := &sink{}
+	task := b.task(pipeline.PassThrough{}, out)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- task.Run(ctx) }()
+	task.QueueFrame(&frames.InputTransportMessage{Message: []byte(`{"label":"rtvi-ai","type":"client-ready","id":"c1","data":{"version":"2.1.0"}}`)})
+	waitUntil(t, "the greeting as bot text", func() bool {
+		_, msgs, _ := out.snapshot()
+		return strings.Contains(strings.Join(msgs, "\n"), `"type":"bot-llm-text","data":{"text":"Hello! I can neither hear nor speak here`)
+	})
+	task.StopWhenDone()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
@@ -15,6 +16,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/rtvi"
 )
 
 // Aggregation names used in [frames.TTSText.AggregatedBy].
@@ -49,9 +51,11 @@ type Options struct {
 // frames behind it wait their turn. Each request produces
 // [frames.TTSStarted], [frames.TTSAudioRaw] frames resampled to the
 // pipeline's output rate ([frames.Start].AudioOutSampleRate), the spoken
-// text as [frames.TTSText] (one per word in step with the audio when the
-// synthesizer reports word timestamps, else one per sentence after its
-// audio), and [frames.TTSStopped].
+// text as [frames.TTSText] (one per sentence after its audio; or, when the
+// synthesizer reports word timestamps, the sentence as a
+// [frames.AggregatedText] before its audio and then one TTSText per word in
+// step with the audio, each followed by an rtvi.AggregatedTextProgressFrame),
+// and [frames.TTSStopped].
 //
 // [frames.LLMFullResponseEnd] (and End or Stop) flushes the text of an
 // unfinished sentence; the frame follows its audio. A [frames.TTSSpeak] is
@@ -270,6 +274,11 @@ type request struct {
 	pushed     int // bytes of output audio pushed
 	words      []Word
 	wordsSent  int
+
+	// With word timestamps: the sentence announced before its audio, and
+	// how far into its text the spoken words have reached.
+	segment *frames.AggregatedText
+	cursor  int
 }
 
 func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text string) {
@@ -284,6 +293,13 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 		spoken = s.opts.Transform(text)
 	}
 	out.Push(&frames.TTSStarted{ContextID: r.ctxID}, frames.Downstream)
+	if s.words && text != "" {
+		// Announce the sentence before its audio; the words that follow
+		// report their progress through it (bot-output "new", then
+		// progress, for RTVI 2.x clients).
+		r.segment = &frames.AggregatedText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID, WillBeSpoken: true}
+		out.Push(r.segment, frames.Downstream)
+	}
 	if cfg.usage {
 		u.metric(out, frames.Metric{Kind: frames.MetricTTSUsage, Characters: utf8.RuneCountInString(spoken)})
 	}
@@ -414,10 +430,36 @@ func (r *request) release(all bool) {
 		}
 		if w.Text != "" {
 			r.out.Push(&frames.TTSText{Text: w.Text, AggregatedBy: AggregatedByWord, ContextID: r.ctxID}, frames.Downstream)
+			r.progress(w.Text, all && i == len(r.words)-1)
 		}
 	}
 	r.wordsSent += i
 	r.words = append(r.words[:0], r.words[i:]...)
+}
+
+// progress moves the segment's cursor past word (when the word is found in
+// the sentence; a word the engine spelled differently leaves it) and
+// reports how much of the sentence has been spoken. last completes it.
+func (r *request) progress(word string, last bool) {
+	seg := r.segment
+	if seg == nil {
+		return
+	}
+	text := seg.Text
+	if k := strings.Index(text[r.cursor:], word); k >= 0 {
+		r.cursor += k + len(word)
+	}
+	if last {
+		r.cursor = len(text)
+	}
+	// Closing punctuation right after the word belongs to it.
+	for r.cursor < len(text) && strings.IndexByte(".,!?;:)]}\"'", text[r.cursor]) >= 0 {
+		r.cursor++
+	}
+	r.out.Push(&rtvi.AggregatedTextProgressFrame{
+		Text: text, AggregatedBy: seg.AggregatedBy, SegmentID: seg.ID(),
+		AccumulatedText: text[:r.cursor], RemainingText: strings.TrimLeft(text[r.cursor:], " "),
+	}, frames.Downstream)
 }
 
 // clip shortens text for error messages.

@@ -18,6 +18,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/rtvi"
 )
 
 // fakeSynth speaks every request as a 440 Hz tone of 10 ms per character at
@@ -494,5 +495,40 @@ func BenchmarkAudioChunk(b *testing.B) {
 				r.emit(u.scratch)
 			}
 		})
+	}
+}
+
+func TestServiceReportsWordProgressThroughTheSentence(t *testing.T) {
+	synth := &fakeSynth{rate: 24000, chunk: 480, words: true}
+	res := pipelinetest.Run(t, NewService(synth, Options{}), pipelinetest.Options{
+		Send: []frames.Frame{&frames.TTSSpeak{Text: "Hi, you there?"}},
+	})
+	var got []string
+	var segment uint64
+	for _, f := range res.Down() {
+		switch f := f.(type) {
+		case *frames.AggregatedText:
+			if !f.WillBeSpoken || f.AggregatedBy != AggregatedBySentence {
+				t.Errorf("segment %+v", f)
+			}
+			segment = f.ID()
+			got = append(got, "segment:"+f.Text)
+		case *frames.TTSText:
+			got = append(got, "word:"+f.Text)
+		case *rtvi.AggregatedTextProgressFrame:
+			if f.SegmentID != segment || f.Text != "Hi, you there?" {
+				t.Errorf("progress for segment %d %q, want %d", f.SegmentID, f.Text, segment)
+			}
+			got = append(got, "progress:"+f.AccumulatedText+"|"+f.RemainingText)
+		}
+	}
+	want := []string{
+		"segment:Hi, you there?",
+		"word:Hi,", "progress:Hi,|you there?",
+		"word:you", "progress:Hi, you|there?",
+		"word:there?", "progress:Hi, you there?|",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("segment and progress (-want +got):\n%s", diff)
 	}
 }
