@@ -47,7 +47,6 @@ export function Catalog({ cart, setCart }) {
                 type="button"
                 className={`btn btn-small ${inCart ? "btn-done" : ""}`}
                 aria-label={inCart ? `Remove ${p.name} from cart` : `Add ${p.name} to cart`}
-                aria-pressed={inCart}
                 onClick={() => toggle(p.name)}
               >
                 {inCart ? "In cart ✓" : "Add to cart"}

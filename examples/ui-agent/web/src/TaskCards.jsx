@@ -39,7 +39,7 @@ export function TaskCards() {
                     </button>
                   )}
                   {g.status !== "running" && (
-                    <button type="button" className="btn btn-small btn-ghost" onClick={() => dismissJobGroup(g.jobId)}>
+                    <button type="button" className="btn btn-small btn-ghost" aria-label={`Dismiss ${label}`} onClick={() => dismissJobGroup(g.jobId)}>
                       Dismiss
                     </button>
                   )}
