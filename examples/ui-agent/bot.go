@@ -58,7 +58,17 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 				zap.String("answer", a.Text), zap.Strings("skipped_refs", a.SkippedRefs))
 		},
 	})
-	tools := []llm.Function{agent.ReplyTool(), researchTool(agent, b.researchStep)}
+	var task *pipeline.Task
+	// say tells the user something outside a turn (the greeting, the end
+	// of a research): spoken with a TTS, as bot text without one.
+	say := func(text string) {
+		if b.voice.TTS {
+			task.QueueFrame(&frames.TTSSpeak{Text: text})
+			return
+		}
+		task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: text}, &frames.LLMFullResponseEnd{})
+	}
+	tools := []llm.Function{agent.ReplyTool(), researchTool(agent, b.researchStep, say)}
 	conv := llm.NewContext(llm.SystemMessage(systemPrompt))
 	conv.SetTools(llm.Tools(tools...))
 	pair := llm.NewPair(conv, llm.PairOptions{
@@ -94,7 +104,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 	if b.trace {
 		obs = append(obs, &observers.Logger{Log: log.Named("trace"), Match: notAudio})
 	}
-	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
+	task = pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
 		Logger:    log,
 		Observers: obs,
 		// A text chat has no speech to count as activity: typing, scrolling
@@ -109,11 +119,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 			log.Warn("sending bot-ready", zap.Error(err))
 			return
 		}
-		if b.voice.TTS {
-			task.QueueFrame(&frames.TTSSpeak{Text: greeting})
-			return
-		}
-		task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: greeting}, &frames.LLMFullResponseEnd{})
+		say(greeting)
 	})
 	return task
 }

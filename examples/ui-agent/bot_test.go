@@ -290,3 +290,28 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 		t.Fatal("the model was never asked")
 	}
 }
+
+// A research that runs to the end is announced with its findings.
+func TestResearchFindingsAreAnnounced(t *testing.T) {
+	b := &bot{brain: chooseBrain(func(string) string { return "" }), log: zap.NewNop(), researchStep: 20 * time.Millisecond}
+	out := &sink{news: make(chan struct{}, 1)}
+	task := b.build(passThrough{}, out, zap.NewNop())
+	done := make(chan error, 1)
+	go func() { done <- task.Run(context.Background()) }()
+	defer func() { task.StopWhenDone(); <-done }()
+	from := 0
+	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
+	out.waitFor(t, &from, "bot-ready", typed("bot-ready"))
+	task.QueueFrame(clientMessage(t, "ui-snapshot", map[string]any{"tree": snapshot(t, "top")}))
+	task.QueueFrame(clientMessage(t, "send-text", map[string]any{"content": "research the Mariana Trench"}))
+	out.waitFor(t, &from, "group_completed", jobGroup("group_completed"))
+	m := out.waitFor(t, &from, "the findings", func(m map[string]any) bool {
+		text, _ := dataOf(m)["text"].(string)
+		return m["type"] == "bot-llm-text" && strings.HasPrefix(text, "The research on the Mariana Trench is done.")
+	})
+	for _, w := range []string{"catalog: ", "reviews: ", "deals: "} {
+		if !strings.Contains(dataOf(m)["text"].(string), w) {
+			t.Errorf("findings %q lack %q", dataOf(m)["text"], w)
+		}
+	}
+}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"strings"
 	"time"
 
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -22,15 +24,24 @@ const researchDescription = `Start background research that runs while the conve
 // researchTool returns the research tool: it starts a task group on the
 // agent and ends the turn with the acknowledgement. step is the pace of
 // the simulated workers (each sends three updates, then its summary).
-func researchTool(agent *uiagent.Agent, step time.Duration) llm.Function {
+// When every worker has finished, announce tells the user the findings; a
+// group the user cancelled ends quietly.
+func researchTool(agent *uiagent.Agent, step time.Duration, announce func(text string)) llm.Function {
 	return llm.NewFunction("research", researchDescription,
 		func(ctx context.Context, call llm.FunctionCallParams, args researchArgs) error {
 			query := strings.TrimSpace(args.Query)
 			if query == "" {
 				return call.Result(llm.ErrorResult{Error: "research needs a query"})
 			}
-			_, err := agent.Tasks().Start(uiagent.GroupOptions{Label: "Research: " + query, Timeout: 2 * time.Minute},
-				researchWorkers(query, step)...)
+			_, err := agent.Tasks().Start(uiagent.GroupOptions{
+				Label:   "Research: " + query,
+				Timeout: 2 * time.Minute,
+				OnDone: func(g *uiagent.Group) {
+					if text := findings(query, g.Completions()); text != "" && announce != nil {
+						announce(text)
+					}
+				},
+			}, researchWorkers(query, step)...)
 			if err != nil {
 				return agent.Respond(call, "Sorry, I couldn't start the research.")
 			}
@@ -40,6 +51,26 @@ func researchTool(agent *uiagent.Agent, step time.Duration) llm.Function {
 			}
 			return agent.Respond(call, answer)
 		})
+}
+
+// findings sums up a group whose workers all completed, or returns "".
+func findings(query string, done []uiagent.Completion) string {
+	var parts []string
+	for _, c := range done {
+		if c.Status != rtvi.StatusCompleted {
+			return ""
+		}
+		var r struct {
+			Summary string `json:"summary"`
+		}
+		if json.Unmarshal(c.Response, &r) == nil && r.Summary != "" {
+			parts = append(parts, c.Worker+": "+r.Summary)
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "The research on " + query + " is done. " + strings.Join(parts, "; ") + "."
 }
 
 // researchWorkers are three simulated workers. Their findings are made up
