@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -471,4 +472,29 @@ func TestInterruptKeepsTheOriginsOwnQueue(t *testing.T) {
 	waitFor(t, func() bool { return slices.Contains(rec.texts(frames.Downstream), "final transcription") })
 	task.StopWhenDone()
 	waitDone(t, done, 3*time.Second)
+}
+
+type authError struct{}
+
+func (authError) Error() string                  { return "401 unauthorized" }
+func (authError) Category() frames.ErrorCategory { return frames.ErrorPermanent }
+
+// Errors that classify themselves keep their category.
+func TestErrorsClassifyThemselves(t *testing.T) {
+	failing := procFunc(func(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+		if _, ok := f.(*frames.Text); ok {
+			return fmt.Errorf("calling the model: %w", authError{})
+		}
+		return nil
+	})
+	task := pipeline.NewTask(pipeline.New(failing), pipeline.TaskOptions{})
+	var got frames.ErrorCategory
+	task.OnError(func(e *frames.Error) { got = e.Category })
+	done := runTask(t, task)
+	task.QueueFrame(text("x"))
+	task.StopWhenDone()
+	waitDone(t, done, 3*time.Second)
+	if got != frames.ErrorPermanent {
+		t.Fatalf("category = %v, want permanent", got)
+	}
 }

@@ -394,8 +394,12 @@ func (n *node) PushError(err error) {
 	var ef *frames.Error
 	if !errors.As(err, &ef) {
 		ef = &frames.Error{Err: err, Processor: n.name}
-		if errors.Is(err, frames.ErrPermanent) {
+		var c categorized
+		switch {
+		case errors.Is(err, frames.ErrPermanent):
 			ef.Category = frames.ErrorPermanent
+		case errors.As(err, &c):
+			ef.Category = c.Category()
 		}
 	}
 	if ef.Processor == "" {
@@ -406,6 +410,12 @@ func (n *node) PushError(err error) {
 	}
 	n.log.Warn("processor error", zap.Error(err))
 	n.Push(ef, frames.Upstream)
+}
+
+// categorized is implemented by errors that classify themselves (an HTTP
+// client's 401 is permanent, its 503 transient).
+type categorized interface {
+	Category() frames.ErrorCategory
 }
 
 // job is slow work started by a processor.

@@ -17,7 +17,10 @@ import (
 // the handler neither forwards nor consumes is forwarded when ProcessFrame
 // returns, in its own direction: pass-through is the default, and consuming
 // a frame takes an explicit [Handle.Consume]. A returned error (or a panic)
-// becomes an upstream [frames.Error]; the node keeps running.
+// becomes an upstream [frames.Error]; the node keeps running. An error that
+// wraps [frames.ErrPermanent], or has a Category() frames.ErrorCategory
+// method, is classified accordingly; a permanent one makes the processor
+// unusable.
 //
 // ctx is cancelled when the frame's work is interrupted (for ordered,
 // interruptible frames) or when the task is cancelled. ProcessFrame must
