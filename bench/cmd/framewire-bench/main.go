@@ -16,30 +16,30 @@ import (
 // Result is one measurement, with the keys WORKLOADS.md lists; fields that
 // do not apply to a workload are omitted.
 type Result struct {
-	Kind                 string   `json:"kind"`
-	Peer                 string   `json:"peer"`
-	Workload             string   `json:"workload"`
-	N                    int      `json:"n"`
-	OK                   bool     `json:"ok"`
-	FramesPerS           *float64 `json:"frames_per_s,omitempty"`
-	USPerFrame           *float64 `json:"us_per_frame,omitempty"`
-	USPerFramePerHop     *float64 `json:"us_per_frame_per_hop,omitempty"`
-	CPUUSPerFramePerHop  *float64 `json:"cpu_us_per_frame_per_hop,omitempty"`
-	P50US                *float64 `json:"p50_us,omitempty"`
-	P90US                *float64 `json:"p90_us,omitempty"`
-	P99US                *float64 `json:"p99_us,omitempty"`
-	CPUUSPerIter         *float64 `json:"cpu_us_per_iter,omitempty"`
-	InterruptLatencyUS   *float64 `json:"interrupt_latency_us,omitempty"`
-	Flushed              *float64 `json:"flushed,omitempty"`
-	StaleDelivered       *float64 `json:"stale_delivered,omitempty"`
-	RTF                  *float64 `json:"rtf,omitempty"`
-	CPURTF               *float64 `json:"cpu_rtf,omitempty"`
-	XRealtime            *float64 `json:"x_realtime,omitempty"`
-	RSSStartKB           *float64 `json:"rss_start_kb,omitempty"`
-	RSSPeakKB            *float64 `json:"rss_peak_kb,omitempty"`
-	Commit               string   `json:"commit"`
-	Date                 string   `json:"date"`
-	Note                 string   `json:"note,omitempty"`
+	Kind                string   `json:"kind"`
+	Peer                string   `json:"peer"`
+	Workload            string   `json:"workload"`
+	N                   int      `json:"n"`
+	OK                  bool     `json:"ok"`
+	FramesPerS          *float64 `json:"frames_per_s,omitempty"`
+	USPerFrame          *float64 `json:"us_per_frame,omitempty"`
+	USPerFramePerHop    *float64 `json:"us_per_frame_per_hop,omitempty"`
+	CPUUSPerFramePerHop *float64 `json:"cpu_us_per_frame_per_hop,omitempty"`
+	P50US               *float64 `json:"p50_us,omitempty"`
+	P90US               *float64 `json:"p90_us,omitempty"`
+	P99US               *float64 `json:"p99_us,omitempty"`
+	CPUUSPerIter        *float64 `json:"cpu_us_per_iter,omitempty"`
+	InterruptLatencyUS  *float64 `json:"interrupt_latency_us,omitempty"`
+	Flushed             *float64 `json:"flushed,omitempty"`
+	StaleDelivered      *float64 `json:"stale_delivered,omitempty"`
+	RTF                 *float64 `json:"rtf,omitempty"`
+	CPURTF              *float64 `json:"cpu_rtf,omitempty"`
+	XRealtime           *float64 `json:"x_realtime,omitempty"`
+	RSSStartKB          *float64 `json:"rss_start_kb,omitempty"`
+	RSSPeakKB           *float64 `json:"rss_peak_kb,omitempty"`
+	Commit              string   `json:"commit"`
+	Date                string   `json:"date"`
+	Note                string   `json:"note,omitempty"`
 }
 
 type cell struct {
