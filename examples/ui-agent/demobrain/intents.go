@@ -820,11 +820,11 @@ func (d *decider) brand() (Call, bool) {
 				scroll = p.node.Ref
 			}
 		}
-		phones := "phones"
+		count := fmt.Sprint(len(ps))
 		if len(ps) == 1 {
-			phones = "phone"
+			count = "one"
 		}
-		answer := fmt.Sprintf("%s makes %d of these %s: %s.", ps[0].Brand, len(ps), phones, joinList(names))
+		answer := fmt.Sprintf("%s makes %s of these phones: %s.", ps[0].Brand, count, joinList(names))
 		return d.reply(Reply{Answer: answer, ScrollTo: scroll, Highlight: refs}), true
 	}
 	return Call{}, false
