@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/framewire/framewire/examples/ui-agent/demobrain"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/uiagent"
@@ -27,7 +28,7 @@ const researchDescription = `Start background research that runs while the conve
 // When every worker has finished, announce tells the user the findings; a
 // group the user cancelled ends quietly.
 func researchTool(agent *uiagent.Agent, step time.Duration, announce func(text string)) llm.Function {
-	return llm.NewFunction("research", researchDescription,
+	return llm.NewFunction(demobrain.ResearchTool, researchDescription,
 		func(ctx context.Context, call llm.FunctionCallParams, args researchArgs) error {
 			query := strings.TrimSpace(args.Query)
 			if query == "" {
