@@ -50,6 +50,14 @@ func TestDecide(t *testing.T) {
 		{"back to the top", "article-selection", "scroll back to the top", all, want{
 			tool: ReplyTool, answer: []string{"top"}, scrollTo: "Phones"}},
 
+		{"top right", "top", "what's the phone at the top right?", all, want{
+			tool: ReplyTool, answer: []string{"The top right one on screen is the iPhone 17 Pro, $1,099."}, highlight: []string{"iPhone 17 Pro"}}},
+		{"bottom left counts only what is on screen", "top", "and the one at the bottom left?", all, want{
+			tool: ReplyTool, answer: []string{"bottom left one on screen is the OnePlus 13"}, highlight: []string{"OnePlus 13"}}},
+		{"ordinal", "top", "tell me about the second phone", all, want{
+			tool: ReplyTool, answer: []string{"second one on screen is the Pixel 10"}, highlight: []string{"Pixel 10"}}},
+		{"last on screen", "top", "which is the last one?", all, want{
+			tool: ReplyTool, answer: []string{"last one on screen is the Galaxy Z Flip 7"}, highlight: []string{"Galaxy Z Flip 7"}}},
 		{"cheapest", "top", "What's the cheapest phone?", all, want{
 			tool: ReplyTool, answer: []string{"Galaxy A56 is the cheapest, at $449"}, scrollTo: "Galaxy A56", highlight: []string{"Galaxy A56"}}},
 		{"most expensive", "top", "which one is the most expensive", all, want{

@@ -76,6 +76,9 @@ func (d *decider) decide() Call {
 			return c
 		}
 	}
+	if c, ok := d.position(); ok {
+		return c
+	}
 	if containsAny(d.u, "cart", "basket") {
 		if c, ok := d.cart(); ok {
 			return c
@@ -745,6 +748,97 @@ func (d *decider) visible() (Call, bool) {
 		return d.say("No phones are on screen right now; ask me to scroll back to the top."), true
 	}
 	return d.say(fmt.Sprintf("On screen: %s.", joinList(names))), true
+}
+
+var ordinals = map[string]int{"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6,
+	"seventh": 7, "eighth": 8, "ninth": 9, "tenth": 10}
+
+// position answers "the top right one", "the second phone", "the last
+// one": positions count the cards on screen only, in reading order, with
+// rows and columns from the grid's [cols=N] (the prompt guide's rules).
+func (d *decider) position() (Call, bool) {
+	if !containsAny(d.u, "phone", "one", "card", "item") {
+		return Call{}, false
+	}
+	corner := ""
+	for _, c := range []string{"top right", "top left", "bottom right", "bottom left"} {
+		if strings.Contains(d.u, c) {
+			corner = c
+		}
+	}
+	nth := 0
+	for _, w := range d.words {
+		if n, ok := ordinals[w]; ok {
+			nth = n
+		}
+		if w == "last" {
+			nth = -1
+		}
+	}
+	if corner == "" && nth == 0 {
+		return Call{}, false
+	}
+	var seen []product
+	for _, p := range d.products() {
+		if !hidden(p.node) {
+			seen = append(seen, p)
+		}
+	}
+	if len(seen) == 0 {
+		return d.say("No phones are on screen right now."), true
+	}
+	var pick *product
+	switch {
+	case corner != "":
+		cols := 0
+		if seen[0].node.Parent != nil {
+			cols = seen[0].node.Parent.Cols
+		}
+		if cols <= 0 {
+			cols = len(seen)
+		}
+		row := func(p product) int { return p.node.Index / cols }
+		col := func(p product) int { return p.node.Index % cols }
+		wantRow := row(seen[0])
+		if strings.HasPrefix(corner, "bottom") {
+			wantRow = row(seen[len(seen)-1])
+		}
+		for i := range seen {
+			if row(seen[i]) != wantRow {
+				continue
+			}
+			if pick == nil || (strings.HasSuffix(corner, "right") && col(seen[i]) > col(*pick)) || (strings.HasSuffix(corner, "left") && col(seen[i]) < col(*pick)) {
+				pick = &seen[i]
+			}
+		}
+	case nth == -1:
+		pick = &seen[len(seen)-1]
+	case nth <= len(seen):
+		pick = &seen[nth-1]
+	default:
+		return d.say(fmt.Sprintf("I only see %d phones on screen.", len(seen))), true
+	}
+	which := corner
+	if which == "" {
+		which = d.wordFor(nth)
+	}
+	answer := fmt.Sprintf("The %s one on screen is the %s", which, pick.Name)
+	if pr := strings.ReplaceAll(rePrice.FindString(describe(pick.node)), " ", ""); pr != "" {
+		answer += ", " + pr
+	}
+	return d.reply(Reply{Answer: answer + ".", Highlight: []string{pick.node.Ref}}), true
+}
+
+func (d *decider) wordFor(nth int) string {
+	if nth == -1 {
+		return "last"
+	}
+	for w, n := range ordinals {
+		if n == nth {
+			return w
+		}
+	}
+	return fmt.Sprint(nth)
 }
 
 // cart adds a named phone to the cart (or takes it out) by clicking its

@@ -132,6 +132,13 @@ func FuzzParseUIState(f *testing.F) {
 			}
 		}
 		// Whatever the page says, deciding on it must not panic.
-		Decide("where is the iPhone 17? explain this, my name is Ada Lovelace, submit", st, map[string]bool{ReplyTool: true, ResearchTool: true})
+		offered := map[string]bool{ReplyTool: true, ResearchTool: true}
+		for _, u := range []string{
+			"where is the iPhone 17? explain this, my name is Ada Lovelace, submit",
+			"the phone at the top right", "the last one", "which phones are from Google", "what's the cheapest phone",
+			"which phones can I see", "add the Pixel 10 to my cart", "where does it talk about octopus", "scroll to the top",
+		} {
+			Decide(u, st, offered)
+		}
 	})
 }
