@@ -31,7 +31,7 @@ type msg struct {
 }
 
 // data decodes the message's data into a generic map.
-func (m msg) data(t *testing.T) map[string]any {
+func (m msg) data(t testing.TB) map[string]any {
 	t.Helper()
 	var d map[string]any
 	if err := json.Unmarshal(m.Data, &d); err != nil {
@@ -40,7 +40,7 @@ func (m msg) data(t *testing.T) map[string]any {
 	return d
 }
 
-func decodeMsg(t *testing.T, raw string) msg {
+func decodeMsg(t testing.TB, raw string) msg {
 	t.Helper()
 	var m msg
 	if err := json.Unmarshal([]byte(raw), &m); err != nil {
@@ -82,7 +82,7 @@ func (w *wire) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Fram
 
 // bot runs newBot between a pass-through input and a wire.
 type bot struct {
-	t    *testing.T
+	t    testing.TB
 	task *pipeline.Task
 	wire *wire
 	done chan error
@@ -97,7 +97,7 @@ func (passThrough) ProcessFrame(context.Context, *pipeline.Handle, frames.Frame,
 }
 
 // startBot runs a bot until the test ends.
-func startBot(t *testing.T) *bot {
+func startBot(t testing.TB) *bot {
 	t.Helper()
 	b := &bot{t: t, wire: newWire(), done: make(chan error, 1)}
 	b.task = newBot(passThrough{}, b.wire, zap.NewNop())
