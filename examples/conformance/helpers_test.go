@@ -191,3 +191,12 @@ func withID(id string) func(msg) bool {
 
 // keys returns the sorted member names of an object.
 func keys(v map[string]any) string { return fmt.Sprint(slices.Sorted(maps.Keys(v))) }
+
+// forget drops the messages received so far (benchmarks use it to keep
+// memory flat).
+func (b *bot) forget() {
+	b.wire.mu.Lock()
+	b.wire.msgs = b.wire.msgs[:0]
+	b.wire.mu.Unlock()
+	b.seen = 0
+}
