@@ -6,8 +6,8 @@
 // timestamps, broadcast sibling, metadata) and exactly one lane marker:
 // [System] for urgent frames that overtake queued work and survive
 // interruptions, or [Ordered] for frames processed in FIFO order and flushed
-// by interruptions. Ordered frames that must survive a flush also embed
-// [Uninterruptible]. [Start] has its own top priority.
+// by interruptions. Ordered frames that must survive a flush embed
+// [Uninterruptible] instead. [Start] has its own top priority.
 //
 // A frame is immutable once it has been pushed: observers and parallel
 // branches read the same instance from several goroutines. To change a frame,

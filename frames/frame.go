@@ -12,14 +12,21 @@ import (
 type Lane uint8
 
 const (
-	// LaneOrdered frames are processed in order and flushed by interruptions
-	// unless they are also uninterruptible.
+	// LaneOrdered frames are processed in order and flushed by interruptions.
 	LaneOrdered Lane = iota
 	// LaneSystem frames overtake queued ordered frames and are never flushed.
 	LaneSystem
 	// LaneStart is the top priority, used only by [Start].
 	LaneStart
+	// LaneUninterruptible frames are ordered frames that survive
+	// interruption flushes, and whose processing an interruption does not
+	// cancel. They queue with LaneOrdered frames, in one FIFO.
+	LaneUninterruptible
 )
+
+// Ordered reports whether frames of lane l queue in the ordered FIFO
+// (LaneOrdered and LaneUninterruptible).
+func (l Lane) Ordered() bool { return l == LaneOrdered || l == LaneUninterruptible }
 
 func (l Lane) String() string {
 	switch l {
@@ -29,6 +36,8 @@ func (l Lane) String() string {
 		return "system"
 	case LaneStart:
 		return "start"
+	case LaneUninterruptible:
+		return "uninterruptible"
 	}
 	return fmt.Sprintf("Lane(%d)", uint8(l))
 }
@@ -137,18 +146,16 @@ func (Ordered) Lane() Lane { return LaneOrdered }
 
 // Uninterruptible marks an ordered frame that survives interruption flushes
 // in every queue of the framework, and whose processing is not cancelled by
-// an interruption. Embed it next to [Ordered].
+// an interruption. Embed it instead of [Ordered].
 type Uninterruptible struct{}
 
-func (Uninterruptible) uninterruptible() {}
+// Lane implements [Frame].
+func (Uninterruptible) Lane() Lane { return LaneUninterruptible }
 
-type uninterruptible interface{ uninterruptible() }
-
-// IsUninterruptible reports whether f survives interruption flushes.
-func IsUninterruptible(f Frame) bool {
-	_, ok := f.(uninterruptible)
-	return ok
-}
+// IsUninterruptible reports whether f survives interruption flushes. It is
+// one method call: the property is part of the lane, not a separate type
+// assertion, because every queue checks it for every ordered frame.
+func IsUninterruptible(f Frame) bool { return f.Lane() == LaneUninterruptible }
 
 // Broadcast builds the two instances of a frame that is pushed both
 // downstream and upstream: newFrame is called twice, both copies are stamped,

@@ -18,8 +18,8 @@ func TestLanesAreExplicit(t *testing.T) {
 	}{
 		{&frames.Start{}, frames.LaneStart, false},
 		{&frames.Cancel{}, frames.LaneSystem, false},
-		{&frames.End{}, frames.LaneOrdered, true},
-		{&frames.Stop{}, frames.LaneOrdered, true},
+		{&frames.End{}, frames.LaneUninterruptible, true},
+		{&frames.Stop{}, frames.LaneUninterruptible, true},
 		{&frames.Interruption{}, frames.LaneSystem, false},
 		{&frames.InputAudioRaw{}, frames.LaneSystem, false},
 		{&frames.OutputAudioRaw{}, frames.LaneOrdered, false},
@@ -27,9 +27,9 @@ func TestLanesAreExplicit(t *testing.T) {
 		{&frames.Heartbeat{}, frames.LaneOrdered, false},
 		{&frames.LLMContext{}, frames.LaneOrdered, false},
 		{&frames.FunctionCallsStarted{}, frames.LaneSystem, false},
-		{&frames.FunctionCallInProgress{}, frames.LaneOrdered, true},
-		{&frames.FunctionCallResult{}, frames.LaneOrdered, true},
-		{&frames.FunctionCallCancel{}, frames.LaneOrdered, true},
+		{&frames.FunctionCallInProgress{}, frames.LaneUninterruptible, true},
+		{&frames.FunctionCallResult{}, frames.LaneUninterruptible, true},
+		{&frames.FunctionCallCancel{}, frames.LaneUninterruptible, true},
 		{&frames.OutputTransportMessageUrgent{}, frames.LaneSystem, false},
 		{&frames.OutputTransportMessage{}, frames.LaneOrdered, false},
 	}

@@ -24,7 +24,6 @@ type FunctionCallsStarted struct {
 // FunctionCallInProgress reports that a call is running. Broadcast.
 type FunctionCallInProgress struct {
 	Base
-	Ordered
 	Uninterruptible
 	FunctionCall
 	// CancelOnInterruption says whether an interruption cancels the call.
@@ -46,7 +45,6 @@ type FunctionCallResultProperties struct {
 // FunctionCallResult carries the result of a call. Broadcast.
 type FunctionCallResult struct {
 	Base
-	Ordered
 	Uninterruptible
 	FunctionCall
 	// Result is any JSON-encodable value.
@@ -62,7 +60,6 @@ type FunctionCallResult struct {
 // Broadcast.
 type FunctionCallCancel struct {
 	Base
-	Ordered
 	Uninterruptible
 	// Name is the function name.
 	Name string

@@ -28,7 +28,6 @@ func (*Start) Lane() Lane { return LaneStart }
 // of it, then cleans up.
 type End struct {
 	Base
-	Ordered
 	Uninterruptible
 	// Reason says why the run ended, for logs and events.
 	Reason string
@@ -38,7 +37,6 @@ type End struct {
 // used again by another task.
 type Stop struct {
 	Base
-	Ordered
 	Uninterruptible
 }
 
@@ -54,7 +52,6 @@ type Cancel struct {
 // Push it upstream; the task then queues an [End] at the head.
 type EndTask struct {
 	Base
-	Ordered
 	Uninterruptible
 	// Reason is copied into the resulting [End].
 	Reason string
@@ -63,7 +60,6 @@ type EndTask struct {
 // StopTask asks the task, from inside the pipeline, to stop (see [Stop]).
 type StopTask struct {
 	Base
-	Ordered
 	Uninterruptible
 }
 
@@ -157,7 +153,6 @@ var ErrPermanent = errors.New("permanent failure")
 // the task, which then knows that everything queued before it was handled.
 type Flush struct {
 	Base
-	Ordered
 	Uninterruptible
 	// Token identifies the probe.
 	Token uint64

@@ -305,7 +305,7 @@ func (n *node) handle(it item) {
 		return
 	}
 	ctx := n.ctx
-	if f.Lane() == frames.LaneOrdered && !frames.IsUninterruptible(f) {
+	if f.Lane() == frames.LaneOrdered {
 		ctx = n.epoch
 	}
 	h := &n.h
@@ -576,7 +576,7 @@ func (h *Handle) GoBackground(fn JobFunc) {
 }
 
 func (h *Handle) interruptible() bool {
-	return h.f != nil && h.f.Lane() == frames.LaneOrdered && !frames.IsUninterruptible(h.f)
+	return h.f != nil && h.f.Lane() == frames.LaneOrdered
 }
 
 // Interrupt starts an interruption from this processor: it pushes an

@@ -60,7 +60,7 @@ func (r *ring) push(it item) {
 	r.ti++
 	r.size++
 	r.pushed++
-	if it.f.Lane() == frames.LaneOrdered && frames.IsUninterruptible(it.f) {
+	if it.f.Lane() == frames.LaneUninterruptible {
 		r.keep++
 	}
 }
@@ -76,7 +76,7 @@ func (r *ring) pop() (item, bool) {
 	if r.hi == segmentSize || r.size == 0 {
 		r.advance()
 	}
-	if r.keep > 0 && it.f.Lane() == frames.LaneOrdered && frames.IsUninterruptible(it.f) {
+	if r.keep > 0 && it.f.Lane() == frames.LaneUninterruptible {
 		r.keep--
 	}
 	return it, true

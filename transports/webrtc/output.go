@@ -136,7 +136,7 @@ func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fr
 		o.s.Send(m.Message)
 		return nil
 	}
-	if f.Lane() == frames.LaneOrdered {
+	if f.Lane().Ordered() {
 		h.Consume()
 		o.q.Push(f, dir)
 	}
