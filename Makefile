@@ -26,6 +26,7 @@ test-go:
 test-e2e:
 	bash e2e/setup.sh
 	cd e2e && TAGS="$(TAGS)" npm test
+	TAGS="$(TAGS)" bash examples/ui-agent/e2e/run.sh
 
 # bench runs the pipeline workloads of the shared benchmark contract, then
 # the WebRTC load benchmark (concurrent in-process clients streaming Opus
