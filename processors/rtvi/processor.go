@@ -515,11 +515,13 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 	p.readyID = id
 	p.clientReady = true
 	p.mu.Unlock()
-	for _, fn := range handlersCopy(&p.mu, &p.onReady) {
-		fn(ctx, ready)
-	}
+	// bot-ready goes out before the handlers run, so whatever they send (a
+	// greeting) reaches the client after it.
 	if !p.opts.ManualBotReady {
 		_ = p.SetBotReady(nil)
+	}
+	for _, fn := range handlersCopy(&p.mu, &p.onReady) {
+		fn(ctx, ready)
 	}
 }
 
