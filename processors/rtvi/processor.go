@@ -28,7 +28,7 @@ type Options struct {
 	About Payload
 	// ManualBotReady leaves bot-ready to the application, which calls
 	// [Processor.SetBotReady]. By default the processor sends it right
-	// after the OnClientReady handlers, as Pipecat's worker does.
+	// before the OnClientReady handlers run, so what they send follows it.
 	ManualBotReady bool
 	// FlushTimeout bounds how long send-text waits for the pipeline to
 	// drain after interrupting the bot, before it appends the text anyway.
