@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/framewire/framewire/processors/llm"
 )
 
 // The tests below drive one session's pipeline directly with RTVI frames,
@@ -484,4 +486,23 @@ func sameJSON(t *testing.T, a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return string(xa) == string(ya)
+}
+
+func TestKeepLastBoundsTheConversation(t *testing.T) {
+	c := llm.NewContext()
+	for i := range 5 {
+		c.Add(llm.UserMessage(fmt.Sprint(i)))
+	}
+	keepLast(8)(c)
+	if c.Len() != 5 {
+		t.Errorf("a short conversation was trimmed to %d messages", c.Len())
+	}
+	keepLast(3)(c)
+	var got []string
+	for _, m := range c.Messages() {
+		got = append(got, m.Content)
+	}
+	if fmt.Sprint(got) != "[2 3 4]" {
+		t.Errorf("kept %v, want the last three", got)
+	}
 }
