@@ -475,12 +475,17 @@ func (o *Observer) userLLMText(f *frames.LLMContext) {
 	o.sendText(TypeUserLLMText, text)
 }
 
-// aggregated queues bot text until the bot speaks, or sends it at once.
+// aggregated queues bot text that will be spoken until the bot speaks, or
+// sends it at once.
 func (o *Observer) aggregated(q queuedText) {
 	if o.opts.DisableBotOutput && o.opts.DisableBotTTS {
 		return
 	}
-	if o.botSpeaking {
+	// Text that will be spoken waits for the bot to start speaking, so the
+	// client shows it in step with the audio; text that will not be spoken
+	// (a text-only pipeline) has nothing to wait for, unless spoken text is
+	// already waiting ahead of it.
+	if o.botSpeaking || (!q.willBeSpoken && len(o.queued) == 0) {
 		o.sendAggregated(q)
 		return
 	}

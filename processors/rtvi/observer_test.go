@@ -112,11 +112,23 @@ func TestInterruptionDropsTextThatWasNeverSpoken(t *testing.T) {
 	}
 }
 
+// Text that will not be spoken (a text-only pipeline) is sent at once:
+// the bot will never start speaking to release it.
+func TestUnspokenTextIsNotQueued(t *testing.T) {
+	p, rec := testProcessor("2.1.0")
+	o := NewObserver(p, ObserverOptions{})
+	observe(o, transportNode, &frames.AggregatedText{Text: "Here it is.", AggregatedBy: "sentence"})
+	msgs := rec.messages(t)
+	if len(msgs) != 1 || msgs[0].(obj)["type"] != TypeBotOutput || msgs[0].(obj)["data"].(obj)["will_be_spoken"] != false {
+		t.Fatalf("messages %v, want one unspoken bot-output", msgs)
+	}
+}
+
 func TestQueuedTextIsBounded(t *testing.T) {
 	p, rec := testProcessor("2.1.0")
 	o := NewObserver(p, ObserverOptions{MaxQueuedText: 2, DisableBotSpeaking: true})
 	for _, s := range []string{"a", "b", "c"} {
-		observe(o, transportNode, &frames.AggregatedText{Text: s, AggregatedBy: "sentence"})
+		observe(o, transportNode, &frames.AggregatedText{Text: s, AggregatedBy: "sentence", WillBeSpoken: true})
 	}
 	observe(o, transportNode, &frames.BotStartedSpeaking{})
 	var texts []string

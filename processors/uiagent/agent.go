@@ -48,7 +48,11 @@ const (
 	// AnswerText sends the answer as an LLM response of its own
 	// (LLMFullResponseStart, LLMText, LLMFullResponseEnd) for pipelines
 	// whose bot text comes from the LLM: a TTS speaks it, the RTVI
-	// observer sends it as bot-llm-text, the aggregator records it.
+	// observer sends it as bot-llm-text, the aggregator records it. The
+	// response also carries the whole answer as an unspoken AggregatedText,
+	// which the RTVI observer sends as bot-output in text-only pipelines;
+	// with a TTS in the pipeline prefer AnswerSpeak, or the client sees the
+	// answer twice in bot-output.
 	AnswerText
 	// AnswerPhrase hands the answer back to the model in the tool result
 	// ({"answer": ...}) and runs inference once more, so the model

@@ -224,6 +224,9 @@ func (a *Agent) deliver(ans Answer) {
 	case AnswerText:
 		if err = a.push(&frames.LLMFullResponseStart{}); err == nil {
 			_ = a.push(&frames.LLMText{Text: ans.Text})
+			// The whole answer as unspoken text too, so RTVI clients get
+			// bot-output in a pipeline without TTS.
+			_ = a.push(&frames.AggregatedText{Text: ans.Text, AggregatedBy: "sentence"})
 			_ = a.push(&frames.LLMFullResponseEnd{})
 		}
 	default:
