@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# run.sh runs the ui-agent demo's browser tests (demo.test.mjs, and
-# voice.test.mjs with espeak-ng) from any directory: it installs Debian's
+# run.sh runs the ui-agent demo's browser tests (demo.test.mjs,
+# agent.test.mjs with a fake OpenAI-compatible model, and voice.test.mjs
+# with espeak-ng) from any directory: it installs Debian's
 # Chromium and espeak-ng when they are missing (as root),
 # builds the page (../build.sh: npm ci and esbuild when needed), then runs
 # node's test runner. Screenshots and the server log go to E2E_OUT_DIR
