@@ -30,6 +30,8 @@ registerProcessor("energy-meter", EnergyMeter);`;
     blocks: { mic: [], bot: [] },
     // events: RTVI messages from the bot, {type, at: performance.now(), data}.
     events: [],
+    // stats: the inbound audio's getStats every 100 ms, {at, ...counters}.
+    stats: [],
     // offsetMs maps the audio clock to performance.now(): the smallest
     // (least delayed) difference seen between a block's arrival and its
     // audio time.
@@ -70,6 +72,10 @@ registerProcessor("energy-meter", EnergyMeter);`;
       try { m = JSON.parse(String(e.data)); } catch { return; }
       if (m && m.label === "rtvi-ai") voice.events.push({ type: m.type, at: performance.now(), data: m.data });
     });
+    voice.timer = setInterval(async () => {
+      const s = await voice.inboundEnergy();
+      if (s) voice.stats.push({ at: performance.now(), ...s });
+    }, 100);
     return { sampleRate: voice.ctx.sampleRate, state: voice.ctx.state };
   };
 
@@ -83,7 +89,11 @@ registerProcessor("energy-meter", EnergyMeter);`;
     let out = null;
     stats.forEach((s) => {
       if (s.type === "inbound-rtp" && s.kind === "audio") {
-        out = { totalAudioEnergy: s.totalAudioEnergy, totalSamplesDuration: s.totalSamplesDuration, audioLevel: s.audioLevel, packets: s.packetsReceived };
+        out = {
+          totalAudioEnergy: s.totalAudioEnergy, totalSamplesDuration: s.totalSamplesDuration, audioLevel: s.audioLevel,
+          packets: s.packetsReceived, jitterBufferDelay: s.jitterBufferDelay, jitterBufferEmittedCount: s.jitterBufferEmittedCount,
+          jitterBufferTargetDelay: s.jitterBufferTargetDelay, concealedSamples: s.concealedSamples,
+        };
       }
     });
     return out;
