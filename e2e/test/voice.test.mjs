@@ -1,5 +1,5 @@
 // A spoken conversation with examples/voice-bot through the real Pipecat
-// client in headless Chromium. Chromium's fake microphone plays, once, a
+// client in headless Chromium. Chromium's fake microphone plays a
 // WAV composed at test time from espeak-ng speech: a question, a pause in
 // which the bot starts its (long) answer, then a second utterance over that
 // answer. The bot's transcription and chat services are fakes in this test
@@ -175,7 +175,10 @@ function timeline() {
 }
 
 describe("a spoken conversation with examples/voice-bot", { skip: !espeak && "espeak-ng is not installed" }, () => {
-  it("the fake microphone plays the script once: the question, then the barge-in", () => {
+  // The microphone plays the file once (%noloop); were it to loop, the
+  // question would come again only after LEAD seconds of silence, past the
+  // end of the record.
+  it("the fake microphone plays the script: the question, the pause, then the barge-in", () => {
     const { mic } = timeline();
     assert.equal(mic.length, 2, `speech at the microphone: ${JSON.stringify(mic)}`);
     mic.forEach((seg, i) => {

@@ -29,7 +29,10 @@ import (
 // VADUserStoppedSpeaking) and the turn tracker's UserSpeechTimeout after
 // it. What is left is the framework's own work: frame hops, the turn
 // timer, aggregation, the LLM and TTS services and their sentence
-// splitting. Target: under 30 ms.
+// splitting. Target: under 30 ms. The WebRTC output transport, which the
+// clock stands in for, then waits for its next 20 ms tick to send the frame
+// (10 ms on average); e2e/test/voice.test.mjs measures the whole way
+// through a browser.
 
 // turnTimeout is SpeechTimeoutTurnStop's default UserSpeechTimeout, the
 // wait the bot's turn tracker adds after the VAD stop.
