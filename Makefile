@@ -7,7 +7,7 @@ TAGS ?= opus nolibopusfile
 GOFLAGS_TAGS := -tags "$(TAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test test-go test-e2e bench lint fuzz deps-opus fmt
+.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test fmt
 
 # run starts the UI agent demo on http://127.0.0.1:7860, building its page
 # (npm ci + esbuild) the first time.
@@ -15,7 +15,7 @@ run: deps-opus
 	bash examples/ui-agent/build.sh
 	$(GO) run $(GOFLAGS_TAGS) ./examples/ui-agent
 
-test: deps-opus lint test-go test-e2e
+test: deps-opus deps-test lint test-go test-e2e
 
 test-go:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
@@ -59,6 +59,18 @@ deps-opus:
 	    (apt-get install -y -q libopus-dev pkg-config >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q libopus-dev pkg-config >/dev/null)); \
 	  else \
 	    echo "libopus-dev is missing: run 'sudo apt-get install libopus-dev pkg-config', or build without it: make TAGS=" >&2; exit 1; \
+	  fi; \
+	fi
+
+# deps-test installs espeak-ng, which the VAD, TTS and voice tests speak
+# with (they skip without it), when it is missing and make runs as root.
+deps-test:
+	@if ! command -v espeak-ng >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing espeak-ng"; \
+	    (apt-get install -y -q espeak-ng >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q espeak-ng >/dev/null)); \
+	  else \
+	    echo "espeak-ng is missing: speech tests will be skipped (sudo apt-get install espeak-ng)" >&2; \
 	  fi; \
 	fi
 
