@@ -89,7 +89,7 @@ const dropSlots = 8
 // drop does not bounce a shared cache line between cores.
 type dropCounters [dropSlots]atomic.Uint64
 
-func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.Direction, first bool) {
+func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.Direction, first, own bool) {
 	if h.isActivity != nil && h.isActivity(f) {
 		h.activity.Store(int64(h.clock.Now()))
 	}
@@ -100,7 +100,7 @@ func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.D
 	var e observers.Event
 	built := false
 	for _, w := range ws {
-		if !w.accepts(src, &h.drops, observers.Pushed, f) {
+		if !w.accepts(src, own, &h.drops, observers.Pushed, f) {
 			continue
 		}
 		if !built {
@@ -123,7 +123,7 @@ func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
 	var e observers.Event
 	built := false
 	for _, w := range ws {
-		if !w.accepts(n, &h.drops, observers.Processed, f) {
+		if !w.accepts(n, true, &h.drops, observers.Processed, f) {
 			continue
 		}
 		if !built {
@@ -135,11 +135,12 @@ func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
 }
 
 // accepts reports whether w wants the event; a full observer's drop is
-// counted on the reporting node (or the hub for the task's own pushes).
-func (w *watcher) accepts(n *node, hubDrops *dropCounters, kind observers.EventKind, f frames.Frame) bool {
+// counted on the reporting node (or the hub for the task's own pushes);
+// own says the caller runs on that node's goroutine.
+func (w *watcher) accepts(n *node, own bool, hubDrops *dropCounters, kind observers.EventKind, f frames.Frame) bool {
 	if w.full.Load() {
 		if n != nil {
-			n.drops[w.slot].Add(1)
+			n.countDrop(w.slot, own)
 		} else {
 			hubDrops[w.slot].Add(1)
 		}

@@ -82,6 +82,7 @@ type node struct {
 	_          [64]byte     // keep drops off the cache lines neighbours read
 	drops      dropCounters // events observers missed, counted here
 	_          [64]byte
+	localDrops [dropSlots]uint32 // drops counted on the node goroutine, not yet published
 	jobs       sync.WaitGroup
 
 	// onCancelReceived is set by composites that must notice a Cancel
@@ -223,6 +224,7 @@ func (n *node) take() (item, bool) {
 		}
 		n.waiting = true
 		n.mu.Unlock()
+		n.publishDrops()
 		select {
 		case <-n.notify:
 		case <-n.stopped:
@@ -257,6 +259,7 @@ func (n *node) flushBatch(keep bool) {
 func (n *node) run() {
 	for !n.runUntilPanic() {
 	}
+	n.publishDrops()
 }
 
 // runUntilPanic processes frames until the node stops (true) or the
@@ -298,7 +301,7 @@ func (n *node) handle(it item) {
 	}
 	n.rt.hub.processed(n, f, dir)
 	if n.unusable.Load() {
-		n.Push(f, dir)
+		n.push(f, dir, true)
 		if _, ok := f.(*frames.Interruption); ok {
 			n.pushDeferred()
 		}
@@ -322,7 +325,7 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 	h := &n.h
 	if !h.done {
 		h.done = true
-		n.Push(f, dir)
+		n.push(f, dir, true)
 	}
 	h.f, h.ctx = nil, nil
 	if _, ok := f.(*frames.Interruption); ok {
@@ -373,7 +376,11 @@ func (n *node) interrupt() {
 }
 
 // Push implements [Pusher]. It is safe for concurrent use.
-func (n *node) Push(f frames.Frame, dir frames.Direction) {
+func (n *node) Push(f frames.Frame, dir frames.Direction) { n.push(f, dir, false) }
+
+// push sends f on; own says the caller is the node's own goroutine, which
+// lets observer bookkeeping skip atomic operations.
+func (n *node) push(f frames.Frame, dir frames.Direction, own bool) {
 	ep := &n.down
 	if dir == frames.Upstream {
 		ep = &n.up
@@ -382,8 +389,34 @@ func (n *node) Push(f frames.Frame, dir frames.Direction) {
 	if ep.r == nil {
 		return
 	}
-	n.rt.hub.pushed(n, ep.node, f, dir, first)
+	n.rt.hub.pushed(n, ep.node, f, dir, first, own)
 	ep.r.receive(item{f, dir})
+}
+
+// countDrop counts an event a full observer missed. On the node's own
+// goroutine the count is kept locally and published in batches (and
+// whenever the node goes idle), so a backlogged observer costs no atomic
+// operation per event.
+func (n *node) countDrop(slot int, own bool) {
+	if !own {
+		n.drops[slot].Add(1)
+		return
+	}
+	n.localDrops[slot]++
+	if n.localDrops[slot] >= 1024 {
+		n.drops[slot].Add(uint64(n.localDrops[slot]))
+		n.localDrops[slot] = 0
+	}
+}
+
+// publishDrops moves the locally counted drops to the shared counters.
+func (n *node) publishDrops() {
+	for i, c := range n.localDrops {
+		if c > 0 {
+			n.drops[i].Add(uint64(c))
+			n.localDrops[i] = 0
+		}
+	}
 }
 
 // PushError implements [Pusher].
@@ -554,7 +587,7 @@ func (h *Handle) Pusher() Pusher { return h.n }
 func (h *Handle) Forward() {
 	if !h.done && h.f != nil {
 		h.done = true
-		h.n.Push(h.f, h.dir)
+		h.n.push(h.f, h.dir, true)
 	}
 }
 

@@ -191,7 +191,7 @@ func (p *parallel) ProcessFrame(ctx context.Context, h *Handle, f frames.Frame, 
 	}
 	p.mu.Unlock()
 	for _, t := range targets {
-		p.self.rt.hub.pushed(p.self, t.node, f, dir, false)
+		p.self.rt.hub.pushed(p.self, t.node, f, dir, false, true)
 		t.r.receive(item{f, dir})
 	}
 	if wait == nil {

@@ -113,7 +113,7 @@ func (t *Task) inject(f frames.Frame, dir frames.Direction) {
 	if dir == frames.Upstream {
 		ep = t.last
 	}
-	t.hub.pushed(nil, ep.node, f, dir, first)
+	t.hub.pushed(nil, ep.node, f, dir, first, false)
 	ep.r.receive(item{f, dir})
 }
 
