@@ -1,0 +1,34 @@
+package webrtc_test
+
+import (
+	"context"
+	"log"
+	"net/http"
+
+	"github.com/framewire/framewire/observers"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+// A bot server: every browser client that connects gets its own pipeline,
+// built by the factory around the session's input and output transports.
+func ExampleNewServer() {
+	srv, err := webrtc.NewServer(webrtc.Options{
+		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			rt := rtvi.NewProcessor(rtvi.Options{})
+			p := pipeline.New(s.Input(), rt /* your processors */, s.Output())
+			return pipeline.NewTask(p, pipeline.TaskOptions{
+				Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})},
+			}), nil
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The server handles POST/PATCH /api/offer, POST /start and the
+	// /sessions/{id}/... routes of the small-webrtc-transport client; mount
+	// it next to your page, or on its own.
+	web := &http.Server{Addr: "127.0.0.1:7860", Handler: srv}
+	_ = web // web.ListenAndServe()
+}
