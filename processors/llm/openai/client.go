@@ -1,21 +1,18 @@
 package openai
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
-	"mime"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -205,73 +202,20 @@ func (c *Client) read(ctx context.Context, resp *http.Response, yield func(llm.E
 // send posts body, retrying 429, 5xx and connection errors with backoff.
 // Nothing has been streamed yet, so a retry is invisible to the caller.
 func (c *Client) send(ctx context.Context, body []byte) (*http.Response, error) {
-	wait := c.opts.RetryBackoff
-	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	post := openaiapi.Post{
+		URL: c.url, Body: body, ContentType: "application/json", Accept: "text/event-stream",
+		APIKey: c.opts.APIKey, Header: c.opts.Header, AppendHeader: true,
+	}
+	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
+	return retry.Do(ctx, func(ctx context.Context) (*http.Response, error) {
+		req, err := post.NewRequest(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("openai: building the request: %w", err)
 		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "text/event-stream")
-		if c.opts.APIKey != "" {
-			req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-		}
-		for k, vs := range c.opts.Header {
-			for _, v := range vs {
-				req.Header.Add(k, v)
-			}
-		}
-		resp, err := c.opts.HTTPClient.Do(req)
-		var retryAfter time.Duration
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			err = fmt.Errorf("openai: POST %s: %w", c.url, err)
-		case resp.StatusCode == http.StatusOK:
-			return resp, nil
-		default:
-			apiErr := readAPIError(resp)
-			if !retryable(resp.StatusCode) {
-				return nil, apiErr
-			}
-			err = apiErr
-			retryAfter = parseRetryAfter(resp.Header.Get("Retry-After"))
-		}
-		if attempt >= c.opts.MaxRetries {
-			return nil, err
-		}
-		d := wait
-		if retryAfter > 0 {
-			d = min(retryAfter, maxBackoff)
-		}
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		wait = min(wait*2, maxBackoff)
-	}
-}
-
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs > 0 {
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return time.Until(t)
-	}
-	return 0
+		return c.opts.HTTPClient.Do(req)
+	}, func(err error) error {
+		return fmt.Errorf("openai: POST %s: %w", c.url, err)
+	}, func(resp *http.Response) error { return readAPIError(resp) })
 }
 
 // APIError is an error answer from the server: an HTTP error status, or an
@@ -288,93 +232,20 @@ type APIError struct {
 
 // Error implements error.
 func (e *APIError) Error() string {
-	var b strings.Builder
-	b.WriteString("openai: ")
-	if e.StatusCode != http.StatusOK {
-		fmt.Fprintf(&b, "HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	} else {
-		b.WriteString("error in stream")
-	}
-	switch {
-	case e.Message != "":
-		b.WriteString(": ")
-		b.WriteString(e.Message)
-	case e.Body != "":
-		b.WriteString(": ")
-		b.WriteString(e.Body)
-	}
-	var details []string
-	if e.Type != "" {
-		details = append(details, "type "+e.Type)
-	}
-	if e.Code != "" {
-		details = append(details, "code "+e.Code)
-	}
-	if e.Param != "" {
-		details = append(details, "param "+e.Param)
-	}
-	if len(details) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
-	}
-	return b.String()
+	return openaiapi.Error(*e).Describe("openai", "error in stream")
 }
 
 // Category implements [llm.Categorizer]: 429 and 5xx are transient.
 func (e *APIError) Category() frames.ErrorCategory {
-	if retryable(e.StatusCode) {
-		return frames.ErrorTransient
-	}
-	return frames.ErrorUnknown
+	return openaiapi.Category(e.StatusCode, false)
 }
 
-// maxErrorBody bounds how much of an error body is read.
-const maxErrorBody = 64 << 10
+// errorParse reads OpenAI error objects; other bodies are kept up to 512
+// bytes.
+var errorParse = openaiapi.Parse{BodyLimit: 512}
 
 // readAPIError reads and closes an error response.
 func readAPIError(resp *http.Response) *APIError {
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	e := &APIError{StatusCode: resp.StatusCode}
-	var env struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "application/json" || json.Valid(raw) {
-		if json.Unmarshal(raw, &env) == nil && len(env.Error) > 0 {
-			var obj struct {
-				Message string          `json:"message"`
-				Type    string          `json:"type"`
-				Code    json.RawMessage `json:"code"`
-				Param   json.RawMessage `json:"param"`
-			}
-			if json.Unmarshal(env.Error, &obj) == nil {
-				e.Message, e.Type = obj.Message, obj.Type
-				e.Code, e.Param = scalarText(obj.Code), scalarText(obj.Param)
-				return e
-			}
-			var msg string
-			if json.Unmarshal(env.Error, &msg) == nil {
-				e.Message = msg
-				return e
-			}
-		}
-	}
-	body := strings.TrimSpace(string(raw))
-	const show = 512
-	if len(body) > show {
-		body = body[:show] + "…"
-	}
-	e.Body = body
-	return e
-}
-
-func scalarText(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
+	e := APIError(errorParse.Read(resp))
+	return &e
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 )
@@ -178,56 +179,11 @@ func (c *Client) form(u stt.Utterance) ([]byte, string, error) {
 
 // send posts the form, retrying transient failures.
 func (c *Client) send(ctx context.Context, body []byte, ctype string) (*http.Response, error) {
-	backoff := c.opts.RetryBackoff
-	for attempt := 0; ; attempt++ {
-		resp, err := c.post(ctx, body, ctype)
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			err = &transient{fmt.Errorf("openai stt: POST %s: %w", c.url, err)}
-		case resp.StatusCode == http.StatusOK:
-			return resp, nil
-		default:
-			wait = parseRetryAfter(resp.Header.Get("Retry-After"))
-			apiErr := readAPIError(resp)
-			if !retryable(resp.StatusCode) {
-				return nil, apiErr
-			}
-			err = apiErr
-		}
-		if attempt >= c.opts.MaxRetries {
-			return nil, err
-		}
-		if wait <= 0 {
-			wait = backoff
-		}
-		t := time.NewTimer(min(wait, maxBackoff))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-func (c *Client) post(ctx context.Context, body []byte, ctype string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range c.opts.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	req.Header.Set("Content-Type", ctype)
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	return c.opts.HTTPClient.Do(req)
+	post := openaiapi.Post{URL: c.url, Body: body, ContentType: ctype, APIKey: c.opts.APIKey, Header: c.opts.Header}
+	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
+	return retry.Send(ctx, c.opts.HTTPClient, post, func(err error) error {
+		return &transient{fmt.Errorf("openai stt: POST %s: %w", c.url, err)}
+	}, func(resp *http.Response) error { return readAPIError(resp) })
 }
 
 // parseAnswer reads a transcription answer: a JSON object with "text" (and
@@ -246,13 +202,13 @@ func parseAnswer(ctype string, raw []byte) (stt.Result, error) {
 		Language string  `json:"language"`
 	}
 	if err := json.Unmarshal(trimmed, &ans); err != nil {
-		return stt.Result{}, fmt.Errorf("openai stt: bad answer %s: %w", clip(string(trimmed), 120), err)
+		return stt.Result{}, fmt.Errorf("openai stt: bad answer %s: %w", openaiapi.Clip(string(trimmed), 120), err)
 	}
 	if ans.Text == nil {
 		if e := parseAPIError(http.StatusOK, trimmed); e.Message != "" {
 			return stt.Result{}, e
 		}
-		return stt.Result{}, fmt.Errorf("openai stt: answer without text: %s", clip(string(trimmed), 120))
+		return stt.Result{}, fmt.Errorf("openai stt: answer without text: %s", openaiapi.Clip(string(trimmed), 120))
 	}
 	return stt.Result{Text: strings.TrimSpace(*ans.Text), Language: languageTag(ans.Language)}, nil
 }
@@ -298,23 +254,6 @@ func (e *transient) Unwrap() error { return e.error }
 // Category implements stt.Categorizer.
 func (e *transient) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return time.Until(t)
-	}
-	return 0
-}
-
 // APIError is an error answer from the server.
 type APIError struct {
 	// StatusCode is the HTTP status.
@@ -328,120 +267,27 @@ type APIError struct {
 
 // Error implements error.
 func (e *APIError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "openai stt: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	switch {
-	case e.Message != "":
-		b.WriteString(": " + e.Message)
-	case e.Body != "":
-		b.WriteString(": " + e.Body)
-	}
-	var details []string
-	for _, d := range [][2]string{{"type", e.Type}, {"code", e.Code}, {"param", e.Param}} {
-		if d[1] != "" {
-			details = append(details, d[0]+" "+d[1])
-		}
-	}
-	if len(details) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
-	}
-	return b.String()
+	return openaiapi.Error(*e).Describe("openai stt", "")
 }
 
 // Category implements stt.Categorizer: 429 and 5xx are transient; 401 and
 // 403 are permanent.
 func (e *APIError) Category() frames.ErrorCategory {
-	switch {
-	case retryable(e.StatusCode):
-		return frames.ErrorTransient
-	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		return frames.ErrorPermanent
-	}
-	return frames.ErrorUnknown
+	return openaiapi.Category(e.StatusCode, true)
 }
 
-const maxErrorBody = 64 << 10
+// errorParse reads OpenAI error objects and FastAPI details (Speaches),
+// validation errors included.
+var errorParse = openaiapi.Parse{Detail: openaiapi.DetailText}
 
+// readAPIError reads and closes an error answer.
 func readAPIError(resp *http.Response) *APIError {
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return parseAPIError(resp.StatusCode, raw)
+	e := APIError(errorParse.Read(resp))
+	return &e
 }
 
+// parseAPIError reads an error body.
 func parseAPIError(status int, raw []byte) *APIError {
-	e := &APIError{StatusCode: status}
-	var env struct {
-		Error  json.RawMessage `json:"error"`
-		Detail json.RawMessage `json:"detail"`
-	}
-	if json.Unmarshal(raw, &env) == nil {
-		if len(env.Error) > 0 {
-			var obj struct {
-				Message string          `json:"message"`
-				Type    string          `json:"type"`
-				Code    json.RawMessage `json:"code"`
-				Param   json.RawMessage `json:"param"`
-			}
-			if json.Unmarshal(env.Error, &obj) == nil {
-				e.Message, e.Type, e.Code, e.Param = obj.Message, obj.Type, scalar(obj.Code), scalar(obj.Param)
-				return e
-			}
-			var msg string
-			if json.Unmarshal(env.Error, &msg) == nil {
-				e.Message = msg
-				return e
-			}
-		}
-		if len(env.Detail) > 0 {
-			e.Message = detailText(env.Detail)
-			return e
-		}
-	}
-	e.Body = clip(strings.TrimSpace(string(raw)), 300)
-	return e
-}
-
-// detailText renders FastAPI's detail: a string, or validation errors.
-func detailText(raw json.RawMessage) string {
-	if s := scalar(raw); s != "" {
-		return s
-	}
-	var items []struct {
-		Loc []any  `json:"loc"`
-		Msg string `json:"msg"`
-	}
-	if json.Unmarshal(raw, &items) == nil && len(items) > 0 {
-		var parts []string
-		for _, it := range items {
-			var loc []string
-			for _, l := range it.Loc {
-				loc = append(loc, fmt.Sprint(l))
-			}
-			parts = append(parts, strings.Join(loc, ".")+": "+it.Msg)
-		}
-		return strings.Join(parts, "; ")
-	}
-	return clip(string(raw), 300)
-}
-
-func scalar(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
-func clip(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max] + "…"
+	e := APIError(errorParse.Parse(status, raw))
+	return &e
 }

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/wavstream"
 )
@@ -206,56 +205,11 @@ func (c *Client) encode(text string) ([]byte, error) {
 
 // send posts body, retrying failures that happen before any audio.
 func (c *Client) send(ctx context.Context, body []byte) (*http.Response, error) {
-	backoff := c.opts.RetryBackoff
-	for attempt := 0; ; attempt++ {
-		resp, err := c.post(ctx, body)
-		var wait time.Duration
-		switch {
-		case err != nil:
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			err = fmt.Errorf("openai tts: POST %s: %w", c.url, err)
-		case resp.StatusCode == http.StatusOK:
-			return resp, nil
-		default:
-			wait = parseRetryAfter(resp.Header.Get("Retry-After"))
-			apiErr := readAPIError(resp)
-			if !retryable(resp.StatusCode) {
-				return nil, apiErr
-			}
-			err = apiErr
-		}
-		if attempt >= c.opts.MaxRetries {
-			return nil, err
-		}
-		if wait <= 0 {
-			wait = backoff
-		}
-		t := time.NewTimer(min(wait, maxBackoff))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-		backoff = min(2*backoff, maxBackoff)
-	}
-}
-
-func (c *Client) post(ctx context.Context, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	for k, vs := range c.opts.Header {
-		req.Header[k] = append([]string(nil), vs...)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.opts.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
-	}
-	return c.opts.HTTPClient.Do(req)
+	post := openaiapi.Post{URL: c.url, Body: body, ContentType: "application/json", APIKey: c.opts.APIKey, Header: c.opts.Header}
+	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
+	return retry.Send(ctx, c.opts.HTTPClient, post, func(err error) error {
+		return fmt.Errorf("openai tts: POST %s: %w", c.url, err)
+	}, func(resp *http.Response) error { return readAPIError(resp) })
 }
 
 // audioBody checks the answer's media type and returns the sample rate and
@@ -292,23 +246,6 @@ func (c *Client) audioBody(resp *http.Response) (int, io.Reader, error) {
 	}
 }
 
-func retryable(status int) bool {
-	return status == http.StatusTooManyRequests || status >= 500
-}
-
-func parseRetryAfter(v string) time.Duration {
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return time.Until(t)
-	}
-	return 0
-}
-
 // APIError is an error answer from the server.
 type APIError struct {
 	// StatusCode is the HTTP status.
@@ -321,104 +258,26 @@ type APIError struct {
 
 // Error implements error.
 func (e *APIError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "openai tts: HTTP %d %s", e.StatusCode, http.StatusText(e.StatusCode))
-	switch {
-	case e.Message != "":
-		b.WriteString(": " + e.Message)
-	case e.Body != "":
-		b.WriteString(": " + e.Body)
-	}
-	var details []string
-	for _, d := range [][2]string{{"type", e.Type}, {"code", e.Code}, {"param", e.Param}} {
-		if d[1] != "" {
-			details = append(details, d[0]+" "+d[1])
-		}
-	}
-	if len(details) > 0 {
-		fmt.Fprintf(&b, " (%s)", strings.Join(details, ", "))
-	}
-	return b.String()
+	return openaiapi.Error(*e).Describe("openai tts", "")
 }
 
 // Category implements tts.Categorizer: 429 and 5xx are transient; 401 and
 // 403 (bad or missing credentials) are permanent.
 func (e *APIError) Category() frames.ErrorCategory {
-	switch {
-	case retryable(e.StatusCode):
-		return frames.ErrorTransient
-	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		return frames.ErrorPermanent
-	}
-	return frames.ErrorUnknown
+	return openaiapi.Category(e.StatusCode, true)
 }
 
-// maxErrorBody bounds how much of an error body is read.
-const maxErrorBody = 64 << 10
+// errorParse reads OpenAI error objects and FastAPI details (Kokoro).
+var errorParse = openaiapi.Parse{Detail: openaiapi.DetailRaw}
 
 // readAPIError reads and closes an error answer.
 func readAPIError(resp *http.Response) *APIError {
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	return parseAPIError(resp.StatusCode, raw)
+	e := APIError(errorParse.Read(resp))
+	return &e
 }
 
+// parseAPIError reads an error body.
 func parseAPIError(status int, raw []byte) *APIError {
-	e := &APIError{StatusCode: status}
-	var env struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &env) == nil && len(env.Error) > 0 {
-		var obj struct {
-			Message string          `json:"message"`
-			Type    string          `json:"type"`
-			Code    json.RawMessage `json:"code"`
-			Param   json.RawMessage `json:"param"`
-		}
-		if json.Unmarshal(env.Error, &obj) == nil {
-			e.Message, e.Type, e.Code, e.Param = obj.Message, obj.Type, scalar(obj.Code), scalar(obj.Param)
-			return e
-		}
-		var msg string
-		if json.Unmarshal(env.Error, &msg) == nil {
-			e.Message = msg
-			return e
-		}
-	}
-	var detail struct {
-		Detail json.RawMessage `json:"detail"` // FastAPI servers
-	}
-	if json.Unmarshal(raw, &detail) == nil && len(detail.Detail) > 0 {
-		e.Message = scalar(detail.Detail)
-		if e.Message == "" {
-			e.Message = string(detail.Detail)
-		}
-		return e
-	}
-	e.Body = clip(strings.TrimSpace(string(raw)), 300)
-	return e
-}
-
-// scalar renders a JSON string or number as text; null and others as "".
-func scalar(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
-// clip shortens s to about max bytes, on a rune boundary.
-func clip(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	for max > 0 && !utf8.RuneStart(s[max]) {
-		max--
-	}
-	return s[:max] + "…"
+	e := APIError(errorParse.Parse(status, raw))
+	return &e
 }
