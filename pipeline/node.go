@@ -148,12 +148,8 @@ func (n *node) receive(it item) {
 	default:
 		n.ordered.push(it)
 	}
-	wake := n.waiting
-	n.waiting = false
+	n.wakeLocked()
 	n.mu.Unlock()
-	if wake {
-		n.notify <- struct{}{}
-	}
 	if n.onCancelReceived != nil {
 		if _, ok := it.f.(*frames.Cancel); ok {
 			n.onCancelReceived()
@@ -161,7 +157,8 @@ func (n *node) receive(it item) {
 	}
 }
 
-// wakeLocked wakes the loop; n.mu must be held.
+// wakeLocked wakes the loop if it is parked; n.mu must be held. The send
+// cannot block: the channel is empty whenever the loop is waiting.
 func (n *node) wakeLocked() {
 	if n.waiting {
 		n.waiting = false

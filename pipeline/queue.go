@@ -140,21 +140,12 @@ func (r *ring) resetBefore(cut uint64) int {
 	if cut >= r.pushed {
 		return r.reset()
 	}
-	before := int(cut - first)
-	var kept ring
-	kept.spare, kept.spares = r.spare, r.spares
-	i := 0
-	r.each(func(it item) bool {
-		if i >= before || keepUninterruptible(it) {
-			kept.push(it)
-		}
+	before, i := int(cut-first), 0
+	return r.filter(func(it item) bool {
+		keep := i >= before || keepUninterruptible(it)
 		i++
-		return true
+		return keep
 	})
-	removed := r.size - kept.size
-	kept.pushed = r.pushed
-	*r = kept
-	return removed
 }
 
 // filter keeps the items for which keep returns true, in order, and

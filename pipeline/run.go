@@ -46,10 +46,7 @@ func (t *Task) Run(ctx context.Context) error {
 	defer func() {
 		t.teardown(!stopped)
 		t.hub.close(t.opts.DrainTimeout)
-		t.mu.Lock()
-		fns := append([]func(string){}, t.finishedFn...)
-		t.mu.Unlock()
-		for _, fn := range fns {
+		for _, fn := range handlersOf(t, &t.finishedFn) {
 			fn(reason)
 		}
 	}()
@@ -100,7 +97,7 @@ waitStart:
 			return ErrStartTimeout
 		}
 	}
-	t.fire(t.handlers(&t.started))
+	fire(handlersOf(t, &t.started))
 
 	reason, stopped, runErr = t.loop(ctx)
 	return runErr
@@ -217,7 +214,7 @@ func (t *Task) loop(ctx context.Context) (reason string, stopped bool, err error
 				continue
 			}
 			log.Info("pipeline idle", zap.Duration("timeout", t.opts.IdleTimeout))
-			t.fire(t.handlers(&t.idleFn))
+			fire(handlersOf(t, &t.idleFn))
 			if !t.opts.KeepRunningWhenIdle {
 				t.cancelAndWait("idle timeout")
 				return "idle timeout", false, nil
@@ -230,7 +227,7 @@ func (t *Task) loop(ctx context.Context) (reason string, stopped bool, err error
 			if since > t.opts.HeartbeatMonitor && now-lastHBWarned > t.opts.HeartbeatMonitor {
 				lastHBWarned = now
 				log.Warn("no heartbeat came back", zap.Duration("since", since))
-				t.fire(t.handlers(&t.hbTimeout))
+				fire(handlersOf(t, &t.hbTimeout))
 			}
 		}
 	}
@@ -239,10 +236,7 @@ func (t *Task) loop(ctx context.Context) (reason string, stopped bool, err error
 // onError fires the error handlers and applies the unusable policy; it
 // returns a frame to queue when the policy ends the task.
 func (t *Task) onError(e *frames.Error) frames.Frame {
-	t.mu.Lock()
-	fns := append([]func(*frames.Error){}, t.errorFn...)
-	t.mu.Unlock()
-	for _, fn := range fns {
+	for _, fn := range handlersOf(t, &t.errorFn) {
 		fn(e)
 	}
 	if !e.Permanent() || t.unusableSeen[e.Processor] {

@@ -207,29 +207,23 @@ func OfType[T frames.Frame]() func(frames.Frame) bool {
 
 // OnStarted registers fn to run when Start has reached the end of the
 // pipeline. Handlers run in registration order on the task's goroutine.
-func (t *Task) OnStarted(fn func()) { t.mu.Lock(); t.started = append(t.started, fn); t.mu.Unlock() }
+func (t *Task) OnStarted(fn func()) { addHandler(t, &t.started, fn) }
 
 // OnFinished registers fn to run when the task has finished.
-func (t *Task) OnFinished(fn func(reason string)) {
-	t.mu.Lock()
-	t.finishedFn = append(t.finishedFn, fn)
-	t.mu.Unlock()
-}
+func (t *Task) OnFinished(fn func(reason string)) { addHandler(t, &t.finishedFn, fn) }
 
 // OnError registers fn for error frames that reach the head of the pipeline.
-func (t *Task) OnError(fn func(*frames.Error)) {
-	t.mu.Lock()
-	t.errorFn = append(t.errorFn, fn)
-	t.mu.Unlock()
-}
+func (t *Task) OnError(fn func(*frames.Error)) { addHandler(t, &t.errorFn, fn) }
 
 // OnIdleTimeout registers fn for the idle timeout.
-func (t *Task) OnIdleTimeout(fn func()) { t.mu.Lock(); t.idleFn = append(t.idleFn, fn); t.mu.Unlock() }
+func (t *Task) OnIdleTimeout(fn func()) { addHandler(t, &t.idleFn, fn) }
 
 // OnHeartbeatTimeout registers fn for the heartbeat timeout.
-func (t *Task) OnHeartbeatTimeout(fn func()) {
+func (t *Task) OnHeartbeatTimeout(fn func()) { addHandler(t, &t.hbTimeout, fn) }
+
+func addHandler[F any](t *Task, list *[]F, fn F) {
 	t.mu.Lock()
-	t.hbTimeout = append(t.hbTimeout, fn)
+	*list = append(*list, fn)
 	t.mu.Unlock()
 }
 
@@ -294,14 +288,19 @@ func (t *Task) Done() <-chan struct{} { return t.finished }
 // Clock returns the task clock.
 func (t *Task) Clock() Clock { return t.rt.clock }
 
-func (t *Task) fire(list func() []func()) {
-	for _, fn := range list() {
-		fn()
-	}
+// handlersOf copies a handler list under the task's lock, so handlers run
+// without it and may register more handlers or cancel the task.
+func handlersOf[F any](t *Task, list *[]F) []F {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]F(nil), (*list)...)
 }
 
-func (t *Task) handlers(p *[]func()) func() []func() {
-	return func() []func() { t.mu.Lock(); defer t.mu.Unlock(); return append([]func(){}, (*p)...) }
+// fire runs handlers in registration order.
+func fire(handlers []func()) {
+	for _, fn := range handlers {
+		fn()
+	}
 }
 
 // sinkEdge receives what leaves the pipeline downstream.
