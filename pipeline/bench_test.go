@@ -3,8 +3,10 @@ package pipeline_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 )
 
@@ -12,12 +14,22 @@ import (
 // through ten pass-through processors. Allocations per op are the
 // runtime's own per-frame cost across all ten hops: the target is zero.
 func BenchmarkHops(b *testing.B) {
+	b.Run("observers=0", func(b *testing.B) { benchmarkHops(b, pipeline.TaskOptions{}) })
+	// A slow observer (1 ms per event) is full nearly all the time: the
+	// target is that it costs the hops at most 5%.
+	slow := observers.Func(func(observers.Event) { time.Sleep(time.Millisecond) })
+	b.Run("observers=slow", func(b *testing.B) {
+		benchmarkHops(b, pipeline.TaskOptions{Observers: []observers.Observer{slow}, DrainTimeout: time.Millisecond})
+	})
+}
+
+func benchmarkHops(b *testing.B, opts pipeline.TaskOptions) {
 	const hops = 10
 	var procs []pipeline.Processor
 	for range hops {
 		procs = append(procs, pipeline.PassThrough{})
 	}
-	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{})
+	task := pipeline.NewTask(pipeline.New(procs...), opts)
 	arrived := make(chan struct{}, 1)
 	want := 0
 	seen := 0

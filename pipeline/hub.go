@@ -15,8 +15,10 @@ import (
 // drained by its own goroutine. With no observers an event costs one
 // atomic load. When an observer's ring fills up, the observer is marked
 // full and new events for it are dropped and counted until it has drained
-// half of its ring: a backlogged observer then costs one atomic load per
-// event, and what it does receive is a contiguous stream.
+// half of its ring, so what it does receive is a contiguous stream. While
+// every observer is full, an event costs two atomic loads and a counter
+// increment on the reporting node: a backlogged observer does not slow the
+// pipeline down.
 type hub struct {
 	clock    *clock
 	log      *zap.Logger
@@ -31,11 +33,21 @@ type hub struct {
 	activity   atomic.Int64
 	isActivity func(frames.Frame) bool
 
-	drops dropCounters // drops counted for the task's own pushes
+	_ [64]byte
+	// counts holds the number of observers in its upper 32 bits and the
+	// number of them that are not full in its lower 32 bits: one load tells
+	// an event that there is nobody to tell or that everybody is full. It
+	// changes only when an observer is added, fills up or drains, so nodes
+	// read it from their own caches.
+	counts atomic.Uint64
+	_      [64]byte
+	// drops counts events dropped for the task's own pushes and for pushes
+	// from goroutines other than the node's own.
+	drops atomic.Uint64
 }
 
 type watcher struct {
-	slot    int // index into the nodes' drop counters
+	counts  *atomic.Uint64 // the hub's observer counts
 	full    atomic.Bool
 	o       observers.Observer
 	filter  observers.Filter
@@ -66,13 +78,13 @@ func (h *hub) add(o observers.Observer) {
 		return
 	}
 	old := *h.list.Load()
-	w := &watcher{o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
-	w.slot = min(len(old), dropSlots-1)
+	w := &watcher{counts: &h.counts, o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
 	w.filter, _ = o.(observers.Filter)
 	next := make([]*watcher, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, w)
 	h.list.Store(&next)
+	h.counts.Add(1<<32 | 1)
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -80,27 +92,28 @@ func (h *hub) add(o observers.Observer) {
 	}()
 }
 
-// dropSlots is how many observers get their own drop counter in each
-// node; further observers share the last one.
-const dropSlots = 8
-
-// dropCounters count, per node and observer slot, the events dropped
-// because the observer was full. Each node has its own, so counting a
-// drop does not bounce a shared cache line between cores.
-type dropCounters [dropSlots]atomic.Uint64
-
+// pushed reports that src pushed f towards dst; src is nil for the task's
+// own pushes, and own says the caller runs on src's goroutine.
 func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.Direction, first, own bool) {
 	if h.isActivity != nil && h.isActivity(f) {
 		h.activity.Store(int64(h.clock.Now()))
 	}
-	ws := *h.list.Load()
-	if len(ws) == 0 {
+	c := h.counts.Load()
+	if c == 0 {
 		return
 	}
+	if uint32(c) == 0 {
+		h.countDrops(src, own, int(c>>32))
+		return
+	}
+	ws := *h.list.Load()
 	var e observers.Event
 	built := false
 	for _, w := range ws {
-		if !w.accepts(src, own, &h.drops, observers.Pushed, f) {
+		if !w.accepts(observers.Pushed, f) {
+			if w.full.Load() {
+				h.countDrops(src, own, 1)
+			}
 			continue
 		}
 		if !built {
@@ -115,15 +128,24 @@ func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.D
 	}
 }
 
+// processed reports that n is about to process f; it runs on n's goroutine.
 func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
-	ws := *h.list.Load()
-	if len(ws) == 0 {
+	c := h.counts.Load()
+	if c == 0 {
 		return
 	}
+	if uint32(c) == 0 {
+		n.countDrops(int(c>>32), true)
+		return
+	}
+	ws := *h.list.Load()
 	var e observers.Event
 	built := false
 	for _, w := range ws {
-		if !w.accepts(n, true, &h.drops, observers.Processed, f) {
+		if !w.accepts(observers.Processed, f) {
+			if w.full.Load() {
+				n.countDrops(1, true)
+			}
 			continue
 		}
 		if !built {
@@ -134,19 +156,20 @@ func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
 	}
 }
 
-// accepts reports whether w wants the event; a full observer's drop is
-// counted on the reporting node (or the hub for the task's own pushes);
-// own says the caller runs on that node's goroutine.
-func (w *watcher) accepts(n *node, own bool, hubDrops *dropCounters, kind observers.EventKind, f frames.Frame) bool {
-	if w.full.Load() {
-		if n != nil {
-			n.countDrop(w.slot, own)
-		} else {
-			hubDrops[w.slot].Add(1)
-		}
-		return false
+// countDrops counts k events that full observers missed, on the reporting
+// node when there is one.
+func (h *hub) countDrops(n *node, own bool, k int) {
+	if n == nil {
+		h.drops.Add(uint64(k))
+		return
 	}
-	return w.filter == nil || w.filter.Wants(kind, f)
+	n.countDrops(k, own)
+}
+
+// accepts reports whether w takes an event: it is not full and its filter,
+// if any, wants it.
+func (w *watcher) accepts(kind observers.EventKind, f frames.Frame) bool {
+	return !w.full.Load() && (w.filter == nil || w.filter.Wants(kind, f))
 }
 
 func (w *watcher) put(e *observers.Event) {
@@ -157,7 +180,10 @@ func (w *watcher) put(e *observers.Event) {
 	}
 	n := len(w.buf)
 	if w.size == n {
-		w.full.Store(true)
+		if !w.full.Load() {
+			w.full.Store(true)
+			w.counts.Add(^uint64(0)) // one fewer open
+		}
 		w.mu.Unlock()
 		w.dropped.Add(1)
 		return
@@ -192,10 +218,21 @@ func (w *watcher) drain() {
 		w.size--
 		if w.size <= len(w.buf)/2 && w.full.Load() {
 			w.full.Store(false)
+			w.counts.Add(1)
 		}
 		w.mu.Unlock()
 		w.o.Observe(e)
 	}
+}
+
+// discard drops what w still holds, counting it, so that its goroutine
+// ends as soon as the event it is handling returns.
+func (w *watcher) discard() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.dropped.Add(uint64(w.size))
+	clear(w.buf)
+	w.head, w.size = 0, 0
 }
 
 // close stops accepting events and waits until every observer has handled
@@ -226,7 +263,10 @@ func (h *hub) close(timeout time.Duration) bool {
 	case <-done:
 		return true
 	case <-t.C:
-		h.log.Warn("observers did not drain before the deadline", zap.Duration("timeout", timeout))
+		h.log.Warn("observers did not drain before the deadline; dropping what they still hold", zap.Duration("timeout", timeout))
+		for _, w := range ws {
+			w.discard()
+		}
 		return false
 	}
 }
@@ -237,13 +277,9 @@ func (h *hub) dropped(nodes []*node) uint64 {
 	for _, w := range *h.list.Load() {
 		total += w.dropped.Load()
 	}
-	for i := range h.drops {
-		total += h.drops[i].Load()
-	}
+	total += h.drops.Load()
 	for _, n := range nodes {
-		for i := range n.drops {
-			total += n.drops[i].Load()
-		}
+		total += n.drops.Load()
 	}
 	return total
 }

@@ -413,6 +413,8 @@ func TestFramesPushedByCancelledJobsFollowTheInterruption(t *testing.T) {
 	done := runTask(t, task)
 	task.QueueFrame(&frames.LLMRun{})
 	<-streaming
+	// The response start has gone through; only the end is still to come.
+	waitFor(t, func() bool { return slices.Contains(rec.names(), "LLMFullResponseStartFrame") })
 	inside.out.Push(&frames.InterruptionTask{}, frames.Upstream)
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "LLMFullResponseEndFrame") })
 	task.StopWhenDone()

@@ -79,10 +79,10 @@ type node struct {
 
 	cancelling atomic.Bool
 	unusable   atomic.Bool
-	_          [64]byte     // keep drops off the cache lines neighbours read
-	drops      dropCounters // events observers missed, counted here
+	_          [64]byte      // keep drops off the cache lines neighbours read
+	drops      atomic.Uint64 // events observers missed, counted here
 	_          [64]byte
-	localDrops [dropSlots]uint32 // drops counted on the node goroutine, not yet published
+	localDrops uint64 // drops counted on the node goroutine, not yet published
 	jobs       sync.WaitGroup
 
 	// onCancelReceived is set by composites that must notice a Cancel
@@ -341,10 +341,9 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 }
 
 // interrupt cancels the epoch's work, waits for held jobs (bounded), drops
-// queued interruptible frames and opens a new epoch.
-// interrupt interrupts the node for the interruption frame it is handling,
-// which is at the head of cuts: it flushes what was queued before that
-// frame arrived.
+// queued interruptible frames and opens a new epoch. The interruption frame
+// being handled is at the head of cuts: only what was queued before that
+// frame arrived is flushed.
 func (n *node) interrupt() {
 	n.interrupting.Store(true)
 	n.endEpoch()
@@ -390,29 +389,26 @@ func (n *node) push(f frames.Frame, dir frames.Direction, own bool) {
 	ep.r.receive(item{f, dir})
 }
 
-// countDrop counts an event a full observer missed. On the node's own
-// goroutine the count is kept locally and published in batches (and
+// countDrops counts k events that full observers missed. On the node's
+// own goroutine the count is kept locally and published in batches (and
 // whenever the node goes idle), so a backlogged observer costs no atomic
 // operation per event.
-func (n *node) countDrop(slot int, own bool) {
+func (n *node) countDrops(k int, own bool) {
 	if !own {
-		n.drops[slot].Add(1)
+		n.drops.Add(uint64(k))
 		return
 	}
-	n.localDrops[slot]++
-	if n.localDrops[slot] >= 1024 {
-		n.drops[slot].Add(uint64(n.localDrops[slot]))
-		n.localDrops[slot] = 0
+	n.localDrops += uint64(k)
+	if n.localDrops >= 1024 {
+		n.publishDrops()
 	}
 }
 
-// publishDrops moves the locally counted drops to the shared counters.
+// publishDrops moves the locally counted drops to the shared counter.
 func (n *node) publishDrops() {
-	for i, c := range n.localDrops {
-		if c > 0 {
-			n.drops[i].Add(uint64(c))
-			n.localDrops[i] = 0
-		}
+	if n.localDrops > 0 {
+		n.drops.Add(n.localDrops)
+		n.localDrops = 0
 	}
 }
 

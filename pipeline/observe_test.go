@@ -49,6 +49,35 @@ func TestSlowObserverDoesNotSlowThePipeline(t *testing.T) {
 	}
 }
 
+// Every event an observer misses is counted, whether it was dropped while
+// the observer was full or discarded because it had not caught up when
+// the drain deadline passed: only the event it was stuck on is not a drop.
+func TestObserverDropsAccountForEveryMissedEvent(t *testing.T) {
+	run := func(o observers.Observer, buffer int) *pipeline.Task {
+		task := pipeline.NewTask(pipeline.New(pipeline.PassThrough{}, pipeline.PassThrough{}), pipeline.TaskOptions{
+			Observers: []observers.Observer{o}, ObserverBuffer: buffer, DrainTimeout: 50 * time.Millisecond,
+		})
+		done := runTask(t, task)
+		for range 1000 {
+			task.QueueFrame(text("x"))
+		}
+		task.StopWhenDone()
+		waitDone(t, done, 3*time.Second)
+		return task
+	}
+	var events atomic.Int64
+	counted := run(observers.Func(func(observers.Event) { events.Add(1) }), 1<<16)
+	if counted.ObserverDrops() != 0 {
+		t.Fatalf("an observer with room for every event dropped %d", counted.ObserverDrops())
+	}
+	release := make(chan struct{})
+	stuck := run(observers.Func(func(observers.Event) { <-release }), 64)
+	close(release)
+	if got, want := stuck.ObserverDrops(), uint64(events.Load()-1); got != want {
+		t.Fatalf("drops = %d, want %d (all %d events but the one the observer was stuck on)", got, want, events.Load())
+	}
+}
+
 // Observers get every buffered event before the task finishes, including
 // the End frame's last hops.
 func TestObserversDrainBeforeFinish(t *testing.T) {

@@ -52,7 +52,8 @@ type TaskOptions struct {
 	// cancelled job. Default: 1s.
 	JobCancelTimeout time.Duration
 	// DrainTimeout bounds how long the task waits for observers to handle
-	// their buffered events when it finishes. Default: 2s.
+	// their buffered events when it finishes; what they still hold then is
+	// discarded and counted in ObserverDrops. Default: 2s.
 	DrainTimeout time.Duration
 
 	// IdleTimeout fires the idle event when no idle-activity frame has been
