@@ -13,8 +13,11 @@ type item struct {
 }
 
 // segmentSize is the number of items in one block of a ring. Blocks are
-// linked, so a growing queue never copies what it holds, and one spare
-// block is kept so a queue that fills and empties does not allocate.
+// linked, so a growing queue never copies what it holds. A ring keeps a few
+// spare blocks, so a queue that fills and empties does not allocate, and
+// returns the rest to a process-wide pool, so a backlog moving down a
+// chain of processors reuses the blocks its upstream queues released
+// instead of making garbage.
 const segmentSize = 128
 
 type segment struct {
@@ -31,12 +34,16 @@ type ring struct {
 	size       int
 	keep       int      // uninterruptible frames held
 	pushed     uint64   // items ever pushed: the sequence number of the next one
-	spare      *segment // a free list of at most maxSpares blocks
+	spare      *segment // a free list of at most maxSpares clean blocks
 	spares     int
 }
 
-// maxSpares bounds the free blocks a ring keeps for reuse.
-const maxSpares = 4
+// maxSpares bounds the free blocks a ring keeps for itself.
+const maxSpares = 2
+
+// segments holds clean blocks (every item zero) that rings released beyond
+// their spares. The garbage collector empties it when it is not used.
+var segments = sync.Pool{New: func() any { return new(segment) }}
 
 func (r *ring) len() int { return r.size }
 
@@ -47,7 +54,7 @@ func (r *ring) push(it item) {
 			r.spare, s.next = s.next, nil
 			r.spares--
 		} else {
-			s = new(segment)
+			s = segments.Get().(*segment)
 		}
 		if r.tail == nil {
 			r.head, r.hi = s, 0
@@ -82,7 +89,8 @@ func (r *ring) pop() (item, bool) {
 	return it, true
 }
 
-// advance moves past a consumed head block, keeping it as the spare.
+// advance moves past a consumed head block and recycles it; pop has
+// already zeroed every item in it.
 func (r *ring) advance() {
 	old := r.head
 	if r.size == 0 {
@@ -92,10 +100,11 @@ func (r *ring) advance() {
 	}
 	old.next = nil
 	if r.spares < maxSpares {
-		clear(old.items[:])
 		old.next, r.spare = r.spare, old
 		r.spares++
+		return
 	}
+	segments.Put(old)
 }
 
 func (r *ring) peek() (item, bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -63,9 +64,20 @@ func main() {
 	child := flag.String("child", "", "run one measurement of this workload in this process")
 	n := flag.Int("n", 10, "number of pass-through processors (with -child)")
 	only := flag.String("only", "", "run only the cells of this workload")
+	cpuProfile := flag.String("cpuprofile", "", "with -child: write a CPU profile of the measurement here")
 	flag.Parse()
 	if *child != "" {
+		if *cpuProfile != "" {
+			f, err := os.Create(*cpuProfile)
+			if err != nil {
+				fail(err)
+			}
+			if err := pprof.StartCPUProfile(f); err != nil {
+				fail(err)
+			}
+		}
 		r := measure(*child, *n)
+		pprof.StopCPUProfile()
 		json.NewEncoder(os.Stdout).Encode(r)
 		return
 	}
