@@ -33,7 +33,8 @@ test-e2e:
 # both ways), each printing JSON lines.
 bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
-	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 10,25,50
+	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 25,50,75,100
+	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -idle -separate -n 100
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \

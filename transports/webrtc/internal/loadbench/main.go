@@ -1,16 +1,20 @@
 // Command loadbench measures the WebRTC transport under load. For each N it
-// starts a client process holding N simulated browser clients
-// (internal/testclient) that each stream 20 ms Opus frames up and receive
-// the bot's audio, against an in-process server whose pipeline echoes the
-// user's audio back (Input -> echo -> Output), so every session decodes,
-// resamples, re-encodes and paces audio both ways. It prints one JSON line
-// per N: server CPU per session, heap per session, output underruns, and
-// the frame rates seen on both sides; then the largest N without underruns.
+// connects N simulated browser clients (internal/testclient), each
+// streaming 20 ms Opus frames up and receiving the bot's audio, to a
+// server whose pipeline echoes the user's audio back (Input -> echo ->
+// Output), so every session decodes, re-encodes and paces audio both ways.
+// It prints one JSON line per N: CPU per session, heap per session, output
+// underruns, the Go scheduler's latency tail, and the frame rates seen on
+// both sides; then the largest N without underruns.
 //
 //	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -n 25,50,100
 //
-// With -idle the clients send nothing and the pipeline has no echo: the
-// figures are those of idle sessions (silence out, keepalives in).
+// The clients run in the server's process, as the load target is stated,
+// so CPU and heap figures include them. With -separate they run in a
+// second process and the figures are the server's alone (the client
+// process's CPU is reported next to them). With -idle the clients send
+// nothing and the pipeline has no echo: the figures are those of idle
+// sessions (silence out, keepalives in).
 package main
 
 import (
@@ -19,13 +23,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"sync"
@@ -49,6 +56,9 @@ func main() {
 	clientMode := flag.Bool("client", false, "internal: run as the client process")
 	url := flag.String("url", "", "internal: offer URL for -client")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here")
+	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
+	traceFile := flag.String("trace", "", "write an execution trace of the first second of each window here")
+	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
@@ -61,13 +71,13 @@ func main() {
 	}
 	if *clientMode {
 		n, _ := strconv.Atoi(*ns)
-		if err := runClients(n, *url, *idle); err != nil {
+		if err := runClientProcess(n, *url, *idle); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench clients:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := runServer(*ns, *duration, *warmup, *idle); err != nil {
+	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, webrtc.OutputOptions{OpusComplexity: *complexity}); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -88,7 +98,9 @@ func (echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, 
 
 type result struct {
 	Kind              string  `json:"kind"`
+	Clients           string  `json:"clients"` // "in-process" (figures include them) or "separate-process"
 	Codec             string  `json:"codec"`
+	OpusComplexity    int     `json:"opus_complexity"`
 	Idle              bool    `json:"idle"`
 	N                 int     `json:"n"`
 	Sessions          int     `json:"sessions"`
@@ -104,15 +116,20 @@ type result struct {
 	OutFPS            float64 `json:"output_frames_per_s_per_session"`
 	InFPS             float64 `json:"input_frames_per_s_per_session"`
 	ClientInPPS       float64 `json:"client_packets_in_per_s_per_session"`
+	SchedP99US        float64 `json:"sched_latency_p99_us"`
+	SchedP999US       float64 `json:"sched_latency_p999_us"`
+	SchedMaxUS        float64 `json:"sched_latency_max_us"`
+	GCPauseMaxUS      float64 `json:"gc_pause_max_us"`
 	OK                bool    `json:"ok"`
 }
 
-func runServer(list string, duration, warmup time.Duration, idle bool) error {
+func runServer(list string, duration, warmup time.Duration, idle, separate bool, traceFile string, output webrtc.OutputOptions) error {
 	var mu sync.Mutex
 	live := map[*webrtc.Session]bool{}
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:   zap.NewNop(),
 		Settings: testclient.LoopbackOnly,
+		Output:   output,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			procs := []pipeline.Processor{s.Input(), s.Output()}
 			if !idle {
@@ -172,45 +189,41 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 			return fmt.Errorf("bad -n value %q", field)
 		}
 		heap0, g0 := heapNow()
-		self, _ := os.Executable()
-		args := []string{"-client", "-n", strconv.Itoa(n), "-url", offerURL}
-		if idle {
-			args = append(args, "-idle")
+		var cl clientLoad
+		if separate {
+			cl, err = startClientProcess(n, offerURL, idle)
+		} else {
+			cl, err = startClients(n, offerURL, idle)
 		}
-		cmd := exec.Command(self, args...)
-		cmd.Stderr = os.Stderr
-		out, _ := cmd.StdoutPipe()
-		if err := cmd.Start(); err != nil {
+		if err != nil {
 			return err
-		}
-		lines := bufio.NewScanner(out)
-		if !lines.Scan() || lines.Text() != "ready" {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			return fmt.Errorf("the client process did not get %d clients ready: %q", n, lines.Text())
 		}
 		time.Sleep(warmup)
 		load := loadAvg()
+		sched0, pause0 := histograms()
 		sent0, under0, in0 := totals()
-		cpu0, t0, ccpu0 := cpuTime(), time.Now(), procCPU(cmd.Process.Pid)
-		time.Sleep(duration)
+		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
+		if traceFile != "" {
+			if err := traceFor(traceFile, time.Second); err != nil {
+				return err
+			}
+			time.Sleep(duration - time.Second)
+		} else {
+			time.Sleep(duration)
+		}
 		sent1, under1, in1 := totals()
-		cpu1, t1, ccpu1 := cpuTime(), time.Now(), procCPU(cmd.Process.Pid)
+		sched1, pause1 := histograms()
+		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
 		count := len(sessions())
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		var client struct{ PacketsIn uint64 }
-		if lines.Scan() {
-			_ = json.Unmarshal(lines.Bytes(), &client)
-		}
-		_ = cmd.Wait()
+		packetsIn := cl.stop()
 		for deadline := time.Now().Add(30 * time.Second); len(sessions()) > 0 && time.Now().Before(deadline); {
 			time.Sleep(100 * time.Millisecond)
 		}
 		wall := t1.Sub(t0).Seconds()
 		cpu := (cpu1 - cpu0).Seconds()
 		r := result{
-			Kind: "run", Codec: codec.Default().Params.MimeType, Idle: idle, N: n, Sessions: count, WindowS: wall,
+			Kind: "run", Clients: clientsMode(separate), Codec: codec.Default().Params.MimeType, OpusComplexity: output.OpusComplexity, Idle: idle, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,
@@ -221,8 +234,12 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 			Underruns:         under1 - under0,
 			OutFPS:            float64(sent1-sent0) / wall / float64(n),
 			InFPS:             float64(in1-in0) / wall / float64(n),
-			ClientInPPS:       float64(client.PacketsIn) / (warmup + duration).Seconds() / float64(n),
+			ClientInPPS:       float64(packetsIn) / (warmup + duration).Seconds() / float64(n),
 		}
+		r.SchedP99US = 1e6 * quantile(sched0, sched1, 0.99)
+		r.SchedP999US = 1e6 * quantile(sched0, sched1, 0.999)
+		r.SchedMaxUS = 1e6 * quantile(sched0, sched1, 1)
+		r.GCPauseMaxUS = 1e6 * quantile(pause0, pause1, 1)
 		r.OK = r.Underruns == 0 && count == n
 		if r.OK && n > best {
 			best = n
@@ -234,6 +251,59 @@ func runServer(list string, duration, warmup time.Duration, idle bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
+}
+
+// traceFor writes an execution trace of the next d to file.
+func traceFor(file string, d time.Duration) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := trace.Start(f); err != nil {
+		return err
+	}
+	time.Sleep(d)
+	trace.Stop()
+	return nil
+}
+
+// histograms reads the runtime's scheduling-latency and GC-pause
+// histograms.
+func histograms() (sched, pause *metrics.Float64Histogram) {
+	ss := []metrics.Sample{{Name: "/sched/latencies:seconds"}, {Name: "/sched/pauses/total/gc:seconds"}}
+	metrics.Read(ss)
+	return ss[0].Value.Float64Histogram(), ss[1].Value.Float64Histogram()
+}
+
+// quantile returns the q-quantile of what histogram b counted since a, as
+// the upper bound of the bucket it falls in.
+func quantile(a, b *metrics.Float64Histogram, q float64) float64 {
+	var total uint64
+	for i := range b.Counts {
+		total += b.Counts[i] - a.Counts[i]
+	}
+	if total == 0 {
+		return 0
+	}
+	want := uint64(math.Ceil(q * float64(total)))
+	var seen uint64
+	last := 0.0
+	for i := range b.Counts {
+		c := b.Counts[i] - a.Counts[i]
+		if c == 0 {
+			continue
+		}
+		seen += c
+		last = b.Buckets[i+1]
+		if math.IsInf(last, 1) {
+			last = b.Buckets[i]
+		}
+		if seen >= want {
+			return last
+		}
+	}
+	return last
 }
 
 // procCPU returns the user+system CPU time of process pid (Linux).
@@ -277,24 +347,106 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// runClients connects n clients, prints "ready", streams until SIGTERM,
-// then prints the packets received and closes them.
-func runClients(n int, url string, idle bool) error {
+func clientsMode(separate bool) string {
+	if separate {
+		return "separate-process"
+	}
+	return "in-process"
+}
+
+// clientLoad is a running set of simulated clients.
+type clientLoad struct {
+	cpu  func() time.Duration // CPU used by a separate client process; 0 in process
+	stop func() uint64        // closes the clients and returns the packets they received
+}
+
+// startClients connects n clients in this process.
+func startClients(n int, url string, idle bool) (clientLoad, error) {
+	clients, err := dialClients(n, url, idle)
+	if err != nil {
+		closeClients(clients)
+		return clientLoad{}, err
+	}
+	return clientLoad{
+		cpu: func() time.Duration { return 0 },
+		stop: func() uint64 {
+			in := packetsIn(clients)
+			closeClients(clients)
+			return in
+		},
+	}, nil
+}
+
+// startClientProcess connects n clients in a second process, so that the
+// server's CPU and heap are measured apart from theirs.
+func startClientProcess(n int, url string, idle bool) (clientLoad, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return clientLoad{}, err
+	}
+	args := []string{"-client", "-n", strconv.Itoa(n), "-url", url}
+	if idle {
+		args = append(args, "-idle")
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return clientLoad{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return clientLoad{}, err
+	}
+	lines := bufio.NewScanner(out)
+	if !lines.Scan() || lines.Text() != "ready" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return clientLoad{}, fmt.Errorf("the client process did not get %d clients ready: %q", n, lines.Text())
+	}
+	return clientLoad{
+		cpu: func() time.Duration { return procCPU(cmd.Process.Pid) },
+		stop: func() uint64 {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			var client struct{ PacketsIn uint64 }
+			if lines.Scan() {
+				_ = json.Unmarshal(lines.Bytes(), &client)
+			}
+			_ = cmd.Wait()
+			return client.PacketsIn
+		},
+	}, nil
+}
+
+// runClientProcess is the second process of -separate: it connects n
+// clients, prints "ready", streams until SIGTERM, then prints the packets
+// received and closes them.
+func runClientProcess(n int, url string, idle bool) error {
+	clients, err := dialClients(n, url, idle)
+	defer closeClients(clients)
+	if err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
+	fmt.Printf(`{"PacketsIn":%d}`+"\n", packetsIn(clients))
+	return nil
+}
+
+// dialClients connects n clients, eight at a time, each streaming a tone
+// up unless idle.
+func dialClients(n int, url string, idle bool) ([]*testclient.Client, error) {
 	var payloads [][]byte
 	if !idle {
 		var err error
 		if payloads, err = testclient.EncodeTone(440, 8000, time.Second); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	clients := make([]*testclient.Client, 0, n)
-	defer func() {
-		for _, c := range clients {
-			c.Close()
-		}
-	}()
 	sem := make(chan struct{}, 8)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -320,17 +472,19 @@ func runClients(n int, url string, idle bool) error {
 		}()
 	}
 	wg.Wait()
-	if firstErr != nil {
-		return firstErr
-	}
-	fmt.Println("ready")
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
+	return clients, firstErr
+}
+
+func packetsIn(clients []*testclient.Client) uint64 {
 	var in uint64
 	for _, c := range clients {
 		in += c.PacketsIn.Load()
 	}
-	fmt.Printf(`{"PacketsIn":%d}`+"\n", in)
-	return nil
+	return in
+}
+
+func closeClients(clients []*testclient.Client) {
+	for _, c := range clients {
+		c.Close()
+	}
 }

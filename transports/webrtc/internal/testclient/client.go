@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"sync"
@@ -391,6 +392,14 @@ func (c *Client) tone() {
 	next := c.opts.toneSource(c.codec)
 	if next == nil {
 		return
+	}
+	// Independent browsers start their 20 ms clocks at unrelated times:
+	// start this one at a random point of the period, so that many clients
+	// dialled together do not send in lockstep.
+	select {
+	case <-c.ctx.Done():
+		return
+	case <-time.After(rand.N(codec.FrameDuration)):
 	}
 	t := time.NewTicker(codec.FrameDuration)
 	defer t.Stop()
