@@ -106,6 +106,59 @@ func main() {
 		m.Kind, m.Peer, m.Commit, m.Date = "median", "framewire", commit, date
 		out.Encode(m)
 	}
+	if *only == "" || *only == "W1-slow-observer" {
+		out.Encode(observerCost(exe, commit, date))
+	}
+}
+
+// observerPairs is how many interleaved W1 / W1-slow-observer pairs
+// observerCost runs: three runs each are too few to see a 5% difference on
+// a machine whose timings vary by 25% from run to run.
+const observerPairs = 21
+
+// ObserverCost compares W1 at N=10 with and without an observer that
+// sleeps 1 ms per event, over interleaved runs, so slow drifts of the
+// machine hit both sides alike.
+type ObserverCost struct {
+	Kind           string  `json:"kind"` // "observer_cost"
+	Pairs          int     `json:"pairs"`
+	FramesPerS     float64 `json:"frames_per_s_median"`
+	SlowFramesPerS float64 `json:"slow_observer_frames_per_s_median"`
+	CostPct        float64 `json:"throughput_cost_pct"`
+	CPUPerHop      float64 `json:"cpu_us_per_frame_per_hop_median"`
+	SlowCPUPerHop  float64 `json:"slow_observer_cpu_us_per_frame_per_hop_median"`
+	Commit         string  `json:"commit"`
+	Date           string  `json:"date"`
+	Error          string  `json:"error,omitempty"`
+}
+
+func observerCost(exe, commit, date string) ObserverCost {
+	var fps, slowFPS, cpu, slowCPU []float64
+	for range observerPairs {
+		a, err := runChild(exe, cell{"W1", 10})
+		if err != nil {
+			return ObserverCost{Kind: "observer_cost", Error: err.Error()}
+		}
+		b, err := runChild(exe, cell{"W1-slow-observer", 10})
+		if err != nil {
+			return ObserverCost{Kind: "observer_cost", Error: err.Error()}
+		}
+		fps, cpu = append(fps, *a.FramesPerS), append(cpu, *a.CPUUSPerFramePerHop)
+		slowFPS, slowCPU = append(slowFPS, *b.FramesPerS), append(slowCPU, *b.CPUUSPerFramePerHop)
+	}
+	c := ObserverCost{
+		Kind: "observer_cost", Pairs: observerPairs, Commit: commit, Date: date,
+		FramesPerS: medianOf(fps), SlowFramesPerS: medianOf(slowFPS),
+		CPUPerHop: medianOf(cpu), SlowCPUPerHop: medianOf(slowCPU),
+	}
+	c.CostPct = 100 * (1 - c.SlowFramesPerS/c.FramesPerS)
+	return c
+}
+
+func medianOf(vals []float64) float64 {
+	vals = slices.Clone(vals)
+	slices.Sort(vals)
+	return vals[len(vals)/2]
 }
 
 // runChild runs one measurement in a fresh process.
