@@ -22,11 +22,20 @@ type OutputOptions struct {
 	// BotSpeakingInterval is the period of BotSpeaking while audio plays.
 	// Default: 200 ms.
 	BotSpeakingInterval time.Duration
-	// OpusComplexity trades the Opus encoder's CPU for quality, from 0 to
-	// 10. Default: 5, which costs about a quarter of libopus's default 10
-	// on speech (its SILK mode) and is what the encoder spends per session
-	// and 20 ms; -1 keeps libopus's own default.
+	// OpusComplexity trades the Opus encoder's CPU for quality, from 1 to
+	// 10, while the machine keeps up. Default: 5, which costs about a
+	// quarter of libopus's default 10 on speech (its SILK mode); encoding
+	// is most of what a streaming session costs. -1 keeps libopus's own
+	// default and turns adaptation off.
+	//
+	// When the outputs' 20 ms ticks start running late because the machine
+	// is short of CPU, every output of the server lowers its complexity,
+	// down to 0, and raises it back once the ticks have been on time for a
+	// few seconds: an overloaded server sounds slightly coarser instead of
+	// cutting out.
 	OpusComplexity int
+	// FixedOpusComplexity keeps OpusComplexity under load.
+	FixedOpusComplexity bool
 }
 
 func (o OutputOptions) withDefaults() OutputOptions {
@@ -69,8 +78,9 @@ type Output struct {
 	stop     chan struct{}
 	done     chan struct{}
 
-	sent      atomic.Uint64
-	underruns atomic.Uint64
+	sent       atomic.Uint64
+	underruns  atomic.Uint64
+	complexity atomic.Int32 // the encoder's complexity, for Stats
 }
 
 // OutputTransport marks the processor as an output transport, so observers
@@ -101,11 +111,14 @@ type OutputStats struct {
 	Underruns uint64
 	// Queued is the number of frames waiting to be played or released.
 	Queued int
+	// OpusComplexity is the complexity the encoder used last, or -1 before
+	// the first frame and for other codecs.
+	OpusComplexity int
 }
 
 // Stats returns the output's counters.
 func (o *Output) Stats() OutputStats {
-	return OutputStats{FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), Queued: o.q.Len()}
+	return OutputStats{FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load())}
 }
 
 // ProcessFrame implements pipeline.Processor.
@@ -211,6 +224,7 @@ type player struct {
 	o           *Output
 	c           codec.Codec
 	enc         codec.Encoder
+	complexity  int // the encoder's current complexity; -1 when it has none
 	encRate     int // the encoder's PCM rate: the output rate when the codec takes it
 	defaultRate int
 	epoch       uint64
@@ -236,12 +250,10 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		o.out.PushError(err)
 		enc = silentEncoder{p.c.Silence}
 	}
-	if cs, ok := enc.(codec.ComplexitySetter); ok && o.opts.OpusComplexity >= 0 {
-		if err := cs.SetComplexity(o.opts.OpusComplexity); err != nil {
-			o.log.Warn("encoder complexity", zap.Error(err))
-		}
+	p.enc, p.complexity = enc, -1
+	if o.opts.OpusComplexity >= 0 {
+		p.setComplexity(o.opts.OpusComplexity)
 	}
-	p.enc = enc
 	p.payload = make([]byte, p.c.MaxPayload)
 	period := codec.FrameDuration
 	timer := time.NewTimer(0)
@@ -253,9 +265,14 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		case <-timer.C:
 		}
-		if late := time.Since(next); late > period {
+		now := time.Now()
+		late := now.Sub(next)
+		if late > period {
 			o.underruns.Add(1)
-			next = time.Now()
+			next = now
+		}
+		if g := o.s.srv.governor; g != nil {
+			p.setComplexity(g.tick(now, late))
 		}
 		if finished := p.tick(period); finished {
 			return
@@ -263,6 +280,23 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		next = next.Add(period)
 		timer.Reset(time.Until(next))
 	}
+}
+
+// setComplexity sets the encoder's complexity if it has one and it differs.
+func (p *player) setComplexity(c int) {
+	if c == p.complexity {
+		return
+	}
+	cs, ok := p.enc.(codec.ComplexitySetter)
+	if !ok {
+		return
+	}
+	if err := cs.SetComplexity(c); err != nil {
+		p.o.log.Warn("encoder complexity", zap.Int("complexity", c), zap.Error(err))
+		return
+	}
+	p.complexity = c
+	p.o.complexity.Store(int32(c))
 }
 
 // tick sends one frame. It returns true after releasing End or Stop.

@@ -150,6 +150,10 @@ type Server struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
+	// governor adapts the outputs' Opus complexity to the load; nil when
+	// the complexity is fixed.
+	governor *complexityGovernor
+
 	mu       sync.Mutex
 	closed   bool
 	byPC     map[string]*Session // every pc_id a session ever had
@@ -179,6 +183,9 @@ func NewServer(opts Options) (*Server, error) {
 		byPC:     map[string]*Session{},
 		sessions: map[*Session]struct{}{},
 		starts:   map[string]*startEntry{},
+	}
+	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
+		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
 	}
 	api, err := newAPI(opts, s.codec)
 	if err != nil {

@@ -83,6 +83,7 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 	s.ctx, s.cancel = context.WithCancel(srv.ctx)
 	s.in = &Input{s: s, opts: srv.opts.Input}
 	s.out = &Output{s: s, opts: srv.opts.Output}
+	s.out.complexity.Store(-1)
 	return s
 }
 

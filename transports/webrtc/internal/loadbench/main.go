@@ -59,6 +59,7 @@ func main() {
 	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
 	traceFile := flag.String("trace", "", "write an execution trace of the first second of each window here")
 	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
+	fixed := flag.Bool("fixed-complexity", false, "keep the Opus complexity under load (webrtc.OutputOptions.FixedOpusComplexity)")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
@@ -77,7 +78,7 @@ func main() {
 		}
 		return
 	}
-	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, webrtc.OutputOptions{OpusComplexity: *complexity}); err != nil {
+	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed}); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -101,6 +102,7 @@ type result struct {
 	Clients           string  `json:"clients"` // "in-process" (figures include them) or "separate-process"
 	Codec             string  `json:"codec"`
 	OpusComplexity    int     `json:"opus_complexity"`
+	ComplexityAtEnd   float64 `json:"opus_complexity_mean_at_end"` // after the load governor
 	Idle              bool    `json:"idle"`
 	N                 int     `json:"n"`
 	Sessions          int     `json:"sessions"`
@@ -172,12 +174,17 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		}
 		return out
 	}
-	totals := func() (sent, underruns, in uint64) {
-		for _, s := range sessions() {
+	totals := func() (sent, underruns, in uint64, complexity float64) {
+		all := sessions()
+		for _, s := range all {
 			st := s.Output().Stats()
 			sent += st.FramesSent
 			underruns += st.Underruns
 			in += s.Input().FramesPushed()
+			complexity += float64(st.OpusComplexity)
+		}
+		if len(all) > 0 {
+			complexity /= float64(len(all))
 		}
 		return
 	}
@@ -201,7 +208,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		time.Sleep(warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
-		sent0, under0, in0 := totals()
+		sent0, under0, in0, _ := totals()
 		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
 		if traceFile != "" {
 			if err := traceFor(traceFile, time.Second); err != nil {
@@ -211,7 +218,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		} else {
 			time.Sleep(duration)
 		}
-		sent1, under1, in1 := totals()
+		sent1, under1, in1, complexity := totals()
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
@@ -223,7 +230,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		wall := t1.Sub(t0).Seconds()
 		cpu := (cpu1 - cpu0).Seconds()
 		r := result{
-			Kind: "run", Clients: clientsMode(separate), Codec: codec.Default().Params.MimeType, OpusComplexity: output.OpusComplexity, Idle: idle, N: n, Sessions: count, WindowS: wall,
+			Kind: "run", Clients: clientsMode(separate), Codec: codec.Default().Params.MimeType, OpusComplexity: output.OpusComplexity, ComplexityAtEnd: complexity, Idle: idle, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,

@@ -1,0 +1,79 @@
+package webrtc
+
+import (
+	"sync/atomic"
+	"time"
+)
+
+// complexityGovernor trades the quality of every output's Opus encoding
+// for CPU when the machine falls behind. The players report how late each
+// of their 20 ms ticks ran. A window of a second in which more than 1% of
+// the ticks ran 5 ms late, or any ran 15 ms late, lowers the complexity of
+// all encoders of the server by two steps (down to 0); five windows in a
+// row with at most 0.1% late and none close to a gap raise it again by a
+// step, up to the configured complexity. A gap (an underrun) is a tick
+// more than a frame, 20 ms, late: the governor reacts well before.
+//
+// Encoding is most of a streaming session's CPU (at complexity 5, about
+// three times the cost at 0 on speech), so the governor turns an
+// overloaded server's gaps into slightly coarser audio for everybody.
+type complexityGovernor struct {
+	origin time.Time // monotonic origin of window
+	max    int32
+	level  atomic.Int32
+	ticks  atomic.Uint32 // ticks in the current window
+	late   atomic.Uint32 // of which ran governorLateTick late
+	severe atomic.Uint32 // of which ran governorSevereTick late
+	window atomic.Int64  // start of the current window, since origin
+	calm   atomic.Int32  // consecutive calm windows
+}
+
+const (
+	governorWindow     = time.Second
+	governorLateTick   = 5 * time.Millisecond
+	governorSevereTick = 15 * time.Millisecond
+	governorStepDown   = 2
+	governorCalmSteps  = 5 // calm windows before a step up
+)
+
+func newComplexityGovernor(now time.Time, max int) *complexityGovernor {
+	g := &complexityGovernor{origin: now, max: int32(max)}
+	g.level.Store(int32(max))
+	return g
+}
+
+// tick records a player's tick that ran late by late at now and returns
+// the complexity encoders should use. It is safe for concurrent use: one
+// of the players that cross a window's end closes it.
+func (g *complexityGovernor) tick(now time.Time, late time.Duration) int {
+	g.ticks.Add(1)
+	if late >= governorLateTick {
+		g.late.Add(1)
+		if late >= governorSevereTick {
+			g.severe.Add(1)
+		}
+	}
+	since := int64(now.Sub(g.origin))
+	start := g.window.Load()
+	if since-start >= int64(governorWindow) && g.window.CompareAndSwap(start, since) {
+		g.closeWindow()
+	}
+	return int(g.level.Load())
+}
+
+// closeWindow adjusts the level after a window; only the player that won
+// the window's compare-and-swap calls it.
+func (g *complexityGovernor) closeWindow() {
+	ticks, late, severe := g.ticks.Swap(0), g.late.Swap(0), g.severe.Swap(0)
+	level := g.level.Load()
+	switch {
+	case severe > 0 || late*100 > ticks:
+		g.calm.Store(0)
+		g.level.Store(max(level-governorStepDown, 0))
+	case late*1000 > ticks:
+		g.calm.Store(0) // a little behind: hold
+	case g.calm.Add(1) >= governorCalmSteps:
+		g.calm.Store(0)
+		g.level.Store(min(level+1, g.max))
+	}
+}
