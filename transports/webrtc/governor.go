@@ -8,7 +8,7 @@ import (
 // complexityGovernor trades the quality of every output's Opus encoding
 // for CPU when the machine falls behind. The players report how late each
 // of their 20 ms ticks ran. A window of a second in which more than 1% of
-// the ticks ran 5 ms late, or any ran 15 ms late, lowers the complexity of
+// the ticks ran 10 ms late, or any ran 15 ms late, lowers the complexity of
 // all encoders of the server by two steps (down to 0); five windows in a
 // row with at most 0.1% late and none close to a gap raise it again by a
 // step, up to the configured complexity. A gap (an underrun) is a tick
@@ -30,7 +30,7 @@ type complexityGovernor struct {
 
 const (
 	governorWindow     = time.Second
-	governorLateTick   = 5 * time.Millisecond
+	governorLateTick   = 10 * time.Millisecond
 	governorSevereTick = 15 * time.Millisecond
 	governorStepDown   = 2
 	governorCalmSteps  = 5 // calm windows before a step up

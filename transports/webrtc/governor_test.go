@@ -35,7 +35,7 @@ func TestGovernorStepsDownWhileTicksRunLateAndBackUpWhenCalm(t *testing.T) {
 	// Each second with late ticks takes two steps off, down to 0.
 	var levels []int
 	for range 4 {
-		levels = append(levels, ticks(g, &now, 10, 8*time.Millisecond))
+		levels = append(levels, ticks(g, &now, 10, governorLateTick))
 	}
 	want := []int{3, 1, 0, 0}
 	for i := range want {
