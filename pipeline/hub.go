@@ -16,9 +16,8 @@ import (
 // atomic load. When an observer's ring fills up, the observer is marked
 // full and new events for it are dropped and counted until it has drained
 // half of its ring, so what it does receive is a contiguous stream. While
-// every observer is full, an event costs two atomic loads and a counter
-// increment on the reporting node: a backlogged observer does not slow the
-// pipeline down.
+// every observer is full, an event costs one atomic load and a counter
+// increment on the reporting node, as good as no observer at all.
 type hub struct {
 	clock    *clock
 	log      *zap.Logger
