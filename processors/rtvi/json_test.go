@@ -82,6 +82,25 @@ func TestReaderStrings(t *testing.T) {
 	}
 }
 
+func TestReaderStringErrorsNameTheFaultAndItsOffset(t *testing.T) {
+	for in, want := range map[string]string{
+		`"unterminated`:     "unterminated string at offset 13",
+		`"bad \x escape"`:   "invalid escape at offset 7",
+		"\"ctrl \x01\"":     "control character in string at offset 6",
+		"\"bad utf8 \xff\"": "invalid UTF-8 in string at offset 10",
+		`"\u12"`:            `invalid \u escape at offset 3`,
+		`"ab\`:              "unterminated escape at offset 3",
+		`"\ud800\uzzzz"`:    `invalid \u escape at offset 9`,
+		"\"\\n\x01\"":       "control character in string at offset 3",
+	} {
+		r := reader{b: []byte(in)}
+		_, err := r.str()
+		if err == nil || err.Error() != "rtvi: invalid JSON: "+want {
+			t.Errorf("%q: err = %v, want %q", in, err, want)
+		}
+	}
+}
+
 func TestReaderIntegers(t *testing.T) {
 	for in, want := range map[string]int64{"0": 0, "42": 42, "-7": -7, "1.0": 1, "2e3": 2000, "9223372036854775807": math.MaxInt64, "-9223372036854775808": math.MinInt64} {
 		r := reader{b: []byte(in)}

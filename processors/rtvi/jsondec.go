@@ -6,8 +6,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/framewire/framewire/internal/jsontext"
 )
 
 // This file holds the hand-written JSON reader the inbound decoders use. A
@@ -78,16 +79,7 @@ func (r *reader) syntax(msg string) error {
 	return fmt.Errorf("%w: %s at offset %d", ErrInvalidJSON, msg, r.i)
 }
 
-func (r *reader) ws() {
-	for r.i < len(r.b) {
-		switch r.b[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
-}
+func (r *reader) ws() { r.i = jsontext.SkipSpace(r.b, r.i) }
 
 // peek returns the kind of the next value, after whitespace.
 func (r *reader) peek() kind {
@@ -266,49 +258,9 @@ func (r *reader) unescape(start int, buf *[]byte) ([]byte, error) {
 			*buf = out
 			return out, nil
 		case c == '\\':
-			if r.i+1 >= len(r.b) {
-				return nil, r.syntax("unterminated escape")
-			}
-			e := r.b[r.i+1]
-			r.i += 2
-			switch e {
-			case '"', '\\', '/':
-				out = append(out, e)
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				rn, ok := r.hex4()
-				if !ok {
-					return nil, r.syntax("invalid \\u escape")
-				}
-				if utf16.IsSurrogate(rn) {
-					hi := rn
-					rn = utf8.RuneError
-					if r.i+1 < len(r.b) && r.b[r.i] == '\\' && r.b[r.i+1] == 'u' {
-						save := r.i
-						r.i += 2
-						lo, ok := r.hex4()
-						if !ok {
-							return nil, r.syntax("invalid \\u escape")
-						}
-						if full := utf16.DecodeRune(hi, lo); full != utf8.RuneError {
-							rn = full
-						} else {
-							r.i = save
-						}
-					}
-				}
-				out = utf8.AppendRune(out, rn)
-			default:
-				return nil, r.syntax("invalid escape")
+			var err error
+			if out, r.i, err = jsontext.AppendEscape(out, r.b, r.i); err != nil {
+				return nil, r.escapeError(err)
 			}
 		case c < 0x20:
 			return nil, r.syntax("control character in string")
@@ -327,32 +279,15 @@ func (r *reader) unescape(start int, buf *[]byte) ([]byte, error) {
 	return nil, r.syntax("unterminated string")
 }
 
-func hexVal(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// escapeError words a jsontext escape error; r.i is where decoding stopped.
+func (r *reader) escapeError(err error) error {
+	switch err {
+	case jsontext.ErrUnterminatedEscape:
+		return r.syntax("unterminated escape")
+	case jsontext.ErrInvalidUnicodeEscape:
+		return r.syntax("invalid \\u escape")
 	}
-	return 0, false
-}
-
-func (r *reader) hex4() (rune, bool) {
-	if len(r.b)-r.i < 4 {
-		return 0, false
-	}
-	var v rune
-	for _, c := range r.b[r.i : r.i+4] {
-		d, ok := hexVal(c)
-		if !ok {
-			return 0, false
-		}
-		v = v<<4 | rune(d)
-	}
-	r.i += 4
-	return v, true
+	return r.syntax("invalid escape")
 }
 
 // str reads a string value into a new Go string.

@@ -71,20 +71,25 @@ func TestLongLinesWithinTheLimitAreRead(t *testing.T) {
 	}
 }
 
-func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+func TestContentIsUnescapedAsEncodingJSONDoes(t *testing.T) {
+	chunk := func(content string) []byte {
+		return []byte(`{"choices":[{"delta":{"content":"` + content + `"}}]}`)
+	}
 	for _, s := range []string{`a\"b`, `\\`, `\/`, `\b\f\n\r\t`, `\u00e9`, `\ud83d\ude00`, `\ud83d`, `\ude00x`, `\u0041\u0042`} {
 		var want string
 		if err := json.Unmarshal([]byte(`"`+s+`"`), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := appendUnescaped(nil, []byte(s))
-		if !ok || string(got) != want {
-			t.Errorf("%s: got %q (%v), want %q", s, got, ok, want)
+		var dec chunkDecoder
+		got, err := dec.decode(chunk(s))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: got %q (%v), want %q", s, got, err, want)
 		}
 	}
-	for _, bad := range []string{`\x`, `\u12`, `\uzzzz`, `\`} {
-		if _, ok := appendUnescaped(nil, []byte(bad)); ok {
-			t.Errorf("%s accepted", bad)
+	for _, bad := range []string{`\x`, `\u12`, `\uzzzz`, `\ud83d\uzzzz`} {
+		var dec chunkDecoder
+		if _, err := dec.decode(chunk(bad)); err == nil || !strings.Contains(err.Error(), "bad escape") {
+			t.Errorf("%s: err = %v, want a bad escape error", bad, err)
 		}
 	}
 }

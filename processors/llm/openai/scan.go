@@ -3,8 +3,8 @@ package openai
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf16"
-	"unicode/utf8"
+
+	"github.com/framewire/framewire/internal/jsontext"
 )
 
 // scanner is a small pull parser for the JSON of stream chunks. It reads
@@ -27,15 +27,7 @@ func (s *scanner) fail(what string) {
 	s.i = len(s.b)
 }
 
-func (s *scanner) ws() {
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if c > ' ' || (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-			return
-		}
-		s.i++
-	}
-}
+func (s *scanner) ws() { s.i = jsontext.SkipSpace(s.b, s.i) }
 
 // peek returns the next non-space byte, or 0 at the end.
 func (s *scanner) peek() byte {
@@ -197,8 +189,8 @@ func (s *scanner) appendString(dst []byte) []byte {
 	if !esc {
 		return append(dst, raw...)
 	}
-	out, ok := appendUnescaped(dst, raw)
-	if !ok {
+	out, err := jsontext.AppendUnescaped(dst, raw)
+	if err != nil {
 		s.fail("bad escape")
 		return dst
 	}
@@ -292,86 +284,4 @@ func (s *scanner) end() {
 	if s.peek() != 0 && s.err == nil {
 		s.fail("trailing data")
 	}
-}
-
-// appendUnescaped appends the JSON string contents raw, unescaped, to dst.
-// Invalid \u escapes and lone surrogates become U+FFFD, as encoding/json
-// does; other bad escapes report false.
-func appendUnescaped(dst, raw []byte) ([]byte, bool) {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			j := i + 1
-			for j < len(raw) && raw[j] != '\\' {
-				j++
-			}
-			dst = append(dst, raw[i:j]...)
-			i = j
-			continue
-		}
-		if i+1 >= len(raw) {
-			return dst, false
-		}
-		switch raw[i+1] {
-		case '"', '\\', '/':
-			dst = append(dst, raw[i+1])
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(raw[i+2:])
-			if !ok {
-				return dst, false
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+1 < len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if v, ok := hex4(raw[i+2:]); ok {
-						r2 = v
-					}
-				}
-				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-					r = dec
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			dst = utf8.AppendRune(dst, r)
-			continue
-		default:
-			return dst, false
-		}
-		i += 2
-	}
-	return dst, true
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		r <<= 4
-		switch {
-		case c >= '0' && c <= '9':
-			r |= rune(c - '0')
-		case c >= 'a' && c <= 'f':
-			r |= rune(c - 'a' + 10)
-		case c >= 'A' && c <= 'F':
-			r |= rune(c - 'A' + 10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
 }
