@@ -1,86 +1,28 @@
 package deepgram
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/coder/websocket"
+
+	"github.com/framewire/framewire/internal/wsfake"
 )
 
-// step is one line of a session script (see testdata/README.md).
-type step struct {
-	kind  string // "audio", "finalize", "close-stream", "send", "close"
-	bytes int
-	arg   string
-	code  int
-}
-
-func loadScript(t testing.TB, name string) []step {
-	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var steps []step
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "< audio "):
-			n, err := strconv.Atoi(strings.TrimPrefix(line, "< audio "))
-			if err != nil {
-				t.Fatalf("%s: bad line %q", name, line)
-			}
-			steps = append(steps, step{kind: "audio", bytes: n})
-		case line == "< finalize":
-			steps = append(steps, step{kind: "finalize"})
-		case line == "< close":
-			steps = append(steps, step{kind: "close-stream"})
-		case strings.HasPrefix(line, "> "):
-			steps = append(steps, step{kind: "send", arg: line[2:]})
-		case strings.HasPrefix(line, "close "):
-			fields := strings.SplitN(line, " ", 3)
-			code, err := strconv.Atoi(fields[1])
-			if err != nil {
-				t.Fatalf("%s: bad close line %q", name, line)
-			}
-			s := step{kind: "close", code: code}
-			if len(fields) == 3 {
-				s.arg = fields[2]
-			}
-			steps = append(steps, s)
-		default:
-			t.Fatalf("%s: unknown script line %q", name, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return steps
-}
-
-// fakeDeepgram plays one script per connection, in order (the last one
-// again for any further connection), and records what clients sent.
+// fakeDeepgram plays testdata scripts (see testdata/README.md) with
+// Deepgram's meaning for "<" lines, one per connection, in order (the last
+// one again for any further connection), and records what clients sent.
 type fakeDeepgram struct {
-	t       testing.TB
-	srv     *httptest.Server
-	scripts [][]step
+	srv *wsfake.Server
 	// reject, when set, refuses handshake n with a status and a body.
 	reject func(n int) (int, string)
 
 	mu      sync.Mutex
-	conns   int
 	queries []url.Values
 	auth    []string
 	texts   []string // the types of the client's text messages, in order
@@ -88,24 +30,19 @@ type fakeDeepgram struct {
 }
 
 func newFake(t testing.TB, scripts ...string) *fakeDeepgram {
-	f := &fakeDeepgram{t: t}
+	t.Helper()
+	f := &fakeDeepgram{}
+	opts := wsfake.Options{Path: "/v1/listen", Handshake: f.handshake, Reject: f.refuse, Expect: f.expect, AfterScript: f.afterScript}
 	for _, s := range scripts {
-		f.scripts = append(f.scripts, loadScript(t, s))
+		opts.Scripts = append(opts.Scripts, wsfake.Load(t, "testdata/"+s))
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
+	f.srv = wsfake.New(t, opts)
 	return f
 }
 
-func (f *fakeDeepgram) url() string {
-	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/v1/listen"
-}
+func (f *fakeDeepgram) url() string { return f.srv.URL() }
 
-func (f *fakeDeepgram) connections() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.conns
-}
+func (f *fakeDeepgram) connections() int { return f.srv.Connections() }
 
 func (f *fakeDeepgram) textTypes() []string {
 	f.mu.Lock()
@@ -113,99 +50,104 @@ func (f *fakeDeepgram) textTypes() []string {
 	return append([]string(nil), f.texts...)
 }
 
-func (f *fakeDeepgram) serve(w http.ResponseWriter, r *http.Request) {
+func (f *fakeDeepgram) handshake(_ int, r *http.Request) {
 	f.mu.Lock()
-	n := f.conns
-	f.conns++
+	defer f.mu.Unlock()
 	f.queries = append(f.queries, r.URL.Query())
 	f.auth = append(f.auth, r.Header.Get("Authorization"))
 	f.audio = append(f.audio, 0)
-	f.mu.Unlock()
-	if f.reject != nil {
-		if status, body := f.reject(n); status != 0 {
-			w.Header().Set("dg-request-id", "req-"+strconv.Itoa(n))
-			w.Header().Set("dg-error", "refused by the fake")
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write([]byte(body))
-			return
-		}
+}
+
+func (f *fakeDeepgram) refuse(n int, w http.ResponseWriter) bool {
+	if f.reject == nil {
+		return false
 	}
-	ws, err := websocket.Accept(w, r, nil)
+	status, body := f.reject(n)
+	if status == 0 {
+		return false
+	}
+	w.Header().Set("dg-request-id", "req-"+strconv.Itoa(n))
+	w.Header().Set("dg-error", "refused by the fake")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+	return true
+}
+
+// next reads one client message, recording it, and reports its kind:
+// "audio" or the type of a text message.
+func (f *fakeDeepgram) next(c *wsfake.Conn) (kind string, ok bool) {
+	typ, data, err := c.Read()
 	if err != nil {
-		return
+		return "", false
 	}
-	defer ws.CloseNow()
-	ctx := r.Context()
-	// next reads one client message, recording it, and reports its kind.
-	next := func() (kind string, ok bool) {
-		typ, data, err := ws.Read(ctx)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if typ == websocket.MessageBinary {
+		f.audio[c.N] += len(data)
+		return "audio", true
+	}
+	var m struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		c.Errorf("client sent invalid JSON %q", data)
+		return "", false
+	}
+	f.texts = append(f.texts, m.Type)
+	return m.Type, true
+}
+
+// expect waits for "audio N" more bytes of audio, or for the client's
+// "finalize" (Finalize) or "close" (CloseStream) message.
+func (f *fakeDeepgram) expect(c *wsfake.Conn, want string) bool {
+	if n, ok := strings.CutPrefix(want, "audio "); ok {
+		bytes, err := strconv.Atoi(n)
 		if err != nil {
-			return "", false
+			c.Errorf("bad line %q", "< "+want)
+			return false
 		}
 		f.mu.Lock()
-		defer f.mu.Unlock()
-		if typ == websocket.MessageBinary {
-			f.audio[n] += len(data)
-			return "audio", true
-		}
-		var m struct {
-			Type string `json:"type"`
-		}
-		if err := json.Unmarshal(data, &m); err != nil {
-			f.t.Errorf("client sent invalid JSON %q", data)
-			return "", false
-		}
-		f.texts = append(f.texts, m.Type)
-		return m.Type, true
-	}
-	script := f.scripts[min(n, len(f.scripts)-1)]
-	for _, st := range script {
-		switch st.kind {
-		case "audio":
+		target := f.audio[c.N] + bytes
+		f.mu.Unlock()
+		for {
 			f.mu.Lock()
-			target := f.audio[n] + st.bytes
+			have := f.audio[c.N]
 			f.mu.Unlock()
-			for {
-				f.mu.Lock()
-				have := f.audio[n]
-				f.mu.Unlock()
-				if have >= target {
-					break
-				}
-				if _, ok := next(); !ok {
-					return
-				}
+			if have >= target {
+				return true
 			}
-		case "finalize", "close-stream":
-			want := map[string]string{"finalize": "Finalize", "close-stream": "CloseStream"}[st.kind]
-			for {
-				kind, ok := next()
-				if !ok {
-					return
-				}
-				if kind == want {
-					break
-				}
+			if _, ok := f.next(c); !ok {
+				return false
 			}
-		case "send":
-			if err := ws.Write(ctx, websocket.MessageText, []byte(st.arg)); err != nil {
-				return
-			}
-		case "close":
-			_ = ws.Close(websocket.StatusCode(st.code), st.arg)
-			return
 		}
 	}
-	// After the script, behave like Deepgram: CloseStream ends the session
-	// with a normal close.
+	typ, known := map[string]string{"finalize": "Finalize", "close": "CloseStream"}[want]
+	if !known {
+		c.Errorf("unknown expectation %q", "< "+want)
+		return false
+	}
 	for {
-		kind, ok := next()
+		kind, ok := f.next(c)
+		if !ok {
+			return false
+		}
+		if kind == typ {
+			return true
+		}
+	}
+}
+
+// afterScript behaves like Deepgram: CloseStream ends the session with a
+// normal close.
+func (f *fakeDeepgram) afterScript(c *wsfake.Conn) {
+	for {
+		kind, ok := f.next(c)
 		if !ok {
 			return
 		}
 		if kind == "CloseStream" {
-			_ = ws.Close(websocket.StatusNormalClosure, "")
+			_ = c.Close(websocket.StatusNormalClosure, "")
 			return
 		}
 	}

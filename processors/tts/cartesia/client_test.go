@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/wsfake"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/tts"
 )
@@ -311,9 +312,9 @@ func TestNeedsAVoice(t *testing.T) {
 // and its audio, words and error text never panic.
 func FuzzMessage(f *testing.F) {
 	for _, name := range []string{"hello.ws", "error_model.ws", "error_legacy.ws"} {
-		for _, st := range loadScript(f, name) {
-			if st.kind == "send" {
-				f.Add([]byte(strings.ReplaceAll(st.arg, "$CTX", "ctx")))
+		for _, st := range wsfake.Load(f, "testdata/"+name).Steps {
+			if st.Kind == wsfake.Send {
+				f.Add([]byte(strings.ReplaceAll(st.Text, "$CTX", "ctx")))
 			}
 		}
 	}
@@ -340,9 +341,9 @@ func FuzzMessage(f *testing.F) {
 
 func BenchmarkParseChunk(b *testing.B) {
 	var msg []byte
-	for _, st := range loadScript(b, "hello.ws") {
-		if st.kind == "send" && strings.Contains(st.arg, `"chunk"`) {
-			msg = []byte(st.arg)
+	for _, st := range wsfake.Load(b, "testdata/hello.ws").Steps {
+		if st.Kind == wsfake.Send && strings.Contains(st.Text, `"chunk"`) {
+			msg = []byte(st.Text)
 			break
 		}
 	}

@@ -1,98 +1,41 @@
 package cartesia
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
-	"github.com/coder/websocket"
+	"github.com/framewire/framewire/internal/wsfake"
 )
 
-// step is one line of a websocket script (see testdata/README.md).
-type step struct {
-	kind string // "expect", "send", "close"
-	arg  string
-	code int
-}
-
-func loadScript(t testing.TB, name string) []step {
-	t.Helper()
-	f, err := os.Open("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var steps []step
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "< "):
-			steps = append(steps, step{kind: "expect", arg: line[2:]})
-		case strings.HasPrefix(line, "> "):
-			steps = append(steps, step{kind: "send", arg: line[2:]})
-		case strings.HasPrefix(line, "close "):
-			fields := strings.SplitN(line, " ", 3)
-			code, err := strconv.Atoi(fields[1])
-			if err != nil {
-				t.Fatalf("%s: bad close line %q", name, line)
-			}
-			reason := ""
-			if len(fields) == 3 {
-				reason = fields[2]
-			}
-			steps = append(steps, step{kind: "close", code: code, arg: reason})
-		default:
-			t.Fatalf("%s: unknown script line %q", name, line)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return steps
-}
-
-// fakeCartesia plays one script per connection, in order (the last one
-// again for any further connection), and records what clients sent.
+// fakeCartesia plays testdata scripts (see testdata/README.md) with
+// Cartesia's meaning for "<" lines, one per connection, in order (the last
+// one again for any further connection), and records what clients sent.
 type fakeCartesia struct {
-	t       testing.TB
-	srv     *httptest.Server
-	scripts [][]step
+	srv *wsfake.Server
 	// reject, when set, answers the handshake instead (status, body).
 	reject func(n int) (int, string)
 
 	mu       sync.Mutex
-	conns    int
 	received []map[string]any
 	query    []string
 }
 
 func newFake(t testing.TB, scripts ...string) *fakeCartesia {
-	f := &fakeCartesia{t: t}
+	t.Helper()
+	f := &fakeCartesia{}
+	opts := wsfake.Options{Path: "/tts/websocket", Handshake: f.handshake, Reject: f.refuse, Expect: f.expect, AfterScript: f.afterScript, ReadLimit: 1 << 20}
 	for _, s := range scripts {
-		f.scripts = append(f.scripts, loadScript(t, s))
+		opts.Scripts = append(opts.Scripts, wsfake.Load(t, "testdata/"+s))
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = wsfake.New(t, opts)
 	return f
 }
 
-func (f *fakeCartesia) url() string {
-	return "ws" + strings.TrimPrefix(f.srv.URL, "http") + "/tts/websocket"
-}
+func (f *fakeCartesia) url() string { return f.srv.URL() }
 
-func (f *fakeCartesia) connections() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.conns
-}
+func (f *fakeCartesia) connections() int { return f.srv.Connections() }
 
 func (f *fakeCartesia) messages() []map[string]any {
 	f.mu.Lock()
@@ -100,67 +43,61 @@ func (f *fakeCartesia) messages() []map[string]any {
 	return append([]map[string]any(nil), f.received...)
 }
 
-func (f *fakeCartesia) serve(w http.ResponseWriter, r *http.Request) {
+func (f *fakeCartesia) close() { f.srv.Close() }
+
+func (f *fakeCartesia) handshake(_ int, r *http.Request) {
 	f.mu.Lock()
-	n := f.conns
-	f.conns++
+	defer f.mu.Unlock()
 	f.query = append(f.query, r.URL.RawQuery)
-	f.mu.Unlock()
-	if f.reject != nil {
-		if status, body := f.reject(n); status != 0 {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(status)
-			_, _ = w.Write([]byte(body))
-			return
-		}
+}
+
+func (f *fakeCartesia) refuse(n int, w http.ResponseWriter) bool {
+	if f.reject == nil {
+		return false
 	}
-	ws, err := websocket.Accept(w, r, nil)
-	if err != nil {
-		return
+	status, body := f.reject(n)
+	if status == 0 {
+		return false
 	}
-	defer ws.CloseNow()
-	ws.SetReadLimit(1 << 20)
-	ctx := r.Context()
-	script := f.scripts[min(n, len(f.scripts)-1)]
-	ctxID := ""
-	for _, st := range script {
-		switch st.kind {
-		case "expect":
-			for {
-				_, data, err := ws.Read(ctx)
-				if err != nil {
-					return
-				}
-				var m map[string]any
-				if err := json.Unmarshal(data, &m); err != nil {
-					f.t.Errorf("client sent invalid JSON %q", data)
-					return
-				}
-				f.mu.Lock()
-				f.received = append(f.received, m)
-				f.mu.Unlock()
-				_, isCancel := m["cancel"]
-				if (st.arg == "cancel") == isCancel {
-					if !isCancel {
-						ctxID, _ = m["context_id"].(string)
-					}
-					break
-				}
-			}
-		case "send":
-			msg := strings.ReplaceAll(st.arg, "$CTX", ctxID)
-			if err := ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
-				return
-			}
-		case "close":
-			_ = ws.Close(websocket.StatusCode(st.code), st.arg)
-			return
-		}
-	}
-	// The script is over: keep the connection, recording what comes, until
-	// the client closes it.
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(body))
+	return true
+}
+
+// expect waits for the client's next generation request ("request") or
+// cancel message ("cancel"), recording what comes before it. A request's
+// context_id becomes $CTX in the messages sent after it.
+func (f *fakeCartesia) expect(c *wsfake.Conn, want string) bool {
 	for {
-		_, data, err := ws.Read(ctx)
+		_, data, err := c.Read()
+		if err != nil {
+			return false
+		}
+		var m map[string]any
+		if err := json.Unmarshal(data, &m); err != nil {
+			c.Errorf("client sent invalid JSON %q", data)
+			return false
+		}
+		f.mu.Lock()
+		f.received = append(f.received, m)
+		f.mu.Unlock()
+		_, isCancel := m["cancel"]
+		if (want == "cancel") == isCancel {
+			if !isCancel {
+				id, _ := m["context_id"].(string)
+				c.Set("CTX", id)
+			}
+			return true
+		}
+	}
+}
+
+// afterScript keeps the connection, recording what comes, until the client
+// closes it.
+func (f *fakeCartesia) afterScript(c *wsfake.Conn) {
+	for {
+		_, data, err := c.Read()
 		if err != nil {
 			return
 		}
@@ -171,5 +108,3 @@ func (f *fakeCartesia) serve(w http.ResponseWriter, r *http.Request) {
 		f.mu.Unlock()
 	}
 }
-
-func (f *fakeCartesia) close() { f.srv.Close() }
