@@ -7,29 +7,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 )
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 func utterance() stt.Utterance {
 	return stt.Utterance{PCM: audio.Sine(440, 0.3, 16000, 500*time.Millisecond), SampleRate: 16000, Channels: 1}
@@ -94,7 +84,7 @@ func TestTranscribesWithEachServerShape(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.fixture, func(t *testing.T) {
-			srv, _ := fakeServer(t, 200, tc.ctype, fixture(t, tc.fixture))
+			srv, _ := fakeServer(t, 200, tc.ctype, openaiapitest.Fixture(t, tc.fixture))
 			res, err := New(Options{BaseURL: srv.URL + "/v1"}).Transcribe(context.Background(), utterance())
 			if err != nil {
 				t.Fatal(err)
@@ -107,7 +97,7 @@ func TestTranscribesWithEachServerShape(t *testing.T) {
 }
 
 func TestUploadsAWAVForm(t *testing.T) {
-	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_json.json"))
+	srv, got := fakeServer(t, 200, "application/json", openaiapitest.Fixture(t, "openai_json.json"))
 	temp := 0.2
 	c := New(Options{
 		BaseURL: srv.URL + "/v1/", APIKey: "gsk_test", Model: "whisper-large-v3-turbo", Language: "en-US",
@@ -134,7 +124,7 @@ func TestUploadsAWAVForm(t *testing.T) {
 }
 
 func TestUtteranceLanguageIsUsedWhenNoneIsConfigured(t *testing.T) {
-	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_json.json"))
+	srv, got := fakeServer(t, 200, "application/json", openaiapitest.Fixture(t, "openai_json.json"))
 	u := utterance()
 	u.Language = "fr-CA"
 	if _, err := New(Options{BaseURL: srv.URL + "/v1"}).Transcribe(context.Background(), u); err != nil {
@@ -164,16 +154,9 @@ func TestErrorAnswers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var n atomic.Int32
-			body := fixture(t, tc.body)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				n.Add(1)
-				w.Header().Set("Content-Type", tc.ctype)
-				w.Header().Set("Retry-After", "0")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write(body)
-			}))
-			defer srv.Close()
+			srv := openaiapitest.New(t, openaiapitest.Answer{
+				Status: tc.status, ContentType: tc.ctype, Header: http.Header{"Retry-After": {"0"}}, Body: openaiapitest.Fixture(t, tc.body),
+			})
 			_, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
@@ -182,29 +165,21 @@ func TestErrorAnswers(t *testing.T) {
 			if !errors.As(err, &c) || c.Category() != tc.category {
 				t.Errorf("category %v, want %v", c, tc.category)
 			}
-			if int(n.Load()) != tc.requests {
-				t.Errorf("%d requests, want %d", n.Load(), tc.requests)
+			if n := srv.Requests(); n != tc.requests {
+				t.Errorf("%d requests, want %d", n, tc.requests)
 			}
 		})
 	}
 }
 
 func TestRetriesAfterADroppedConnection(t *testing.T) {
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		if n.Add(1) == 1 {
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(fixture(t, "openai_json.json"))
-	}))
-	defer srv.Close()
+	srv := openaiapitest.New(t,
+		openaiapitest.Answer{Drop: true},
+		openaiapitest.Answer{ContentType: "application/json", Body: openaiapitest.Fixture(t, "openai_json.json")},
+	)
 	res, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
-	if err != nil || res.Text != "Hello from framewire." || n.Load() != 2 {
-		t.Fatalf("res %+v, err %v, %d requests", res, err, n.Load())
+	if err != nil || res.Text != "Hello from framewire." || srv.Requests() != 2 {
+		t.Fatalf("res %+v, err %v, %d requests", res, err, srv.Requests())
 	}
 }
 
@@ -256,7 +231,7 @@ func TestOpenAIKeyOnlyGoesToOpenAI(t *testing.T) {
 }
 
 func TestThroughTheSegmentedService(t *testing.T) {
-	srv, got := fakeServer(t, 200, "application/json", fixture(t, "openai_verbose.json"))
+	srv, got := fakeServer(t, 200, "application/json", openaiapitest.Fixture(t, "openai_verbose.json"))
 	s := stt.NewSegmented(New(Options{BaseURL: srv.URL + "/v1"}), stt.SegmentedOptions{})
 	var send []frames.Frame
 	send = append(send, &frames.VADUserStartedSpeaking{})
@@ -283,10 +258,10 @@ func TestThroughTheSegmentedService(t *testing.T) {
 // FuzzAnswer: any answer body gives a result or a clear error.
 func FuzzAnswer(f *testing.F) {
 	for _, name := range []string{"openai_json.json", "openai_gpt4o_usage.json", "openai_verbose.json", "groq_json.json", "whispercpp_json.json"} {
-		f.Add("application/json", fixture(f, name))
+		f.Add("application/json", openaiapitest.Fixture(f, name))
 	}
-	f.Add("text/plain", fixture(f, "openai_text.txt"))
-	f.Add("application/json", fixture(f, "error_speaches_422.json"))
+	f.Add("text/plain", openaiapitest.Fixture(f, "openai_text.txt"))
+	f.Add("application/json", openaiapitest.Fixture(f, "error_speaches_422.json"))
 	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
 		res, err := parseAnswer(ctype, body)
 		if err != nil {
@@ -304,7 +279,7 @@ func FuzzAnswer(f *testing.F) {
 // FuzzErrorBody: any error body gives a text naming the status.
 func FuzzErrorBody(f *testing.F) {
 	for _, name := range []string{"error_401.json", "error_400_audio.json", "error_429.json", "error_500.json", "error_502.html", "error_speaches_422.json"} {
-		f.Add(fixture(f, name))
+		f.Add(openaiapitest.Fixture(f, name))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if e := parseAPIError(500, body); !strings.HasPrefix(e.Error(), "openai stt: HTTP 500 Internal Server Error") {
@@ -315,12 +290,7 @@ func FuzzErrorBody(f *testing.F) {
 
 func BenchmarkTranscribeRequest(b *testing.B) {
 	// Building and sending one 2 s utterance to a local server.
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"text":"ok"}`))
-	}))
-	defer srv.Close()
+	srv := openaiapitest.New(b, openaiapitest.Answer{ContentType: "application/json", Body: []byte(`{"text":"ok"}`)})
 	c := New(Options{BaseURL: srv.URL})
 	u := stt.Utterance{PCM: make([]byte, 64000), SampleRate: 16000, Channels: 1}
 	b.ReportAllocs()

@@ -8,28 +8,18 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/tts"
 )
-
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/" + name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // writeSlowly writes body in pieces of n bytes, flushing each, as a server
 // streaming speech does.
@@ -59,7 +49,7 @@ func collect(ctx context.Context, c *Client, text string) (pcm []byte, sizes []i
 }
 
 func TestStreamsPCM(t *testing.T) {
-	want := fixture(t, "speech_hello.pcm")
+	want := openaiapitest.Fixture(t, "speech_hello.pcm")
 	var got map[string]any
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost || r.URL.Path != "/v1/audio/speech" {
@@ -102,7 +92,7 @@ func TestStreamsPCM(t *testing.T) {
 }
 
 func TestFirstAudioArrivesBeforeTheBodyEnds(t *testing.T) {
-	pcm := fixture(t, "speech_hello.pcm")
+	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "audio/pcm")
@@ -134,7 +124,7 @@ func TestFirstAudioArrivesBeforeTheBodyEnds(t *testing.T) {
 }
 
 func TestInterruptionClosesTheStream(t *testing.T) {
-	pcm := fixture(t, "speech_hello.pcm")
+	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")
 	gone := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "audio/pcm")
@@ -183,16 +173,9 @@ func TestErrorAnswers(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			body := fixture(t, tc.body)
-			var n atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				n.Add(1)
-				w.Header().Set("Content-Type", tc.ctype)
-				w.Header().Set("Retry-After", "0")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write(body)
-			}))
-			defer srv.Close()
+			srv := openaiapitest.New(t, openaiapitest.Answer{
+				Status: tc.status, ContentType: tc.ctype, Header: http.Header{"Retry-After": {"0"}}, Body: openaiapitest.Fixture(t, tc.body),
+			})
 			_, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
@@ -201,7 +184,7 @@ func TestErrorAnswers(t *testing.T) {
 			if !errors.As(err, &c) || c.Category() != tc.category {
 				t.Errorf("category = %v, want %v", c, tc.category)
 			}
-			if got := int(n.Load()); got != tc.requests {
+			if got := srv.Requests(); got != tc.requests {
 				t.Errorf("%d requests, want %d", got, tc.requests)
 			}
 		})
@@ -209,34 +192,23 @@ func TestErrorAnswers(t *testing.T) {
 }
 
 func TestRetriesThenStreams(t *testing.T) {
-	pcm := fixture(t, "speech_hello.pcm")
-	var n atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch n.Add(1) {
-		case 1: // the connection drops before any answer
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.Close()
-		case 2:
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusTooManyRequests)
-			_, _ = w.Write(fixture(t, "error_429.json"))
-		default:
-			w.Header().Set("Content-Type", "audio/pcm")
-			_, _ = w.Write(pcm)
-		}
-	}))
-	defer srv.Close()
+	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")
+	srv := openaiapitest.New(t,
+		openaiapitest.Answer{Drop: true}, // the connection drops before any answer
+		openaiapitest.Answer{Status: http.StatusTooManyRequests, ContentType: "application/json", Body: openaiapitest.Fixture(t, "error_429.json")},
+		openaiapitest.Answer{ContentType: "audio/pcm", Body: pcm},
+	)
 	got, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
 	if err != nil || !bytes.Equal(got, pcm) {
 		t.Fatalf("after a dropped connection and a 429: %d bytes, err %v", len(got), err)
 	}
-	if n.Load() != 3 {
-		t.Errorf("%d requests, want 3", n.Load())
+	if n := srv.Requests(); n != 3 {
+		t.Errorf("%d requests, want 3", n)
 	}
 }
 
 func TestStreamCutMidway(t *testing.T) {
-	pcm := fixture(t, "speech_hello.pcm")
+	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "audio/pcm")
 		writeSlowly(w, pcm[:4800], 4800)
@@ -263,10 +235,7 @@ func TestWrongMediaTypes(t *testing.T) {
 		{"audio/wav", "not a wav at all", "no RIFF/WAVE header"},
 	}
 	for _, tc := range tests {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Type", tc.ctype)
-			_, _ = io.WriteString(w, tc.body)
-		}))
+		srv := openaiapitest.New(t, openaiapitest.Answer{ContentType: tc.ctype, Body: []byte(tc.body)})
 		_, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
 		srv.Close()
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -277,11 +246,7 @@ func TestWrongMediaTypes(t *testing.T) {
 
 func TestWAVAnswersAreRead(t *testing.T) {
 	pcm := audio.Sine(300, 0.3, 22050, 200*time.Millisecond)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "audio/wav")
-		_, _ = w.Write(audio.AppendWAV(nil, pcm, 22050, 1))
-	}))
-	defer srv.Close()
+	srv := openaiapitest.New(t, openaiapitest.Answer{ContentType: "audio/wav", Body: audio.AppendWAV(nil, pcm, 22050, 1)})
 	got, _, rate, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
 	if err != nil || rate != 22050 || !bytes.Equal(got, pcm) {
 		t.Fatalf("WAV answer: %d bytes at %d Hz, err %v", len(got), rate, err)
@@ -299,12 +264,8 @@ func TestOpenAIKeyOnlyGoesToOpenAI(t *testing.T) {
 }
 
 func TestThroughTheService(t *testing.T) {
-	pcm := fixture(t, "speech_hello.pcm")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "audio/pcm")
-		_, _ = w.Write(pcm)
-	}))
-	defer srv.Close()
+	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")
+	srv := openaiapitest.New(t, openaiapitest.Answer{ContentType: "audio/pcm", Body: pcm})
 	res := pipelinetest.Run(t, tts.NewService(New(Options{BaseURL: srv.URL}), tts.Options{}), pipelinetest.Options{
 		Send: []frames.Frame{&frames.TTSSpeak{Text: "Hello from framewire."}},
 	})
@@ -323,10 +284,10 @@ func TestThroughTheService(t *testing.T) {
 // FuzzAudioAnswer feeds arbitrary bodies and media types through the
 // answer reader: a clear error or audio, never a panic or a hang.
 func FuzzAudioAnswer(f *testing.F) {
-	f.Add("audio/pcm", fixture(f, "speech_hello.pcm")[:2000])
+	f.Add("audio/pcm", openaiapitest.Fixture(f, "speech_hello.pcm")[:2000])
 	f.Add("audio/wav", audio.AppendWAV(nil, make([]byte, 100), 16000, 1))
-	f.Add("application/json", fixture(f, "error_401.json"))
-	f.Add("text/html", fixture(f, "error_502.html"))
+	f.Add("application/json", openaiapitest.Fixture(f, "error_401.json"))
+	f.Add("text/html", openaiapitest.Fixture(f, "error_502.html"))
 	f.Add("audio/L16; rate=16000", []byte{1, 2, 3})
 	c := New(Options{BaseURL: "http://unused.invalid"})
 	f.Fuzz(func(t *testing.T, ctype string, body []byte) {
@@ -350,7 +311,7 @@ func FuzzAudioAnswer(f *testing.F) {
 // FuzzErrorBody: any error body gives an error text that names the status.
 func FuzzErrorBody(f *testing.F) {
 	for _, name := range []string{"error_401.json", "error_400_voice.json", "error_429.json", "error_500.json", "error_502.html"} {
-		f.Add(fixture(f, name))
+		f.Add(openaiapitest.Fixture(f, name))
 	}
 	f.Add([]byte(`{"detail":"Voice not found"}`))
 	f.Add([]byte(`{"error":"plain"}`))
@@ -363,12 +324,8 @@ func FuzzErrorBody(f *testing.F) {
 }
 
 func BenchmarkStream(b *testing.B) {
-	pcm := fixture(b, "speech_hello.pcm")
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "audio/pcm")
-		_, _ = w.Write(pcm)
-	}))
-	defer srv.Close()
+	pcm := openaiapitest.Fixture(b, "speech_hello.pcm")
+	srv := openaiapitest.New(b, openaiapitest.Answer{ContentType: "audio/pcm", Body: pcm})
 	c := New(Options{BaseURL: srv.URL})
 	b.SetBytes(int64(len(pcm)))
 	b.ReportAllocs()
