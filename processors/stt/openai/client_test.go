@@ -136,40 +136,18 @@ func TestUtteranceLanguageIsUsedWhenNoneIsConfigured(t *testing.T) {
 }
 
 func TestErrorAnswers(t *testing.T) {
-	tests := []struct {
-		name     string
-		status   int
-		ctype    string
-		body     string
-		requests int
-		want     string
-		category frames.ErrorCategory
-	}{
-		{"bad key", 401, "application/json", "error_401.json", 1, "openai stt: HTTP 401 Unauthorized: Incorrect API key provided", frames.ErrorPermanent},
-		{"bad audio", 400, "application/json", "error_400_audio.json", 1, "Audio file might be corrupted or unsupported (type invalid_request_error, code invalid_value, param file)", frames.ErrorUnknown},
-		{"speaches validation", 422, "application/json", "error_speaches_422.json", 1, "HTTP 422 Unprocessable Entity: body.file: Field required", frames.ErrorUnknown},
-		{"rate limited", 429, "application/json", "error_429.json", 3, "Rate limit reached for whisper-1", frames.ErrorTransient},
-		{"server error", 500, "application/json", "error_500.json", 3, "The server had an error", frames.ErrorTransient},
-		{"proxy page", 502, "text/html", "error_502.html", 3, "502 Bad Gateway", frames.ErrorTransient},
+	tests := []openaiapitest.ErrorCase{
+		{Name: "bad key", Status: 401, ContentType: "application/json", Fixture: "error_401.json", Requests: 1, Want: "openai stt: HTTP 401 Unauthorized: Incorrect API key provided", Category: frames.ErrorPermanent},
+		{Name: "bad audio", Status: 400, ContentType: "application/json", Fixture: "error_400_audio.json", Requests: 1, Want: "Audio file might be corrupted or unsupported (type invalid_request_error, code invalid_value, param file)", Category: frames.ErrorUnknown},
+		{Name: "speaches validation", Status: 422, ContentType: "application/json", Fixture: "error_speaches_422.json", Requests: 1, Want: "HTTP 422 Unprocessable Entity: body.file: Field required", Category: frames.ErrorUnknown},
+		{Name: "rate limited", Status: 429, ContentType: "application/json", Fixture: "error_429.json", Requests: 3, Want: "Rate limit reached for whisper-1", Category: frames.ErrorTransient},
+		{Name: "server error", Status: 500, ContentType: "application/json", Fixture: "error_500.json", Requests: 3, Want: "The server had an error", Category: frames.ErrorTransient},
+		{Name: "proxy page", Status: 502, ContentType: "text/html", Fixture: "error_502.html", Requests: 3, Want: "502 Bad Gateway", Category: frames.ErrorTransient},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := openaiapitest.New(t, openaiapitest.Answer{
-				Status: tc.status, ContentType: tc.ctype, Header: http.Header{"Retry-After": {"0"}}, Body: openaiapitest.Fixture(t, tc.body),
-			})
-			_, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
-			}
-			var c stt.Categorizer
-			if !errors.As(err, &c) || c.Category() != tc.category {
-				t.Errorf("category %v, want %v", c, tc.category)
-			}
-			if n := srv.Requests(); n != tc.requests {
-				t.Errorf("%d requests, want %d", n, tc.requests)
-			}
-		})
-	}
+	openaiapitest.RunErrorCases(t, tests, func(baseURL string) error {
+		_, err := New(Options{BaseURL: baseURL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
+		return err
+	})
 }
 
 func TestRetriesAfterADroppedConnection(t *testing.T) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -156,39 +155,18 @@ func TestInterruptionClosesTheStream(t *testing.T) {
 }
 
 func TestErrorAnswers(t *testing.T) {
-	tests := []struct {
-		name     string
-		status   int
-		ctype    string
-		body     string
-		requests int // with MaxRetries 2
-		want     string
-		category frames.ErrorCategory
-	}{
-		{"bad key", 401, "application/json", "error_401.json", 1, "HTTP 401 Unauthorized: Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys. (type invalid_request_error, code invalid_api_key)", frames.ErrorPermanent},
-		{"bad voice", 400, "application/json", "error_400_voice.json", 1, "(type invalid_request_error, code invalid_value, param voice)", frames.ErrorUnknown},
-		{"rate limited", 429, "application/json", "error_429.json", 3, "Rate limit reached for tts-1", frames.ErrorTransient},
-		{"server error", 500, "application/json", "error_500.json", 3, "HTTP 500 Internal Server Error: The server had an error", frames.ErrorTransient},
-		{"proxy page", 502, "text/html", "error_502.html", 3, "502 Bad Gateway", frames.ErrorTransient},
+	tests := []openaiapitest.ErrorCase{
+		{Name: "bad key", Status: 401, ContentType: "application/json", Fixture: "error_401.json", Requests: 1, Want: "HTTP 401 Unauthorized: Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys. (type invalid_request_error, code invalid_api_key)", Category: frames.ErrorPermanent},
+		{Name: "bad voice", Status: 400, ContentType: "application/json", Fixture: "error_400_voice.json", Requests: 1, Want: "(type invalid_request_error, code invalid_value, param voice)", Category: frames.ErrorUnknown},
+		{Name: "rate limited", Status: 429, ContentType: "application/json", Fixture: "error_429.json", Requests: 3, Want: "Rate limit reached for tts-1", Category: frames.ErrorTransient},
+		{Name: "server error", Status: 500, ContentType: "application/json", Fixture: "error_500.json", Requests: 3, Want: "HTTP 500 Internal Server Error: The server had an error", Category: frames.ErrorTransient},
+		{Name: "proxy page", Status: 502, ContentType: "text/html", Fixture: "error_502.html", Requests: 3, Want: "502 Bad Gateway", Category: frames.ErrorTransient},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := openaiapitest.New(t, openaiapitest.Answer{
-				Status: tc.status, ContentType: tc.ctype, Header: http.Header{"Retry-After": {"0"}}, Body: openaiapitest.Fixture(t, tc.body),
-			})
-			_, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
-			}
-			var c tts.Categorizer
-			if !errors.As(err, &c) || c.Category() != tc.category {
-				t.Errorf("category = %v, want %v", c, tc.category)
-			}
-			if got := srv.Requests(); got != tc.requests {
-				t.Errorf("%d requests, want %d", got, tc.requests)
-			}
-		})
-	}
+	// Requests: the first request and the default MaxRetries (2) retries.
+	openaiapitest.RunErrorCases(t, tests, func(baseURL string) error {
+		_, _, _, err := collect(context.Background(), New(Options{BaseURL: baseURL, RetryBackoff: time.Millisecond}), "hi")
+		return err
+	})
 }
 
 func TestRetriesThenStreams(t *testing.T) {
