@@ -6,5 +6,6 @@
 // network.
 //
 // It follows the net/http/httptest pattern: a normal package imported only
-// from _test.go files. It imports nothing of framewire.
+// from _test.go files. Of framewire it imports only frames, for the error
+// categories its checks compare.
 package openaiapitest
