@@ -53,7 +53,7 @@ type node struct {
 	started   bool
 	ctx       context.Context
 	cancel    context.CancelFunc
-	epoch     context.Context
+	epoch     context.Context // nil until an ordered frame needs it after Start or an interruption
 	endEpoch  context.CancelFunc
 	epochJobs []*job
 	h         Handle
@@ -100,7 +100,6 @@ func newNode(p Processor, rt *runtime) *node {
 	n.name = processorName(p)
 	n.log = rt.log.Named(n.name)
 	n.ctx, n.cancel = context.WithCancel(rt.ctx)
-	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
 	n.h.n = n
 	return n
 }
@@ -306,6 +305,9 @@ func (n *node) handle(it item) {
 	}
 	ctx := n.ctx
 	if f.Lane() == frames.LaneOrdered {
+		if n.epoch == nil {
+			n.epoch, n.endEpoch = context.WithCancel(n.ctx)
+		}
 		ctx = n.epoch
 	}
 	h := &n.h
@@ -341,12 +343,16 @@ func (n *node) finish(f frames.Frame, dir frames.Direction) {
 }
 
 // interrupt cancels the epoch's work, waits for held jobs (bounded), drops
-// queued interruptible frames and opens a new epoch. The interruption frame
-// being handled is at the head of cuts: only what was queued before that
-// frame arrived is flushed.
+// queued interruptible frames and ends the epoch; the next ordered frame
+// opens a new one, so the interruption's own path allocates nothing. The
+// interruption frame being handled is at the head of cuts: only what was
+// queued before that frame arrived is flushed.
 func (n *node) interrupt() {
 	n.interrupting.Store(true)
-	n.endEpoch()
+	if n.endEpoch != nil {
+		n.endEpoch()
+		n.epoch, n.endEpoch = nil, nil
+	}
 	if len(n.epochJobs) > 0 {
 		deadline := time.NewTimer(n.rt.opts.JobCancelTimeout)
 		for _, j := range n.epochJobs {
@@ -368,7 +374,6 @@ func (n *node) interrupt() {
 		n.cuts = n.cuts[:copy(n.cuts, n.cuts[1:])]
 	}
 	n.mu.Unlock()
-	n.epoch, n.endEpoch = context.WithCancel(n.ctx)
 }
 
 // Push implements [Pusher]. It is safe for concurrent use.
