@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,18 +16,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/openai"
 )
 
-func fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
 
 // replay serves a recorded answer: an SSE body with status 200, or an
 // error body with its status.
@@ -41,7 +32,7 @@ type replay struct {
 }
 
 func sse(t testing.TB, name string) replay {
-	return replay{status: 200, body: fixture(t, name), ctype: "text/event-stream"}
+	return replay{status: 200, body: openaiapitest.Fixture(t, name), ctype: "text/event-stream"}
 }
 
 func errorReply(t testing.TB, status int, name string) replay {
@@ -49,7 +40,7 @@ func errorReply(t testing.TB, status int, name string) replay {
 	if strings.HasSuffix(name, ".html") {
 		ct = "text/html"
 	}
-	return replay{status: status, body: fixture(t, name), ctype: ct}
+	return replay{status: status, body: openaiapitest.Fixture(t, name), ctype: ct}
 }
 
 // server answers successive requests with replies (the last one repeats)
@@ -248,7 +239,7 @@ func TestErrorBodiesBecomeClearErrors(t *testing.T) {
 
 func TestRetriesBeforeTheFirstToken(t *testing.T) {
 	srv := newServer(t,
-		replay{status: 429, body: fixture(t, "error_429.json"), ctype: "application/json", header: map[string]string{"Retry-After": "0.001"}},
+		replay{status: 429, body: openaiapitest.Fixture(t, "error_429.json"), ctype: "application/json", header: map[string]string{"Retry-After": "0.001"}},
 		errorReply(t, 500, "error_500.json"),
 		sse(t, "text.sse"))
 	evs, err := collect(t, srv.client(openai.Options{}), question())
