@@ -21,7 +21,6 @@ import (
 	"github.com/framewire/framewire/processors/llm/openai"
 )
 
-
 // replay serves a recorded answer: an SSE body with status 200, or an
 // error body with its status.
 type replay struct {
