@@ -43,6 +43,10 @@ type TTSText struct {
 	AggregatedBy string
 	// ContextID ties the text to a TTS request.
 	ContextID string
+	// NoContext keeps the spoken text out of the LLM context (Pipecat's
+	// append_to_context=False); it comes from the TTSSpeak that asked for
+	// the speech, so the zero value appends.
+	NoContext bool
 }
 
 // Transcription is a final speech-to-text result.

@@ -300,7 +300,9 @@ func (a *AssistantAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle
 		}
 	case *frames.TTSText:
 		a.sawTTS = true
-		appendWord(&a.ttsText, f.Text)
+		if !f.NoContext {
+			appendWord(&a.ttsText, f.Text)
+		}
 	case *frames.TTSStarted:
 		if !a.inResponse {
 			a.ttsTurn = true

@@ -135,6 +135,25 @@ func TestAssistantRecordsWhatTTSSpoke(t *testing.T) {
 	}
 }
 
+// Speech asked for with TTSSpeak{NoContext: true} reaches the client but
+// not the LLM context; the reply around it still does.
+func TestAssistantLeavesTTSTextMarkedNoContextOut(t *testing.T) {
+	pair := llm.NewPair(nil, llm.PairOptions{})
+	h := newHarness(t, pipeline.TaskOptions{}, pair.Assistant())
+	for _, f := range []frames.Frame{
+		&frames.TTSStarted{}, &frames.TTSText{Text: "One", NoContext: true}, &frames.TTSText{Text: "moment.", NoContext: true}, &frames.TTSStopped{},
+		&frames.LLMFullResponseStart{}, &frames.LLMText{Text: "Done."},
+		&frames.TTSText{Text: "Done."}, &frames.TTSText{Text: "(aside)", NoContext: true},
+		&frames.LLMFullResponseEnd{},
+	} {
+		h.send(f)
+	}
+	want := []frames.LLMMessage{llm.AssistantMessage("Done.")}
+	if d := cmp.Diff(want, pair.Context().Messages()); d != "" {
+		t.Errorf("context (-want +got):\n%s", d)
+	}
+}
+
 func TestInterruptedReplyIsCommittedUpToTheInterruption(t *testing.T) {
 	var turns []llm.AssistantTurn
 	pair := llm.NewPair(nil, llm.PairOptions{Assistant: llm.AssistantOptions{

@@ -172,10 +172,13 @@ func (s *Service) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 	case *frames.TTSSpeak:
 		h.Consume()
 		texts := s.pending(nil)
-		if t := f.Text; t != "" {
-			texts = append(texts, t)
+		var spoken string
+		if f.Text != "" && f.NoContext {
+			spoken = f.Text
+		} else if f.Text != "" {
+			texts = append(texts, f.Text)
 		}
-		s.speak(h, texts, nil)
+		s.speakAside(h, texts, spoken)
 	case *frames.LLMFullResponseEnd:
 		s.skipResponse = false
 		s.flushBefore(h, f)
@@ -237,7 +240,18 @@ func (s *Service) speak(h *pipeline.Handle, texts []string, after frames.Frame) 
 		}
 		return
 	}
-	u := &utterance{s: s, cfg: s.cfg, texts: texts, after: after}
+	u := &utterance{s: s, cfg: s.cfg, texts: texts, after: after, asideFrom: len(texts)}
+	h.Go(u.run)
+}
+
+// speakAside speaks texts, then aside, whose TTSText frames are marked to
+// stay out of the LLM context (a TTSSpeak with NoContext), in one job.
+func (s *Service) speakAside(h *pipeline.Handle, texts []string, aside string) {
+	if aside == "" {
+		s.speak(h, texts, nil)
+		return
+	}
+	u := &utterance{s: s, cfg: s.cfg, texts: append(texts, aside), asideFrom: len(texts)}
 	h.Go(u.run)
 }
 
@@ -247,17 +261,20 @@ type utterance struct {
 	cfg   jobConfig
 	texts []string
 	after frames.Frame
+	// asideFrom is the index of the first text whose TTSText frames stay
+	// out of the LLM context; len(texts) when none do.
+	asideFrom int
 
 	rs      *audio.Resampler
 	scratch []byte
 }
 
 func (u *utterance) run(ctx context.Context, out pipeline.Pusher) error {
-	for _, text := range u.texts {
+	for i, text := range u.texts {
 		if ctx.Err() != nil {
 			break
 		}
-		u.synthesize(ctx, out, text)
+		u.synthesize(ctx, out, text, i >= u.asideFrom)
 	}
 	if u.after != nil && (ctx.Err() == nil || frames.IsUninterruptible(u.after)) {
 		out.Push(u.after, frames.Downstream)
@@ -270,6 +287,7 @@ type request struct {
 	u          *utterance
 	out        pipeline.Pusher
 	ctxID      string
+	aside      bool // TTSText frames get NoContext
 	frameBytes int
 	pushed     int // bytes of output audio pushed
 	words      []Word
@@ -281,9 +299,11 @@ type request struct {
 	cursor  int
 }
 
-func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text string) {
+// synthesize speaks one text; aside marks its TTSText frames to stay out of
+// the LLM context.
+func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text string, aside bool) {
 	s, cfg := u.s, u.cfg
-	r := &request{u: u, out: out, ctxID: uuid.NewString()}
+	r := &request{u: u, out: out, ctxID: uuid.NewString(), aside: aside}
 	r.frameBytes = audio.FrameBytes(cfg.outRate, 1, s.opts.FrameDuration)
 	if r.frameBytes < 2 {
 		r.frameBytes = 2
@@ -364,7 +384,7 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 	if s.words && r.wordsSent+len(r.words) > 0 {
 		r.release(true)
 	} else if text != "" {
-		out.Push(&frames.TTSText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID}, frames.Downstream)
+		out.Push(&frames.TTSText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID, NoContext: r.aside}, frames.Downstream)
 	}
 	if cfg.metrics {
 		u.metric(out, frames.Metric{Kind: frames.MetricProcessing, Value: time.Since(began)})
@@ -429,7 +449,7 @@ func (r *request) release(all bool) {
 			break
 		}
 		if w.Text != "" {
-			r.out.Push(&frames.TTSText{Text: w.Text, AggregatedBy: AggregatedByWord, ContextID: r.ctxID}, frames.Downstream)
+			r.out.Push(&frames.TTSText{Text: w.Text, AggregatedBy: AggregatedByWord, ContextID: r.ctxID, NoContext: r.aside}, frames.Downstream)
 			r.progress(w.Text, all && i == len(r.words)-1)
 		}
 	}

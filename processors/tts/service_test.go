@@ -3,6 +3,7 @@ package tts
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"math"
 	"strconv"
@@ -249,6 +250,33 @@ func TestServiceSpeaksTTSSpeakVerbatim(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, summary(res.Down())); diff != "" {
 		t.Errorf("frames (-want +got):\n%s", diff)
+	}
+}
+
+// A TTSSpeak with NoContext marks the text frames of its own speech, and
+// only those, to stay out of the LLM context, with sentence and with word
+// timestamps alike; the pending text spoken before it still counts.
+func TestTTSSpeakWithoutContextMarksOnlyItsOwnText(t *testing.T) {
+	for _, words := range []bool{false, true} {
+		synth := &fakeSynth{rate: 24000, chunk: 480, words: words}
+		res := pipelinetest.Run(t, NewService(synth, Options{}), pipelinetest.Options{Send: []frames.Frame{
+			&frames.LLMText{Text: "Pending"},
+			&frames.TTSSpeak{Text: "Aside words", NoContext: true},
+			&frames.TTSSpeak{Text: "Kept"},
+		}})
+		var got []string
+		for _, f := range res.Down() {
+			if t, ok := f.(*frames.TTSText); ok {
+				got = append(got, fmt.Sprintf("%s:%v", t.Text, t.NoContext))
+			}
+		}
+		want := []string{"Pending:false", "Aside words:true", "Kept:false"}
+		if words {
+			want = []string{"Pending:false", "Aside:true", "words:true", "Kept:false"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("words=%v: TTSText text:NoContext (-want +got):\n%s", words, diff)
+		}
 	}
 }
 
