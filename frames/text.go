@@ -34,6 +34,24 @@ type AggregatedText struct {
 	WillBeSpoken bool
 }
 
+// AggregatedTextProgress reports how much of an AggregatedText segment a
+// TTS with word timestamps has spoken, in step with the audio. The RTVI
+// observer turns it into bot-output progress for 2.x clients.
+type AggregatedTextProgress struct {
+	Base
+	Ordered
+	// Text is the whole segment.
+	Text string
+	// AggregatedBy is the segment's aggregation ("sentence", ...).
+	AggregatedBy string
+	// SegmentID is the frame id of the segment's AggregatedText frame.
+	SegmentID uint64
+	// AccumulatedText is the part spoken so far; RemainingText the rest.
+	AccumulatedText, RemainingText string
+	// ContextID ties the progress to a TTS request.
+	ContextID string
+}
+
 // TTSText is text a TTS service spoke, released in step with its audio.
 type TTSText struct {
 	Base
@@ -75,6 +93,15 @@ type InterimTranscription struct {
 	Timestamp string
 	// Language is a BCP 47 language tag, when known.
 	Language string
+}
+
+// InputDTMF is one key pressed on a keypad (a phone's, or the client's
+// DTMF message), delivered as urgent input in the order pressed.
+type InputDTMF struct {
+	Base
+	System
+	// Button is "0"-"9", "*" or "#".
+	Button string
 }
 
 // InputTextRaw is text typed by the user, delivered as urgent input.

@@ -7,10 +7,10 @@ import (
 // The RTVI frames. Every one of them is a system frame, as in Python
 // (frameworks/rtvi/frames.py), so they are never flushed by interruptions
 // and never wait behind queued audio or text; the observer reports the
-// outbound ones on their first push, wherever they are pushed from. The
-// exception is AggregatedTextProgressFrame, which belongs with the TTS
-// text it describes (see its comment). Frames are immutable once pushed:
-// their payloads must not be changed afterwards.
+// outbound ones on their first push, wherever they are pushed from. DTMF
+// keys arrive as core frames.InputDTMF, and TTS progress travels as core
+// frames.AggregatedTextProgress with the audio it describes. Frames are
+// immutable once pushed: their payloads must not be changed afterwards.
 
 // UICommandFrame asks the client to run a UI command: the observer sends
 // ui-command {command, payload}. Push it anywhere, in either direction.
@@ -148,16 +148,6 @@ type ServerResponseFrame struct {
 // the client exactly like results from server-side handlers.
 type FunctionCallResultFrame = frames.FunctionCallResult
 
-// InputDTMFFrame is one DTMF key pressed on the client (from dtmf), pushed
-// downstream in order. It stands in for a core frames.InputDTMF, which the
-// runtime does not have yet.
-type InputDTMFFrame struct {
-	frames.Base
-	frames.System
-	// Button is "0"-"9", "*" or "#".
-	Button string
-}
-
 // ClientReadyFrame is pushed downstream when the client has sent
 // client-ready (after the version check, before bot-ready). An input
 // transport that holds back audio until the client is ready starts on it;
@@ -180,25 +170,4 @@ type ConfigureObserverFrame struct {
 	FunctionCallReportLevels map[string]ReportLevel
 	// VADUserSpeaking turns vad-user-started/stopped-speaking on or off.
 	VADUserSpeaking OptBool
-}
-
-// AggregatedTextProgressFrame reports how much of an aggregated text
-// segment a word-timestamp TTS has spoken. The observer turns it into a
-// bot-output progress message for 2.x clients, taking it from the output
-// transport's hop like the text frames. It is an ordered frame, as it
-// travels with the TTS output; it stands in for a core frame the runtime
-// does not have yet.
-type AggregatedTextProgressFrame struct {
-	frames.Base
-	frames.Ordered
-	// Text is the whole segment.
-	Text string
-	// AggregatedBy is the segment's aggregation ("sentence", ...).
-	AggregatedBy string
-	// SegmentID is the frame id of the segment's AggregatedText frame.
-	SegmentID uint64
-	// AccumulatedText is the part spoken so far; RemainingText the rest.
-	AccumulatedText, RemainingText string
-	// ContextID ties the progress to a TTS request.
-	ContextID string
 }

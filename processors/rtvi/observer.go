@@ -16,7 +16,7 @@ import (
 
 // OutputTransport is implemented by output transport processors (the
 // method does nothing). The observer takes bot text frames (AggregatedText,
-// TTSText, AggregatedTextProgressFrame) only from the hop where the output
+// TTSText, AggregatedTextProgress) only from the hop where the output
 // transport pushes them on, which is when their audio has been played, so
 // bot-output follows speech; earlier hops of those frames are ignored. A
 // pipeline without an output transport therefore sends no bot-output.
@@ -195,7 +195,7 @@ func (o *Observer) Wants(kind observers.EventKind, f frames.Frame) bool {
 		*frames.Transcription, *frames.InterimTranscription, *frames.LLMContext,
 		*frames.LLMFullResponseStart, *frames.LLMFullResponseEnd, *frames.LLMText,
 		*frames.TTSStarted, *frames.TTSStopped, *frames.AggregatedText, *frames.TTSText,
-		*AggregatedTextProgressFrame, *frames.Metrics,
+		*frames.AggregatedTextProgress, *frames.Metrics,
 		*frames.FunctionCallsStarted, *frames.FunctionCallInProgress,
 		*frames.FunctionCallCancel, *frames.FunctionCallResult,
 		*ServerMessageFrame, *ServerResponseFrame, *UICommandFrame, *UITaskFrame,
@@ -217,7 +217,7 @@ func (o *Observer) Observe(e observers.Event) {
 		return
 	}
 	switch e.Frame.(type) {
-	case *frames.AggregatedText, *frames.TTSText, *AggregatedTextProgressFrame:
+	case *frames.AggregatedText, *frames.TTSText, *frames.AggregatedTextProgress:
 		if !fromOutputTransport(e.Source) {
 			return
 		}
@@ -307,7 +307,7 @@ func (o *Observer) handle(f frames.Frame) {
 		o.event(!opts.DisableBotTTS, TypeBotTTSStarted)
 	case *frames.TTSStopped:
 		o.event(!opts.DisableBotTTS, TypeBotTTSStopped)
-	case *AggregatedTextProgressFrame:
+	case *frames.AggregatedTextProgress:
 		o.progress(f)
 	case *frames.AggregatedText:
 		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, willBeSpoken: f.WillBeSpoken, segment: f.ID()})
@@ -539,7 +539,7 @@ func (o *Observer) sendAggregated(q queuedText) {
 }
 
 // progress sends a bot-output progress message; 1.x clients get none.
-func (o *Observer) progress(f *AggregatedTextProgressFrame) {
+func (o *Observer) progress(f *frames.AggregatedTextProgress) {
 	if o.opts.DisableBotOutput || o.p.ClientVersion().Legacy() {
 		return
 	}

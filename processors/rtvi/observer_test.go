@@ -147,7 +147,7 @@ func TestWordLevelOutputPerClientVersion(t *testing.T) {
 		observe(o, transportNode, &frames.BotStartedSpeaking{})
 		observe(o, transportNode, &frames.TTSText{Text: "Hello", AggregatedBy: "word"})
 		observe(o, transportNode, &frames.AggregatedText{Text: "tok", AggregatedBy: "token", WillBeSpoken: true})
-		observe(o, transportNode, &AggregatedTextProgressFrame{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 9, AccumulatedText: "Hello", RemainingText: " world."})
+		observe(o, transportNode, &frames.AggregatedTextProgress{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 9, AccumulatedText: "Hello", RemainingText: " world."})
 		return types(rec.messages(t))[1:]
 	}
 	// 2.x: no bot-output for words or tokens, but bot-tts-text and progress.
@@ -179,7 +179,7 @@ func TestSkipAggregatedByAndTransforms(t *testing.T) {
 	observe(o, transportNode, &frames.BotStartedSpeaking{})
 	observe(o, transportNode, &frames.AggregatedText{Text: "x = 1", AggregatedBy: "code"})
 	observe(o, transportNode, &frames.TTSText{Text: "hi", AggregatedBy: "sentence"})
-	observe(o, transportNode, &AggregatedTextProgressFrame{Text: "hi there", AggregatedBy: "sentence", SegmentID: 3, AccumulatedText: "hi", RemainingText: " there"})
+	observe(o, transportNode, &frames.AggregatedTextProgress{Text: "hi there", AggregatedBy: "sentence", SegmentID: 3, AccumulatedText: "hi", RemainingText: " there"})
 	got := rec.messages(t)[1:]
 	want := []any{
 		msgData(TypeBotOutput, obj{"text": "HI!", "aggregated_by": "sentence", "segment_id": got[0].(obj)["data"].(obj)["segment_id"],

@@ -451,7 +451,7 @@ func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m Message
 		return
 	case *DTMFData:
 		for _, k := range d.Keys() {
-			out.Push(&InputDTMFFrame{Button: k}, frames.Downstream)
+			out.Push(&frames.InputDTMF{Button: k}, frames.Downstream)
 		}
 		return
 	case *RawAudioData:

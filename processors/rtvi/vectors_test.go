@@ -186,7 +186,7 @@ func observed(v string, opts ObserverOptions, mk func() []frames.Frame) func(t *
 		for _, f := range mk() {
 			src := llmNode
 			switch f.(type) {
-			case *frames.AggregatedText, *frames.TTSText, *AggregatedTextProgressFrame:
+			case *frames.AggregatedText, *frames.TTSText, *frames.AggregatedTextProgress:
 				src = transportNode
 			}
 			observe(o, src, f)
@@ -339,10 +339,10 @@ func serverCases() map[string]serverCase {
 			adjust: sameSegment,
 		},
 		"bot-output v2: progress in-progress": {produce: botOutput("2.1.0", func() frames.Frame {
-			return &AggregatedTextProgressFrame{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 1, AccumulatedText: "Hello", RemainingText: " world."}
+			return &frames.AggregatedTextProgress{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 1, AccumulatedText: "Hello", RemainingText: " world."}
 		})},
 		"bot-output v2: progress completed": {produce: botOutput("2.1.0", func() frames.Frame {
-			return &AggregatedTextProgressFrame{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 1, AccumulatedText: "Hello world."}
+			return &frames.AggregatedTextProgress{Text: "Hello world.", AggregatedBy: "sentence", SegmentID: 1, AccumulatedText: "Hello world."}
 		})},
 		"bot-output v2: TTSTextFrame path (text pushed after synthesis)": {
 			produce: botOutput("2.1.0", func() frames.Frame { return &frames.TTSText{Text: "How are you?", AggregatedBy: "sentence"} }),

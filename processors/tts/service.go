@@ -16,7 +16,6 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
-	"github.com/framewire/framewire/processors/rtvi"
 )
 
 // Aggregation names used in [frames.TTSText.AggregatedBy].
@@ -54,7 +53,7 @@ type Options struct {
 // text as [frames.TTSText] (one per sentence after its audio; or, when the
 // synthesizer reports word timestamps, the sentence as a
 // [frames.AggregatedText] before its audio and then one TTSText per word in
-// step with the audio, each followed by an rtvi.AggregatedTextProgressFrame),
+// step with the audio, each followed by an frames.AggregatedTextProgress),
 // and [frames.TTSStopped].
 //
 // [frames.LLMFullResponseEnd] (and End or Stop) flushes the text of an
@@ -476,7 +475,7 @@ func (r *request) progress(word string, last bool) {
 	for r.cursor < len(text) && strings.IndexByte(".,!?;:)]}\"'", text[r.cursor]) >= 0 {
 		r.cursor++
 	}
-	r.out.Push(&rtvi.AggregatedTextProgressFrame{
+	r.out.Push(&frames.AggregatedTextProgress{
 		Text: text, AggregatedBy: seg.AggregatedBy, SegmentID: seg.ID(),
 		AccumulatedText: text[:r.cursor], RemainingText: strings.TrimLeft(text[r.cursor:], " "),
 	}, frames.Downstream)

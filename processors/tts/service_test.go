@@ -19,7 +19,6 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
-	"github.com/framewire/framewire/processors/rtvi"
 )
 
 // fakeSynth speaks every request as a 440 Hz tone of 10 ms per character at
@@ -543,7 +542,7 @@ func TestServiceReportsWordProgressThroughTheSentence(t *testing.T) {
 			got = append(got, "segment:"+f.Text)
 		case *frames.TTSText:
 			got = append(got, "word:"+f.Text)
-		case *rtvi.AggregatedTextProgressFrame:
+		case *frames.AggregatedTextProgress:
 			if f.SegmentID != segment || f.Text != "Hi, you there?" {
 				t.Errorf("progress for segment %d %q, want %d", f.SegmentID, f.Text, segment)
 			}
