@@ -101,6 +101,10 @@ func newNode(p Processor, rt *runtime) *node {
 	n.log = rt.log.Named(n.name)
 	n.ctx, n.cancel = context.WithCancel(rt.ctx)
 	n.h.n = n
+	// The system lane carries interruptions: its first block is reserved
+	// now, so the first interruption of a session does not wait for an
+	// allocation at every hop. Audio pipelines keep one anyway.
+	n.system.reserve()
 	return n
 }
 

@@ -47,6 +47,14 @@ var segments = sync.Pool{New: func() any { return new(segment) }}
 
 func (r *ring) len() int { return r.size }
 
+// reserve gives the ring a spare block if it has none, so that its first
+// push does not allocate.
+func (r *ring) reserve() {
+	if r.spare == nil {
+		r.spare, r.spares = segments.Get().(*segment), 1
+	}
+}
+
 func (r *ring) push(it item) {
 	if r.tail == nil || r.ti == segmentSize {
 		s := r.spare
