@@ -57,6 +57,7 @@ func main() {
 	url := flag.String("url", "", "internal: offer URL for -client")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here")
 	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
+	memProfile := flag.String("memprofile", "", "write a heap profile at the end of each window here")
 	traceFile := flag.String("trace", "", "write an execution trace of the first second of each window here")
 	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
 	fixed := flag.Bool("fixed-complexity", false, "keep the Opus complexity under load (webrtc.OutputOptions.FixedOpusComplexity)")
@@ -78,7 +79,7 @@ func main() {
 		}
 		return
 	}
-	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed}); err != nil {
+	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, *memProfile, webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed}); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -125,7 +126,7 @@ type result struct {
 	OK                bool    `json:"ok"`
 }
 
-func runServer(list string, duration, warmup time.Duration, idle, separate bool, traceFile string, output webrtc.OutputOptions) error {
+func runServer(list string, duration, warmup time.Duration, idle, separate bool, traceFile, memProfile string, output webrtc.OutputOptions) error {
 	var mu sync.Mutex
 	live := map[*webrtc.Session]bool{}
 	srv, err := webrtc.NewServer(webrtc.Options{
@@ -222,6 +223,11 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
+		if memProfile != "" {
+			if err := writeHeapProfile(memProfile); err != nil {
+				return err
+			}
+		}
 		count := len(sessions())
 		packetsIn := cl.stop()
 		for deadline := time.Now().Add(30 * time.Second); len(sessions()) > 0 && time.Now().Before(deadline); {
@@ -258,6 +264,16 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
+}
+
+// writeHeapProfile writes the live heap's profile to file.
+func writeHeapProfile(file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return pprof.Lookup("heap").WriteTo(f, 0)
 }
 
 // traceFor writes an execution trace of the next d to file.
