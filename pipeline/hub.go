@@ -97,61 +97,57 @@ func (h *hub) pushed(src *node, dst observers.Node, f frames.Frame, dir frames.D
 	if h.isActivity != nil && h.isActivity(f) {
 		h.activity.Store(int64(h.clock.Now()))
 	}
-	c := h.counts.Load()
-	if c == 0 {
+	if h.skip(src, own) {
 		return
 	}
-	if uint32(c) == 0 {
-		h.countDrops(src, own, int(c>>32))
-		return
+	e := observers.Event{Kind: observers.Pushed, Destination: dst, Frame: f, Direction: dir, FirstSeen: first}
+	if src != nil {
+		e.Source = src // not a typed nil for the task's own pushes
 	}
-	ws := *h.list.Load()
-	var e observers.Event
-	built := false
-	for _, w := range ws {
-		if !w.accepts(observers.Pushed, f) {
-			if w.full.Load() {
-				h.countDrops(src, own, 1)
-			}
-			continue
-		}
-		if !built {
-			built = true
-			var srcNode observers.Node
-			if src != nil {
-				srcNode = src
-			}
-			e = observers.Event{Kind: observers.Pushed, Source: srcNode, Destination: dst, Frame: f, Direction: dir, At: h.clock.Now(), FirstSeen: first}
-		}
-		w.put(&e)
-	}
+	h.fanOut(src, own, &e)
 }
 
 // processed reports that n is about to process f; it runs on n's goroutine.
 func (h *hub) processed(n *node, f frames.Frame, dir frames.Direction) {
+	if h.skip(n, true) {
+		return
+	}
+	e := observers.Event{Kind: observers.Processed, Destination: n, Frame: f, Direction: dir}
+	h.fanOut(n, true, &e)
+}
+
+// skip reports whether an event from n has nobody to go to: there are no
+// observers, or every one is full, and then it counts the drops (on n, or
+// on the hub when n is nil; own says the caller runs on n's goroutine).
+// This is all an event costs in those cases: one load and an increment.
+func (h *hub) skip(n *node, own bool) bool {
 	c := h.counts.Load()
 	if c == 0 {
-		return
+		return true
 	}
 	if uint32(c) == 0 {
-		n.countDrops(int(c>>32), true)
-		return
+		h.countDrops(n, own, int(c>>32))
+		return true
 	}
-	ws := *h.list.Load()
-	var e observers.Event
-	built := false
-	for _, w := range ws {
-		if !w.accepts(observers.Processed, f) {
-			if w.full.Load() {
-				n.countDrops(1, true)
-			}
+	return false
+}
+
+// fanOut gives e, stamped with the time, to every observer that is not full
+// and wants it, and counts a drop for every full one.
+func (h *hub) fanOut(n *node, own bool, e *observers.Event) {
+	stamped := false
+	for _, w := range *h.list.Load() {
+		if w.full.Load() {
+			h.countDrops(n, own, 1)
 			continue
 		}
-		if !built {
-			built = true
-			e = observers.Event{Kind: observers.Processed, Destination: n, Frame: f, Direction: dir, At: h.clock.Now()}
+		if w.filter != nil && !w.filter.Wants(e.Kind, e.Frame) {
+			continue
 		}
-		w.put(&e)
+		if !stamped {
+			e.At, stamped = h.clock.Now(), true
+		}
+		w.put(e)
 	}
 }
 
@@ -163,12 +159,6 @@ func (h *hub) countDrops(n *node, own bool, k int) {
 		return
 	}
 	n.countDrops(k, own)
-}
-
-// accepts reports whether w takes an event: it is not full and its filter,
-// if any, wants it.
-func (w *watcher) accepts(kind observers.EventKind, f frames.Frame) bool {
-	return !w.full.Load() && (w.filter == nil || w.filter.Wants(kind, f))
 }
 
 func (w *watcher) put(e *observers.Event) {
