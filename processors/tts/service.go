@@ -171,13 +171,14 @@ func (s *Service) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 	case *frames.TTSSpeak:
 		h.Consume()
 		texts := s.pending(nil)
-		var spoken string
-		if f.Text != "" && f.NoContext {
-			spoken = f.Text
-		} else if f.Text != "" {
+		inContext := len(texts) // the pending text counts; a NoContext speak text does not
+		if f.Text != "" {
 			texts = append(texts, f.Text)
+			if !f.NoContext {
+				inContext++
+			}
 		}
-		s.speakAside(h, texts, spoken)
+		s.speak(h, texts, inContext, nil)
 	case *frames.LLMFullResponseEnd:
 		s.skipResponse = false
 		s.flushBefore(h, f)
@@ -199,7 +200,7 @@ func (s *Service) add(h *pipeline.Handle, text string) {
 		texts = append(texts, sentence)
 	}
 	if len(texts) > 0 {
-		s.speak(h, texts, nil)
+		s.speak(h, texts, len(texts), nil)
 	}
 }
 
@@ -226,31 +227,22 @@ func (s *Service) flushBefore(h *pipeline.Handle, f frames.Frame) {
 		return
 	}
 	h.Consume()
-	s.speak(h, texts, f)
+	s.speak(h, texts, len(texts), f)
 }
 
 // speak starts one job that synthesizes texts in order, then pushes after
 // downstream. One job per frame keeps the requests sequential: the job
-// holds the ordered lane, so the next text frame waits for it.
-func (s *Service) speak(h *pipeline.Handle, texts []string, after frames.Frame) {
+// holds the ordered lane, so the next text frame waits for it. The TTSText
+// frames of texts[inContext:] are marked to stay out of the LLM context (a
+// TTSSpeak with NoContext).
+func (s *Service) speak(h *pipeline.Handle, texts []string, inContext int, after frames.Frame) {
 	if len(texts) == 0 {
 		if after != nil {
 			h.Push(after, frames.Downstream)
 		}
 		return
 	}
-	u := &utterance{s: s, cfg: s.cfg, texts: texts, after: after, asideFrom: len(texts)}
-	h.Go(u.run)
-}
-
-// speakAside speaks texts, then aside, whose TTSText frames are marked to
-// stay out of the LLM context (a TTSSpeak with NoContext), in one job.
-func (s *Service) speakAside(h *pipeline.Handle, texts []string, aside string) {
-	if aside == "" {
-		s.speak(h, texts, nil)
-		return
-	}
-	u := &utterance{s: s, cfg: s.cfg, texts: append(texts, aside), asideFrom: len(texts)}
+	u := &utterance{s: s, cfg: s.cfg, texts: texts, after: after, asideFrom: inContext}
 	h.Go(u.run)
 }
 
