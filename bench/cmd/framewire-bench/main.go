@@ -155,6 +155,8 @@ func observerCost(exe, commit, date string) ObserverCost {
 	return c
 }
 
+// medianOf returns the middle value of vals (the upper one of an even
+// count), without reordering vals.
 func medianOf(vals []float64) float64 {
 	vals = slices.Clone(vals)
 	slices.Sort(vals)
@@ -215,8 +217,7 @@ func median(runs []Result) Result {
 		if len(vals) == 0 {
 			continue
 		}
-		slices.Sort(vals)
-		v := vals[len(vals)/2]
+		v := medianOf(vals)
 		*field(&m) = &v
 	}
 	return m
