@@ -111,8 +111,8 @@ type OutputStats struct {
 	Underruns uint64
 	// Queued is the number of frames waiting to be played or released.
 	Queued int
-	// OpusComplexity is the complexity the encoder used last, or -1 before
-	// the first frame and for other codecs.
+	// OpusComplexity is the complexity the encoder uses, or -1 before the
+	// output has started and for codecs that have none.
 	OpusComplexity int
 }
 
@@ -224,7 +224,7 @@ type player struct {
 	o           *Output
 	c           codec.Codec
 	enc         codec.Encoder
-	complexity  int // the encoder's current complexity; -1 when it has none
+	complexity  int // the complexity last asked of the encoder; -1 before
 	encRate     int // the encoder's PCM rate: the output rate when the codec takes it
 	defaultRate int
 	epoch       uint64
@@ -291,11 +291,13 @@ func (p *player) setComplexity(c int) {
 	if !ok {
 		return
 	}
+	// Either way this level is not asked for again, so a failure is logged
+	// once rather than on every tick.
+	p.complexity = c
 	if err := cs.SetComplexity(c); err != nil {
 		p.o.log.Warn("encoder complexity", zap.Int("complexity", c), zap.Error(err))
 		return
 	}
-	p.complexity = c
 	p.o.complexity.Store(int32(c))
 }
 
