@@ -266,16 +266,23 @@ func TestSegmentedSkipsEmptyTextAndReportsMetrics(t *testing.T) {
 	if got := transcriptions(res.Down()); len(got) != 0 {
 		t.Errorf("transcriptions %v for an empty answer", got)
 	}
+	checkTTFBAndUsage(t, res.Down(), "stt", "whisper-test", 0.5)
+}
+
+// checkTTFBAndUsage checks that down carries a TTFB metric then an STT
+// usage metric of seconds, both from processor and model.
+func checkTTFBAndUsage(t *testing.T, down []frames.Frame, processor, model string, seconds float64) {
+	t.Helper()
 	var kinds []frames.MetricKind
-	for _, f := range res.Down() {
+	for _, f := range down {
 		if m, ok := f.(*frames.Metrics); ok {
 			for _, d := range m.Data {
 				kinds = append(kinds, d.Kind)
-				if d.Processor != "stt" || d.Model != "whisper-test" {
-					t.Errorf("metric from %q/%q", d.Processor, d.Model)
+				if d.Processor != processor || d.Model != model {
+					t.Errorf("metric from %q/%q, want %q/%q", d.Processor, d.Model, processor, model)
 				}
-				if d.Kind == frames.MetricSTTUsage && d.AudioSeconds != 0.5 {
-					t.Errorf("usage %v s, want 0.5", d.AudioSeconds)
+				if d.Kind == frames.MetricSTTUsage && d.AudioSeconds != seconds {
+					t.Errorf("usage %v s, want %v", d.AudioSeconds, seconds)
 				}
 			}
 		}

@@ -357,23 +357,7 @@ func TestStreamingMetrics(t *testing.T) {
 	st.events <- Event{Kind: EventFinal, Text: "done", Finalized: true}
 	res.Task.StopWhenDone()
 	res.Wait()
-	var kinds []frames.MetricKind
-	for _, f := range res.Down() {
-		if m, ok := f.(*frames.Metrics); ok {
-			for _, d := range m.Data {
-				kinds = append(kinds, d.Kind)
-				if d.Processor != "dg" || d.Model != "nova-test" {
-					t.Errorf("metric from %q/%q", d.Processor, d.Model)
-				}
-				if d.Kind == frames.MetricSTTUsage && d.AudioSeconds != 0.5 {
-					t.Errorf("usage %v s, want 0.5", d.AudioSeconds)
-				}
-			}
-		}
-	}
-	if diff := cmp.Diff([]frames.MetricKind{frames.MetricTTFB, frames.MetricSTTUsage}, kinds); diff != "" {
-		t.Errorf("metrics (-want +got):\n%s", diff)
-	}
+	checkTTFBAndUsage(t, res.Down(), "dg", "nova-test", 0.5)
 }
 
 func TestStreamingResamplesOtherRates(t *testing.T) {
