@@ -87,17 +87,19 @@ func TestSignallingIsRouted(t *testing.T) {
 	}
 }
 
-func TestChooseBrain(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
+// env is a getenv that knows only the key-value pairs kv.
+func env(kv ...string) func(string) string {
+	return func(k string) string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1]
 			}
-			return ""
 		}
+		return ""
 	}
+}
+
+func TestChooseBrain(t *testing.T) {
 	tests := []struct {
 		name string
 		env  func(string) string

@@ -58,16 +58,6 @@ func engines(sttOK, ttsOK bool, synth tts.Synthesizer) ([]sttEngine, []ttsEngine
 
 // The real engines are chosen by their environment variables.
 func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
-	}
 	tests := []struct {
 		name string
 		env  func(string) string
