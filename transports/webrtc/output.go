@@ -106,8 +106,9 @@ func (o *Output) Cleanup(context.Context) error {
 type OutputStats struct {
 	// FramesSent counts 20 ms frames sent, silence included.
 	FramesSent uint64
-	// Underruns counts ticks that came more than a frame late, when the
-	// client heard a gap.
+	// Underruns counts frames sent more than a frame (20 ms) after they
+	// were due, when the client may have heard a gap, and frames skipped
+	// after a stall too long to make up.
 	Underruns uint64
 	// Queued is the number of frames waiting to be played or released.
 	Queued int
@@ -255,6 +256,13 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		p.setComplexity(o.opts.OpusComplexity)
 	}
 	p.payload = make([]byte, p.c.MaxPayload)
+	// The player keeps a media clock: frame k is due at start + k×period.
+	// A tick that runs late sends its frame at once and the following ones
+	// back to back until the clock has caught up, so a scheduling stall
+	// delays the audio for a moment instead of shifting it, and the
+	// client's latency, for good. A stall longer than maxCatchUp is given
+	// up: the frames it missed are skipped (the track's timestamps jump
+	// over them) and the clock restarts from now.
 	period := codec.FrameDuration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -267,9 +275,15 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		}
 		now := time.Now()
 		late := now.Sub(next)
+		if late > maxCatchUp {
+			missed := int(late / period)
+			o.underruns.Add(uint64(missed))
+			o.s.skipAudio(missed)
+			next = next.Add(time.Duration(missed) * period)
+			late = now.Sub(next)
+		}
 		if late > period {
 			o.underruns.Add(1)
-			next = now
 		}
 		if g := o.s.srv.governor; g != nil {
 			p.setComplexity(g.tick(now, late))
@@ -278,9 +292,14 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 			return
 		}
 		next = next.Add(period)
-		timer.Reset(time.Until(next))
+		timer.Reset(time.Until(next)) // at once while catching up
 	}
 }
+
+// maxCatchUp is the longest stall the player makes up by sending the
+// frames it owes back to back; a browser's jitter buffer absorbs such a
+// burst. Past it, the missed frames are skipped.
+const maxCatchUp = 200 * time.Millisecond
 
 // setComplexity sets the encoder's complexity if it has one and it differs.
 func (p *player) setComplexity(c int) {
@@ -378,7 +397,7 @@ fill:
 		o.push(last, frames.Downstream)
 	}
 	o.mu.Unlock()
-	if err := o.s.writeAudio(payload, period); err != nil {
+	if err := o.s.writeAudio(payload); err != nil {
 		o.log.Debug("writing audio", zap.Error(err))
 	}
 	o.sent.Add(1)

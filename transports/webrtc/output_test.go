@@ -10,6 +10,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
 // offlineSession is a session with no peer connection: its output plays
@@ -222,4 +223,62 @@ func TestOutputSendsSilenceWhileIdleWithoutUnderruns(t *testing.T) {
 		task.Cancel("done")
 		<-done
 	})
+}
+
+// stallingEncoder is a codec's encoder that stalls once, on its call
+// number at, for stall: a player descheduled by an overloaded machine.
+type stallingEncoder struct {
+	codec.Encoder
+	calls *int
+	at    int
+	stall time.Duration
+}
+
+func (e stallingEncoder) Encode(pcm []int16, out []byte) (int, error) {
+	if *e.calls++; *e.calls == e.at {
+		time.Sleep(e.stall)
+	}
+	return e.Encoder.Encode(pcm, out)
+}
+
+func stallEncoderOnce(s *Session, at int, stall time.Duration) {
+	newEncoder := s.srv.codec.NewEncoder
+	calls := 0
+	s.srv.codec.NewEncoder = func(rate int) (codec.Encoder, error) {
+		enc, err := newEncoder(rate)
+		return stallingEncoder{enc, &calls, at, stall}, err
+	}
+}
+
+func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
+	for _, tc := range []struct {
+		stall         time.Duration
+		wantSent      uint64 // in the first second
+		wantUnderruns uint64
+	}{
+		// Frame 5 goes out 70 ms late: the next two are due more than a
+		// frame ago and go out late too, the third is on time; the second
+		// still has 50 frames in it.
+		{70 * time.Millisecond, 50, 2},
+		// Past the 200 ms the player makes up, the 24 frames due during
+		// the stall are skipped and counted.
+		{500 * time.Millisecond, 50 - 24, 24},
+	} {
+		t.Run(tc.stall.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s := offlineSession(t)
+				stallEncoderOnce(s, 5, tc.stall)
+				task, done := runOutput(t, s, &sink{start: time.Now()})
+				for i := range 100 {
+					task.QueueFrame(toneFrame(440, 24000, 480, i*480, 5000))
+				}
+				time.Sleep(time.Second - time.Millisecond)
+				if st := s.Output().Stats(); st.FramesSent != tc.wantSent || st.Underruns != tc.wantUnderruns {
+					t.Errorf("after 1 s: %d frames sent, %d underruns; want %d and %d", st.FramesSent, st.Underruns, tc.wantSent, tc.wantUnderruns)
+				}
+				task.Cancel("done")
+				<-done
+			})
+		})
+	}
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/pion/sdp/v3"
 	pion "github.com/pion/webrtc/v4"
-	"github.com/pion/webrtc/v4/pkg/media"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
 // Session is one connected client: its current peer connection (replaced
@@ -37,7 +37,7 @@ type Session struct {
 
 	// offerMu serialises offers (renegotiation, restart) on this session.
 	offerMu sync.Mutex
-	track   atomic.Pointer[pion.TrackLocalStaticSample]
+	track   atomic.Pointer[codec.Track]
 	micOff  atomic.Bool
 	inPush  atomic.Pointer[pusherRef]
 
@@ -270,7 +270,7 @@ type peer struct {
 	s       *Session
 	id      string
 	pc      *pion.PeerConnection
-	track   *pion.TrackLocalStaticSample
+	track   *codec.Track
 	opened  atomic.Bool
 	timeout *time.Timer
 
@@ -389,7 +389,7 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 	}
 	// The bot's audio rides on transceiver 0 (mid "0"): AddTrack after the
 	// offer reuses the first audio transceiver, making it sendrecv.
-	p.track, err = pion.NewTrackLocalStaticSample(srv.codec.Capability(), "audio", "bot")
+	p.track, err = codec.NewTrack(srv.codec.Capability(), "audio", "bot", codec.FrameDuration)
 	if err != nil {
 		return fail(fmt.Errorf("webrtc: audio track: %w", err))
 	}
@@ -687,13 +687,22 @@ func (s *Session) attachInput(out pipeline.Pusher) {
 }
 
 // writeAudio sends one encoded frame on the current peer's track. Before
-// the track is bound (not connected yet) pion drops it.
-func (s *Session) writeAudio(payload []byte, d time.Duration) error {
+// the track is bound (not connected yet) pion drops it. Only the output's
+// player calls it.
+func (s *Session) writeAudio(payload []byte) error {
 	t := s.track.Load()
 	if t == nil {
 		return nil
 	}
-	return t.WriteSample(media.Sample{Data: payload, Duration: d})
+	return t.WriteFrame(payload)
+}
+
+// skipAudio advances the current track's media clock by n frames the
+// player could not send in time.
+func (s *Session) skipAudio(n int) {
+	if t := s.track.Load(); t != nil {
+		t.Skip(n)
+	}
 }
 
 // Renegotiate asks the client to send a new offer on the same peer

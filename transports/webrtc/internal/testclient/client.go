@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/pion/interceptor"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -18,7 +19,6 @@ import (
 	"github.com/pion/ice/v4"
 	"github.com/pion/rtp"
 	pion "github.com/pion/webrtc/v4"
-	"github.com/pion/webrtc/v4/pkg/media"
 
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
@@ -85,7 +85,7 @@ type leg struct {
 	dc     *pion.DataChannel
 	open   chan struct{}
 	closed chan struct{}
-	track  *pion.TrackLocalStaticSample
+	track  *codec.Track
 
 	mu       sync.Mutex
 	answered bool
@@ -93,7 +93,9 @@ type leg struct {
 }
 
 // NewAPI returns the pion API the client uses: the build's audio codec and
-// VP8, loopback candidates only, no mDNS.
+// VP8, loopback candidates only, no mDNS, and RTCP sender and receiver
+// reports as the server has (pion's defaults add NACK, TWCC and stats
+// interceptors, which a load test would measure as part of the server).
 func NewAPI(c codec.Codec) (*pion.API, error) {
 	me := &pion.MediaEngine{}
 	if err := me.RegisterCodec(c.Params, pion.RTPCodecTypeAudio); err != nil {
@@ -107,7 +109,11 @@ func NewAPI(c codec.Codec) (*pion.API, error) {
 	}
 	var se pion.SettingEngine
 	LoopbackOnly(&se)
-	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se)), nil
+	ir := &interceptor.Registry{}
+	if err := pion.ConfigureRTCPReports(ir); err != nil {
+		return nil, err
+	}
+	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
 }
 
 // LoopbackOnly restricts ICE to IPv4 loopback without mDNS, for tests on
@@ -172,7 +178,7 @@ func (c *Client) newLeg() (*leg, error) {
 		return nil, err
 	}
 	l := &leg{pc: pc, open: make(chan struct{}), closed: make(chan struct{})}
-	l.track, err = pion.NewTrackLocalStaticSample(c.codec.Capability(), "mic", "client")
+	l.track, err = codec.NewTrack(c.codec.Capability(), "mic", "client", codec.FrameDuration)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +420,7 @@ func (c *Client) tone() {
 			continue
 		}
 		if l := c.current(); l != nil {
-			if l.track.WriteSample(media.Sample{Data: payload, Duration: codec.FrameDuration}) == nil {
+			if l.track.WriteFrame(payload) == nil {
 				c.PacketsOut.Add(1)
 			}
 		}
