@@ -16,7 +16,9 @@ type binding struct {
 	packets []rtp.Packet
 }
 
-func (b *binding) CodecParameters() []pion.RTPCodecParameters { return []pion.RTPCodecParameters{b.codec} }
+func (b *binding) CodecParameters() []pion.RTPCodecParameters {
+	return []pion.RTPCodecParameters{b.codec}
+}
 func (b *binding) HeaderExtensions() []pion.RTPHeaderExtensionParameter {
 	return nil
 }
