@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pion/rtcp"
+
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
@@ -78,4 +80,28 @@ func abs(v int16) int16 {
 		return -v
 	}
 	return v
+}
+
+func TestTheServerReportsReceptionOfTheClientsAudio(t *testing.T) {
+	h := newHarness(t, Options{})
+	ctx := testContext(t, 20*time.Second)
+	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	var first rtcp.ReceptionReport
+	eventually(t, 10*time.Second, "a receiver report", func() bool {
+		var n int
+		first, n = c.LastReport()
+		return n > 0
+	})
+	var last rtcp.ReceptionReport
+	eventually(t, 10*time.Second, "a later receiver report", func() bool {
+		last, _ = c.LastReport()
+		return last.LastSequenceNumber != first.LastSequenceNumber
+	})
+	// Reports come every second; 50 packets a second go up.
+	if d := last.LastSequenceNumber - first.LastSequenceNumber; d < 25 || d > 100 {
+		t.Errorf("the highest sequence number moved by %d between reports, want about 50", d)
+	}
+	if last.TotalLost != 0 || last.FractionLost != 0 {
+		t.Errorf("report %+v: want nothing lost on loopback", last)
+	}
 }

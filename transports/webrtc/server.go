@@ -21,6 +21,7 @@ import (
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
+	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
 )
 
 // PipelineFactory builds the pipeline task of a new session. Build it
@@ -217,7 +218,7 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 		return nil, fmt.Errorf("webrtc: register VP8: %w", err)
 	}
 	ir := &interceptor.Registry{}
-	if err := pion.ConfigureRTCPReports(ir); err != nil {
+	if err := rtcpreport.Register(ir); err != nil {
 		return nil, fmt.Errorf("webrtc: RTCP reports: %w", err)
 	}
 	var se pion.SettingEngine

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -21,6 +22,7 @@ import (
 	pion "github.com/pion/webrtc/v4"
 
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
+	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
 )
 
 // Options configure a [Client].
@@ -68,6 +70,8 @@ type Client struct {
 	pcID     string
 	received []int16
 	msgs     chan string
+	report   rtcp.ReceptionReport // the server's latest, on the client's audio
+	reports  int
 	pinging  atomic.Bool
 
 	// Counters.
@@ -110,7 +114,7 @@ func NewAPI(c codec.Codec) (*pion.API, error) {
 	var se pion.SettingEngine
 	LoopbackOnly(&se)
 	ir := &interceptor.Registry{}
-	if err := pion.ConfigureRTCPReports(ir); err != nil {
+	if err := rtcpreport.Register(ir); err != nil {
 		return nil, err
 	}
 	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
@@ -182,9 +186,11 @@ func (c *Client) newLeg() (*leg, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := pc.AddTransceiverFromTrack(l.track, pion.RTPTransceiverInit{Direction: pion.RTPTransceiverDirectionSendrecv}); err != nil {
+	mic, err := pc.AddTransceiverFromTrack(l.track, pion.RTPTransceiverInit{Direction: pion.RTPTransceiverDirectionSendrecv})
+	if err != nil {
 		return nil, err
 	}
+	c.spawn(func() { c.readReports(mic.Sender()) })
 	if _, err := pc.AddTransceiverFromKind(pion.RTPCodecTypeVideo, pion.RTPTransceiverInit{Direction: pion.RTPTransceiverDirectionSendrecv}); err != nil {
 		return nil, err
 	}
@@ -508,6 +514,36 @@ func (c *Client) readAudio(t *pion.TrackRemote) {
 		}
 		c.mu.Unlock()
 	}
+}
+
+// readReports keeps the latest reception report the server sent about
+// the client's audio, until the connection closes.
+func (c *Client) readReports(sender *pion.RTPSender) {
+	for {
+		pkts, _, err := sender.ReadRTCP()
+		if err != nil {
+			return
+		}
+		for _, p := range pkts {
+			rr, ok := p.(*rtcp.ReceiverReport)
+			if !ok {
+				continue
+			}
+			for _, r := range rr.Reports {
+				c.mu.Lock()
+				c.report, c.reports = r, c.reports+1
+				c.mu.Unlock()
+			}
+		}
+	}
+}
+
+// LastReport returns the latest reception report the server sent about
+// the client's audio and how many it sent.
+func (c *Client) LastReport() (rtcp.ReceptionReport, int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.report, c.reports
 }
 
 func (c *Client) current() *leg {
