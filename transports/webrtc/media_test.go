@@ -104,4 +104,14 @@ func TestTheServerReportsReceptionOfTheClientsAudio(t *testing.T) {
 	if last.TotalLost != 0 || last.FractionLost != 0 {
 		t.Errorf("report %+v: want nothing lost on loopback", last)
 	}
+	// The reports answer the client's own sender reports, so that it can
+	// measure the round trip.
+	eventually(t, 10*time.Second, "a receiver report answering a sender report", func() bool {
+		last, _ = c.LastReport()
+		return last.LastSenderReport != 0
+	})
+	if last.Delay > 65536 {
+		t.Errorf("the report says the client's sender report came %v before it, want under the 1 s interval",
+			time.Duration(last.Delay)*time.Second/65536)
+	}
 }

@@ -218,9 +218,7 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 		return nil, fmt.Errorf("webrtc: register VP8: %w", err)
 	}
 	ir := &interceptor.Registry{}
-	if err := rtcpreport.Register(ir); err != nil {
-		return nil, fmt.Errorf("webrtc: RTCP reports: %w", err)
-	}
+	rtcpreport.Register(ir)
 	var se pion.SettingEngine
 	if opts.PortMin != 0 || opts.PortMax != 0 {
 		if err := se.SetEphemeralUDPPortRange(opts.PortMin, opts.PortMax); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/pion/interceptor"
 	"github.com/pion/sdp/v3"
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
@@ -370,13 +371,21 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 		return nil, answerBody{}, err
 	}
 	pc.OnDataChannel(func(dc *pion.DataChannel) { s.onDataChannel(p, dc) })
-	pc.OnTrack(func(t *pion.TrackRemote, _ *pion.RTPReceiver) {
+	pc.OnTrack(func(t *pion.TrackRemote, r *pion.RTPReceiver) {
 		s.log.Debug("remote track", zap.String("pc_id", p.id), zap.String("kind", t.Kind().String()),
 			zap.String("codec", t.Codec().MimeType))
 		if t.Kind() != pion.RTPCodecTypeAudio || !p.enter() {
 			return
 		}
 		defer p.leave()
+		// The client's sender reports arrive on the receiver's RTCP: read
+		// them so the receiver reports can answer them (round-trip time).
+		if p.enter() {
+			go func() {
+				defer p.leave()
+				drainRTCP(r)
+			}()
+		}
 		s.in.readTrack(t)
 	})
 	pc.OnConnectionStateChange(func(st pion.PeerConnectionState) {
@@ -400,13 +409,7 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 	if p.enter() {
 		go func() {
 			defer p.leave()
-			// Read RTCP so the interceptors see receiver reports.
-			buf := make([]byte, 1500)
-			for {
-				if _, _, err := sender.Read(buf); err != nil {
-					return
-				}
-			}
+			drainRTCP(sender) // the client's receiver reports on the bot's audio
 		}()
 	}
 	ans, err := s.answer(ctx, p)
@@ -414,6 +417,19 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 		return fail(err)
 	}
 	return p, ans, nil
+}
+
+// drainRTCP reads a sender's or receiver's RTCP until the connection
+// closes, for the interceptors that watch it (rtcpreport).
+func drainRTCP(r interface {
+	Read([]byte) (int, interceptor.Attributes, error)
+}) {
+	buf := make([]byte, 1500)
+	for {
+		if _, _, err := r.Read(buf); err != nil {
+			return
+		}
+	}
 }
 
 // answer creates and applies an answer, waits for ICE gathering and

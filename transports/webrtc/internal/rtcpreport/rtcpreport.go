@@ -1,13 +1,16 @@
-// Package rtcpreport sends RTCP receiver reports (RFC 3550 §6.4.2) for the
-// RTP streams a peer connection receives: losses, the extended highest
-// sequence number, interarrival jitter and the round-trip fields that
-// answer the sender's reports.
+// Package rtcpreport sends the RTCP reports of RFC 3550 §6.4 for a pion
+// API's peer connections: sender reports for the streams each one sends
+// (packet and octet counts, the RTP time of now) and receiver reports for
+// the streams it receives (losses, the extended highest sequence number,
+// interarrival jitter, and the times that answer the sender's reports).
 //
-// It takes the place of pion's report.ReceiverInterceptor on the receive
-// path, which parses every packet's header into a new rtp.Header kept in a
-// new attributes map: two allocations per packet, 50 a second per stream.
-// This one reads the sequence number and timestamp from the fixed header
-// in place, so receiving media allocates nothing.
+// It takes the place of pion's report interceptors, for two reasons. The
+// receiver side of those parses every packet's header into a new
+// rtp.Header kept in a new attributes map, two allocations per packet;
+// this one reads the sequence number and timestamp in place, so media
+// flows without allocating. And those run two ticker goroutines per peer
+// connection; here one goroutine per Reports sends every connection's
+// reports, each as one compound packet, while there is a connection.
 package rtcpreport
 
 import (
@@ -17,66 +20,127 @@ import (
 	"time"
 
 	"github.com/pion/interceptor"
-	"github.com/pion/interceptor/pkg/report"
 	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
 )
 
-// Register adds RTCP reports to a peer connection's interceptors: pion's
-// sender reports for the streams it sends, and this package's receiver
-// reports for the streams it receives.
-func Register(ir *interceptor.Registry) error {
-	sender, err := report.NewSenderInterceptor()
-	if err != nil {
-		return err
-	}
-	ir.Add(sender)
-	ir.Add(Factory{})
-	return nil
-}
+// Register adds RTCP reports to an interceptor registry: every peer
+// connection of the pion API built with it sends its reports and answers
+// its peer's, all from one goroutine.
+func Register(ir *interceptor.Registry) { ir.Add(&Reports{}) }
 
-// Factory makes the interceptor of each peer connection; register it with
-// an interceptor.Registry.
-type Factory struct {
+// Reports is the interceptor factory: register one with a pion API's
+// interceptor.Registry. Its zero value sends reports every second.
+type Reports struct {
 	// Interval between two reports on each stream. Default: 1 s.
 	Interval time.Duration
 	// Now is the clock, for tests. Default: time.Now.
 	Now func() time.Time
+
+	mu      sync.Mutex
+	peers   map[*reporter]struct{} // those with an RTCP writer
+	stop    chan struct{}          // of the running loop, nil when none runs
+	stopped chan struct{}
 }
 
 // NewInterceptor implements interceptor.Factory.
-func (f Factory) NewInterceptor(string) (interceptor.Interceptor, error) {
-	r := &reporter{interval: f.Interval, now: f.Now, streams: map[uint32]*stream{}, stop: make(chan struct{})}
-	if r.interval <= 0 {
-		r.interval = time.Second
+func (f *Reports) NewInterceptor(string) (interceptor.Interceptor, error) {
+	now := f.Now
+	if now == nil {
+		now = time.Now
 	}
-	if r.now == nil {
-		r.now = time.Now
+	return &reporter{f: f, now: now, recv: map[uint32]*stream{}}, nil
+}
+
+func (f *Reports) interval() time.Duration {
+	if f.Interval <= 0 {
+		return time.Second
 	}
-	return r, nil
+	return f.Interval
+}
+
+// add starts reporting on r, and the loop with the first connection.
+func (f *Reports) add(r *reporter) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.peers == nil {
+		f.peers = map[*reporter]struct{}{}
+	}
+	f.peers[r] = struct{}{}
+	if f.stop == nil {
+		f.stop, f.stopped = make(chan struct{}), make(chan struct{})
+		go f.loop(f.stop, f.stopped)
+	}
+}
+
+// remove stops reporting on r; after the last connection it stops the
+// loop and waits for it, so no goroutine outlives the connections.
+func (f *Reports) remove(r *reporter) {
+	f.mu.Lock()
+	if _, ok := f.peers[r]; !ok {
+		f.mu.Unlock()
+		return
+	}
+	delete(f.peers, r)
+	var stop, stopped chan struct{}
+	if len(f.peers) == 0 {
+		stop, stopped = f.stop, f.stopped
+		f.stop, f.stopped = nil, nil
+	}
+	f.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-stopped
+	}
+}
+
+func (f *Reports) loop(stop <-chan struct{}, stopped chan<- struct{}) {
+	defer close(stopped)
+	t := time.NewTicker(f.interval())
+	defer t.Stop()
+	var due []*reporter
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		f.mu.Lock()
+		due = due[:0]
+		for r := range f.peers {
+			due = append(due, r)
+		}
+		f.mu.Unlock()
+		for _, r := range due {
+			r.send()
+		}
+		clear(due) // let closed connections go
+	}
 }
 
 // reporter is the interceptor of one peer connection.
 type reporter struct {
 	interceptor.NoOp
-	interval time.Duration
-	now      func() time.Time
+	f   *Reports
+	now func() time.Time
 
-	mu      sync.Mutex
-	streams map[uint32]*stream // by the sender's SSRC
-	running bool
-	closed  bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
+	mu     sync.Mutex
+	writer interceptor.RTCPWriter
+	sent   []*sentStream      // the streams the connection sends
+	recv   map[uint32]*stream // the streams it receives, by the sender's SSRC
+	closed bool
 }
 
-// BindRTCPWriter starts sending reports through w.
+// BindRTCPWriter starts reporting on the connection through w.
 func (r *reporter) BindRTCPWriter(w interceptor.RTCPWriter) interceptor.RTCPWriter {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !r.running && !r.closed {
-		r.running = true
-		r.wg.Add(1)
-		go r.loop(w)
+	ok := r.writer == nil && !r.closed
+	if ok {
+		r.writer = w
+	}
+	r.mu.Unlock()
+	if ok {
+		r.f.add(r)
 	}
 	return w
 }
@@ -93,11 +157,35 @@ func (r *reporter) BindRTCPReader(reader interceptor.RTCPReader) interceptor.RTC
 	})
 }
 
+// BindLocalStream counts the packets of a stream the connection sends.
+func (r *reporter) BindLocalStream(info *interceptor.StreamInfo, writer interceptor.RTPWriter) interceptor.RTPWriter {
+	st := &sentStream{ssrc: info.SSRC, clockRate: float64(info.ClockRate)}
+	r.mu.Lock()
+	r.sent = append(r.sent, st)
+	r.mu.Unlock()
+	return interceptor.RTPWriterFunc(func(h *rtp.Header, payload []byte, a interceptor.Attributes) (int, error) {
+		st.sent(r.now(), h.Timestamp, len(payload))
+		return writer.Write(h, payload, a)
+	})
+}
+
+// UnbindLocalStream stops reporting on a stream the connection sent.
+func (r *reporter) UnbindLocalStream(info *interceptor.StreamInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, st := range r.sent {
+		if st.ssrc == info.SSRC {
+			r.sent = append(r.sent[:i], r.sent[i+1:]...)
+			return
+		}
+	}
+}
+
 // BindRemoteStream counts the packets of a stream as they are read.
 func (r *reporter) BindRemoteStream(info *interceptor.StreamInfo, reader interceptor.RTPReader) interceptor.RTPReader {
 	st := &stream{ssrc: info.SSRC, reporter: rand.Uint32(), clockRate: float64(info.ClockRate)}
 	r.mu.Lock()
-	r.streams[info.SSRC] = st
+	r.recv[info.SSRC] = st
 	r.mu.Unlock()
 	return interceptor.RTPReaderFunc(func(b []byte, a interceptor.Attributes) (int, interceptor.Attributes, error) {
 		n, a, err := reader.Read(b, a)
@@ -111,51 +199,42 @@ func (r *reporter) BindRemoteStream(info *interceptor.StreamInfo, reader interce
 // UnbindRemoteStream stops reporting on a stream.
 func (r *reporter) UnbindRemoteStream(info *interceptor.StreamInfo) {
 	r.mu.Lock()
-	delete(r.streams, info.SSRC)
+	delete(r.recv, info.SSRC)
 	r.mu.Unlock()
 }
 
-// Close stops the reports and waits for the goroutine that sends them.
+// Close stops reporting on the connection.
 func (r *reporter) Close() error {
 	r.mu.Lock()
-	if !r.closed {
-		r.closed = true
-		close(r.stop)
-	}
+	r.closed = true
 	r.mu.Unlock()
-	r.wg.Wait()
+	r.f.remove(r)
 	return nil
 }
 
-func (r *reporter) loop(w interceptor.RTCPWriter) {
-	defer r.wg.Done()
-	t := time.NewTicker(r.interval)
-	defer t.Stop()
-	var due []*stream
-	for {
-		select {
-		case <-r.stop:
-			return
-		case <-t.C:
-		}
-		r.mu.Lock()
-		due = due[:0]
-		for _, st := range r.streams {
-			due = append(due, st)
-		}
-		r.mu.Unlock()
-		now := r.now()
-		for _, st := range due {
-			rr, ok := st.report(now)
-			if !ok {
-				continue
-			}
-			if _, err := w.Write([]rtcp.Packet{rr}, interceptor.Attributes{}); err != nil {
-				// The connection is closing; Close stops the loop.
-				continue
-			}
+// send writes the connection's reports, senders' first, as one compound
+// packet.
+func (r *reporter) send() {
+	now := r.now()
+	r.mu.Lock()
+	w := r.writer
+	var pkts []rtcp.Packet
+	for _, st := range r.sent {
+		if sr, ok := st.report(now); ok {
+			pkts = append(pkts, sr)
 		}
 	}
+	for _, st := range r.recv {
+		if rr, ok := st.report(now); ok {
+			pkts = append(pkts, rr)
+		}
+	}
+	r.mu.Unlock()
+	if w == nil || len(pkts) == 0 {
+		return
+	}
+	// An error means the connection is closing, and Close follows.
+	_, _ = w.Write(pkts, interceptor.Attributes{})
 }
 
 // senderReports records the sender reports in a compound RTCP packet.
@@ -171,7 +250,7 @@ func (r *reporter) senderReports(b []byte) {
 			ssrc := binary.BigEndian.Uint32(b[4:8])
 			middle := binary.BigEndian.Uint32(b[10:14]) // the middle 32 bits of the 64-bit NTP time
 			r.mu.Lock()
-			st := r.streams[ssrc]
+			st := r.recv[ssrc]
 			r.mu.Unlock()
 			if st != nil {
 				if now.IsZero() {
@@ -300,4 +379,51 @@ func (s *stream) report(now time.Time) (*rtcp.ReceiverReport, bool) {
 		LastSenderReport:   s.lastSR,
 		Delay:              delay,
 	}}}, true
+}
+
+// sentStream holds what a sender report says of one sent stream.
+type sentStream struct {
+	ssrc      uint32
+	clockRate float64
+
+	mu      sync.Mutex
+	packets uint32
+	octets  uint32
+	lastTS  uint32    // the timestamp of the latest packet
+	lastAt  time.Time // when it was sent
+}
+
+func (s *sentStream) sent(now time.Time, ts uint32, payload int) {
+	s.mu.Lock()
+	s.packets++
+	s.octets += uint32(payload)
+	s.lastTS, s.lastAt = ts, now
+	s.mu.Unlock()
+}
+
+// report returns the stream's sender report at now, false before its
+// first packet. Its RTP time is the latest packet's, advanced by the time
+// since on the stream's clock.
+func (s *sentStream) report(now time.Time) (*rtcp.SenderReport, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.packets == 0 {
+		return nil, false
+	}
+	return &rtcp.SenderReport{
+		SSRC:        s.ssrc,
+		NTPTime:     ntpTime(now),
+		RTPTime:     s.lastTS + uint32(now.Sub(s.lastAt).Seconds()*s.clockRate),
+		PacketCount: s.packets,
+		OctetCount:  s.octets,
+	}, true
+}
+
+// ntpTime is t in the 64-bit NTP format: seconds since 1900 in the high
+// 32 bits, the fraction of a second in the low 32.
+func ntpTime(t time.Time) uint64 {
+	const unixToNTP = 2208988800
+	secs := uint64(t.Unix() + unixToNTP)
+	frac := uint64(t.Nanosecond()) << 32 / 1e9
+	return secs<<32 | frac
 }

@@ -2,6 +2,7 @@ package rtcpreport
 
 import (
 	"encoding/binary"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/pion/interceptor"
 	"github.com/pion/rtcp"
+	"github.com/pion/rtp"
 )
 
 // clock is a settable time source.
@@ -61,7 +63,7 @@ type receiver struct {
 func newReceiver(t *testing.T) *receiver {
 	t.Helper()
 	clk := &clock{t: time.Unix(1000, 0)}
-	i, err := Factory{Now: clk.now}.NewInterceptor("")
+	i, err := (&Reports{Now: clk.now}).NewInterceptor("")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +86,7 @@ func (rc *receiver) packet(t *testing.T, gap time.Duration, seq uint16, ts uint3
 func (rc *receiver) report(t *testing.T) rtcp.ReceptionReport {
 	t.Helper()
 	rc.r.mu.Lock()
-	st := rc.r.streams[42]
+	st := rc.r.recv[42]
 	rc.r.mu.Unlock()
 	rr, ok := st.report(rc.clk.now())
 	if !ok {
@@ -196,7 +198,7 @@ func TestReportAnswersTheLastSenderReport(t *testing.T) {
 func TestNoReportBeforeTheFirstPacket(t *testing.T) {
 	rc := newReceiver(t)
 	rc.r.mu.Lock()
-	st := rc.r.streams[42]
+	st := rc.r.recv[42]
 	rc.r.mu.Unlock()
 	if rr, ok := st.report(rc.clk.now()); ok {
 		t.Errorf("report %+v before any packet", rr)
@@ -218,38 +220,93 @@ func (w *writer) Write(pkts []rtcp.Packet, _ interceptor.Attributes) (int, error
 
 func (w *writer) count() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.sent) }
 
-func TestReportsGoOutEveryIntervalUntilClose(t *testing.T) {
-	i, err := Factory{Interval: 5 * time.Millisecond}.NewInterceptor("")
+func TestSenderReportCountsWhatWasSentAndTellsTheRTPTimeOfNow(t *testing.T) {
+	clk := &clock{t: time.Unix(1_700_000_000, 250_000_000)}
+	i, err := (&Reports{Now: clk.now}).NewInterceptor("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &feed{next: rtpPacket(1, 0)}
-	read := i.BindRemoteStream(&interceptor.StreamInfo{SSRC: 42, ClockRate: 48000}, f)
-	w := &writer{}
-	i.BindRTCPWriter(w)
-	if _, _, err := read.Read(make([]byte, 1500), nil); err != nil {
-		t.Fatal(err)
+	defer i.Close()
+	r := i.(*reporter)
+	write := i.BindLocalStream(&interceptor.StreamInfo{SSRC: 9, ClockRate: 48000},
+		interceptor.RTPWriterFunc(func(_ *rtp.Header, p []byte, _ interceptor.Attributes) (int, error) { return len(p), nil }))
+	if _, ok := r.sent[0].report(clk.now()); ok {
+		t.Error("a sender report before the first packet")
+	}
+	for k := range 3 {
+		clk.advance(frame)
+		if _, err := write.Write(&rtp.Header{Timestamp: 1000 + uint32(k)*960}, make([]byte, 10+k), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.advance(100 * time.Millisecond)
+	sr, ok := r.sent[0].report(clk.now())
+	if !ok {
+		t.Fatal("no sender report")
+	}
+	want := &rtcp.SenderReport{
+		SSRC: 9,
+		// 1,700,000,000.41 s since 1970: 2,208,988,800 s more since 1900
+		// (70 years, 17 of them leap), and 0.41 × 2^32 as the fraction.
+		NTPTime:     (1_700_000_000+2_208_988_800)<<32 | 1_760_936_591,
+		RTPTime:     1000 + 2*960 + 4800, // the last packet's, plus 100 ms at 48 kHz
+		PacketCount: 3,
+		OctetCount:  10 + 11 + 12,
+	}
+	if diff := cmp.Diff(want, sr); diff != "" {
+		t.Errorf("sender report (-want +got):\n%s", diff)
+	}
+}
+
+func TestOneGoroutineSendsEveryConnectionsReportsWhileOneIsOpen(t *testing.T) {
+	before := runtime.NumGoroutine()
+	f := &Reports{Interval: 5 * time.Millisecond}
+	var conns []interceptor.Interceptor
+	var writers []*writer
+	for range 10 {
+		i, err := f.NewInterceptor("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed := &feed{next: rtpPacket(1, 0)}
+		read := i.BindRemoteStream(&interceptor.StreamInfo{SSRC: 42, ClockRate: 48000}, feed)
+		w := &writer{}
+		i.BindRTCPWriter(w)
+		if _, _, err := read.Read(make([]byte, 1500), nil); err != nil {
+			t.Fatal(err)
+		}
+		conns, writers = append(conns, i), append(writers, w)
+	}
+	if n := runtime.NumGoroutine() - before; n != 1 {
+		t.Errorf("%d goroutines for 10 connections, want 1", n)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for w.count() < 3 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	for _, w := range writers {
+		for w.count() < 3 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if w.count() < 3 {
+			t.Fatalf("%d reports in 5 s at a 5 ms interval", w.count())
+		}
 	}
-	if err := i.Close(); err != nil {
-		t.Fatal(err)
+	rr, ok := writers[0].sent[0].(*rtcp.ReceiverReport)
+	if !ok || len(rr.Reports) != 1 || rr.Reports[0].SSRC != 42 {
+		t.Errorf("sent %v, want receiver reports on SSRC 42", writers[0].sent[0])
 	}
-	if err := i.Close(); err != nil {
+	for _, c := range conns {
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := conns[0].Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	n := w.count()
-	if n < 3 {
-		t.Fatalf("%d reports in 5 s at a 5 ms interval", n)
+	if n := runtime.NumGoroutine() - before; n != 0 {
+		t.Errorf("%d goroutines left after the last connection closed", n)
 	}
-	rr, ok := w.sent[0].(*rtcp.ReceiverReport)
-	if !ok || len(rr.Reports) != 1 || rr.Reports[0].SSRC != 42 {
-		t.Errorf("sent %v, want receiver reports on SSRC 42", w.sent[0])
-	}
+	n := writers[0].count()
 	time.Sleep(20 * time.Millisecond)
-	if w.count() != n {
+	if writers[0].count() != n {
 		t.Error("reports after Close")
 	}
 }

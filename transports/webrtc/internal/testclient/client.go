@@ -94,6 +94,7 @@ type leg struct {
 	mu       sync.Mutex
 	answered bool
 	queue    []pion.ICECandidateInit
+	gathered bool // the last candidate is in queue
 }
 
 // NewAPI returns the pion API the client uses: the build's audio codec and
@@ -114,10 +115,25 @@ func NewAPI(c codec.Codec) (*pion.API, error) {
 	var se pion.SettingEngine
 	LoopbackOnly(&se)
 	ir := &interceptor.Registry{}
-	if err := rtcpreport.Register(ir); err != nil {
+	rtcpreport.Register(ir)
+	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
+}
+
+// apis holds the API of each codec, shared by the clients of a process as
+// a browser's tabs share one engine: one RTCP report goroutine serves them
+// all.
+var apis sync.Map // codec MIME type -> *pion.API
+
+func sharedAPI(c codec.Codec) (*pion.API, error) {
+	if api, ok := apis.Load(c.Params.MimeType); ok {
+		return api.(*pion.API), nil
+	}
+	api, err := NewAPI(c)
+	if err != nil {
 		return nil, err
 	}
-	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
+	actual, _ := apis.LoadOrStore(c.Params.MimeType, api)
+	return actual.(*pion.API), nil
 }
 
 // LoopbackOnly restricts ICE to IPv4 loopback without mDNS, for tests on
@@ -142,7 +158,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		opts.KeepAudio = 10 * time.Second
 	}
 	c := &Client{opts: opts, codec: codec.Default(), http: opts.HTTP, msgs: make(chan string, 1024)}
-	api, err := NewAPI(c.codec)
+	api, err := sharedAPI(c.codec)
 	if err != nil {
 		return nil, err
 	}
@@ -226,6 +242,9 @@ func (c *Client) newLeg() (*leg, error) {
 	})
 	pc.OnICECandidate(func(cand *pion.ICECandidate) {
 		if cand == nil {
+			l.mu.Lock()
+			l.gathered = true
+			l.mu.Unlock()
 			return
 		}
 		init := cand.ToJSON()
@@ -363,10 +382,13 @@ func (c *Client) trickle(l *leg) {
 			return
 		}
 		l.mu.Lock()
-		q := l.queue
+		q, gathered := l.queue, l.gathered
 		l.queue = nil
 		l.mu.Unlock()
 		if len(q) == 0 || c.opts.NoTrickle {
+			if gathered {
+				return // every candidate has been sent
+			}
 			continue
 		}
 		cands := make([]map[string]any, len(q))
