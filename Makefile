@@ -33,7 +33,7 @@ test-e2e:
 # both ways), each printing JSON lines.
 bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
-	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 25,50,75,100
+	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 25,50,75,100 -duration 30s
 	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -idle -separate -n 100
 
 lint:

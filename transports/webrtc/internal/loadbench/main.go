@@ -9,6 +9,10 @@
 //
 //	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -n 25,50,100
 //
+// make bench measures 30 s per N: at 100 sessions a garbage collection
+// comes every 10-15 s and its mark phase is when players fall behind, so
+// a shorter window can miss the moments that decide the result.
+//
 // The clients run in the server's process, as the load target is stated,
 // so CPU and heap figures include them. With -separate they run in a
 // second process and the figures are the server's alone (the client
