@@ -12,6 +12,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 )
 
 type cityArgs struct {
@@ -30,7 +31,7 @@ func TestEndToEndParallelToolsThenAnswer(t *testing.T) {
 	const question = "What's the weather in Paris and the time in Tokyo?"
 	const answer = "It's 21°C and sunny in Paris, and 9 PM in Tokyo."
 
-	model := &fakeModel{respond: func(n int, req *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(n int, req *frames.LLMContext) []llm.Event {
 		switch n {
 		case 0:
 			if last := req.Messages[len(req.Messages)-1]; last.Role != "user" || last.Content != question {
@@ -109,7 +110,7 @@ func TestEndToEndParallelToolsThenAnswer(t *testing.T) {
 		t.Fatalf("context (-want +got):\n%s", d)
 	}
 
-	reqs := model.requests()
+	reqs := model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d inferences, want 2 (one re-run)", len(reqs))
 	}

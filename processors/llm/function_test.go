@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 )
 
 type weatherArgs struct {
@@ -57,7 +58,7 @@ func TestNewFunctionDeclaresTheTool(t *testing.T) {
 }
 
 func TestRegisterRejectsBrokenDeclarations(t *testing.T) {
-	s := llm.NewService(&fakeModel{}, llm.ServiceOptions{})
+	s := llm.NewService(&llmtest.Provider{}, llm.ServiceOptions{})
 	h := func(context.Context, llm.FunctionCallParams) error { return nil }
 	cases := map[string]llm.Function{
 		"no name":         {Handler: h},

@@ -2,7 +2,6 @@ package llm_test
 
 import (
 	"context"
-	"iter"
 	"sync"
 	"testing"
 	"time"
@@ -11,53 +10,6 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 )
-
-// fakeModel is a scripted provider: respond gives the events of the n-th
-// request (counting from 0).
-type fakeModel struct {
-	respond func(n int, req *frames.LLMContext) []llm.Event
-	// err, when set, is yielded after the events.
-	err error
-	// hang keeps the stream open after the events until ctx ends.
-	hang bool
-
-	mu   sync.Mutex
-	reqs []*frames.LLMContext
-}
-
-func (m *fakeModel) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
-	return func(yield func(llm.Event, error) bool) {
-		m.mu.Lock()
-		n := len(m.reqs)
-		m.reqs = append(m.reqs, req)
-		m.mu.Unlock()
-		if m.respond != nil {
-			for _, ev := range m.respond(n, req) {
-				if ctx.Err() != nil {
-					yield(llm.Event{}, ctx.Err())
-					return
-				}
-				if !yield(ev, nil) {
-					return
-				}
-			}
-		}
-		if m.hang {
-			<-ctx.Done()
-			yield(llm.Event{}, ctx.Err())
-			return
-		}
-		if m.err != nil {
-			yield(llm.Event{}, m.err)
-		}
-	}
-}
-
-func (m *fakeModel) requests() []*frames.LLMContext {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*frames.LLMContext(nil), m.reqs...)
-}
 
 func textEvents(parts ...string) []llm.Event {
 	out := make([]llm.Event, len(parts))

@@ -14,6 +14,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 )
 
 func userContext(text string) *frames.LLMContext {
@@ -21,7 +22,7 @@ func userContext(text string) *frames.LLMContext {
 }
 
 func TestResponseStreamsTextBetweenStartAndEnd(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event {
 		return append(textEvents("Hel", "lo", ""), llm.UsageEvent(frames.LLMTokenUsage{PromptTokens: 3, CompletionTokens: 2, TotalTokens: 5}))
 	}}
 	svc := llm.NewService(model, llm.ServiceOptions{Name: "llm"})
@@ -62,7 +63,7 @@ func nonMetrics(fs []frames.Frame) []frames.Frame {
 }
 
 func TestMetricsStayOffUnlessEnabled(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("x") }}
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("x") }}
 	h := newHarness(t, pipeline.TaskOptions{}, llm.NewService(model, llm.ServiceOptions{}))
 	h.send(userContext("hi"))
 	if n := count[*frames.Metrics](h.Down()); n != 0 {
@@ -76,7 +77,7 @@ func (transientErr) Error() string                  { return "model overloaded" 
 func (transientErr) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 func TestProviderErrorGivesAnErrorFrameAndABalancedResponse(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("partial") }, err: transientErr{}}
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("partial") }, Err: transientErr{}}
 	h := newHarness(t, pipeline.TaskOptions{}, llm.NewService(model, llm.ServiceOptions{}))
 	h.send(userContext("hi"))
 	down := h.Down()
@@ -93,7 +94,7 @@ func TestProviderErrorGivesAnErrorFrameAndABalancedResponse(t *testing.T) {
 // Two context frames in quick succession give two balanced, ordered
 // responses (§6 item 13).
 func TestOverlappingRequestsGiveOrderedBalancedResponses(t *testing.T) {
-	model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 		if n == 0 {
 			return textEvents("one", "-a", "-b")
 		}
@@ -111,7 +112,7 @@ func TestOverlappingRequestsGiveOrderedBalancedResponses(t *testing.T) {
 }
 
 func TestContextFromUpstreamAlsoStartsAResponse(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("up") }}
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("up") }}
 	svc := llm.NewService(model, llm.ServiceOptions{})
 	h := newHarness(t, pipeline.TaskOptions{}, svc, pipeline.ProcessorFunc(func(_ context.Context, hd *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 		if tf, ok := f.(*frames.Text); ok && tf.Text == "ask" {
@@ -130,7 +131,7 @@ func TestContextFromUpstreamAlsoStartsAResponse(t *testing.T) {
 }
 
 func TestConfigureOutputMarksResponsesSkipTTS(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("quiet") }}
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event { return textEvents("quiet") }}
 	h := newHarness(t, pipeline.TaskOptions{}, llm.NewService(model, llm.ServiceOptions{}))
 	h.send(&frames.LLMConfigureOutput{SkipTTS: true})
 	h.send(userContext("hi"))
@@ -169,8 +170,8 @@ func errorText(v any) string {
 	return ""
 }
 
-func oneCall(id, name, args string) *fakeModel {
-	return &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+func oneCall(id, name, args string) *llmtest.Provider {
+	return &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 		if n == 0 {
 			return []llm.Event{toolCall(id, name, args)}
 		}
@@ -390,7 +391,7 @@ func TestServiceDefaultTimeoutApplies(t *testing.T) {
 // its own cancel frame; a call kept on interruption goes on; a result after
 // the cancel is rejected (§6 item 11: late result after interruption).
 func TestInterruptionCancelsCallsPerFunction(t *testing.T) {
-	model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 		if n == 0 {
 			return []llm.Event{toolCall("a", "cancellable", `{}`), toolCall("b", "kept", `{}`)}
 		}
@@ -454,7 +455,7 @@ func TestParallelAndSequentialCalls(t *testing.T) {
 			name = "sequential"
 		}
 		t.Run(name, func(t *testing.T) {
-			model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+			model := &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 				if n == 0 {
 					return []llm.Event{toolCall("1", "f", `{}`), toolCall("2", "f", `{}`), toolCall("3", "f", `{}`)}
 				}
@@ -512,7 +513,7 @@ func TestParallelAndSequentialCalls(t *testing.T) {
 }
 
 func TestResultOptionsSetRunLLM(t *testing.T) {
-	model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 		if n == 0 {
 			return []llm.Event{toolCall("never", "f", `{}`), toolCall("always", "f", `{}`)}
 		}
@@ -544,9 +545,9 @@ func TestResultOptionsSetRunLLM(t *testing.T) {
 // by the next processor's own interruption handling: consumers close an
 // open response on Interruption.)
 func TestInterruptionCancelsTheStream(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event {
 		return []llm.Event{llm.TextEvent("Once upon"), toolCall("c1", "f", "{}")}
-	}, hang: true}
+	}, Hang: llmtest.Always}
 	svc := llm.NewService(model, llm.ServiceOptions{})
 	var ran atomic.Bool
 	_ = svc.Register(llm.Function{Name: "f", Handler: func(context.Context, llm.FunctionCallParams) error { ran.Store(true); return nil }})
@@ -580,9 +581,9 @@ func TestInterruptionCancelsTheStream(t *testing.T) {
 
 // Usage that arrived before an interruption is still reported.
 func TestUsageIsReportedEvenWhenInterrupted(t *testing.T) {
-	model := &fakeModel{respond: func(int, *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(int, *frames.LLMContext) []llm.Event {
 		return []llm.Event{llm.UsageEvent(frames.LLMTokenUsage{PromptTokens: 40, TotalTokens: 40}), llm.TextEvent("Once")}
-	}, hang: true}
+	}, Hang: llmtest.Always}
 	h := newHarness(t, pipeline.TaskOptions{EnableUsageMetrics: true}, llm.NewService(model, llm.ServiceOptions{}))
 	h.task.QueueFrame(userContext("story"))
 	h.waitFor("text", func(down, _ []frames.Frame) bool { return count[*frames.LLMText](down) == 1 })
@@ -614,7 +615,7 @@ func TestUnregisteredFunctionIsNoLongerAvailable(t *testing.T) {
 // Calls without ids (some local servers) or with duplicate ids get unique
 // ones, so results can never be confused.
 func TestMissingAndDuplicateCallIDsAreReplaced(t *testing.T) {
-	model := &fakeModel{respond: func(n int, _ *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{Respond: func(n int, _ *frames.LLMContext) []llm.Event {
 		if n == 0 {
 			return []llm.Event{toolCall("", "f", `{}`), toolCall("dup", "f", `{}`), toolCall("dup", "f", `{}`)}
 		}
