@@ -11,6 +11,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
 )
 
@@ -117,7 +118,7 @@ func TestPerDomainTool(t *testing.T) {
 		}
 		return agent.Respond(call, "Playing "+a.Song+".")
 	})
-	model := &fakeModel{respond: script([]llm.Event{llm.ToolCallEvent(frames.LLMToolCall{ID: "p1", Name: "play", Arguments: `{"song":"Feeling Good"}`})})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.ToolCallEvent(frames.LLMToolCall{ID: "p1", Name: "play", Arguments: `{"song":"Feeling Good"}`})})}
 	r := newRig(t, model, rigOptions{tools: []llm.Function{play}})
 	agent = r.agent
 	r.say("play feeling good")
@@ -133,7 +134,7 @@ func TestPerDomainTool(t *testing.T) {
 	if d := cmp.Diff([]string{"Playing Feeling Good."}, r.spoken()); d != "" {
 		t.Errorf("spoken (-want +got):\n%s", d)
 	}
-	if n := len(model.requests()); n != 1 {
+	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d inferences, want 1", n)
 	}
 }
@@ -160,7 +161,7 @@ func TestHandRolledReply(t *testing.T) {
 		}
 		return agent.Respond(call, a.Answer)
 	})
-	model := &fakeModel{respond: script([]llm.Event{llm.ToolCallEvent(frames.LLMToolCall{ID: "r1", Name: "reply",
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.ToolCallEvent(frames.LLMToolCall{ID: "r1", Name: "reply",
 		Arguments: `{"answer":"Researching the Mariana Trench now.","research_query":"Mariana Trench","highlight":"e2"}`})})}
 	r := newRig(t, model, rigOptions{noWrap: true, snapshot: snapshotOf(t, formTree)})
 	agent = r.agent

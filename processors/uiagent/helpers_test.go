@@ -3,7 +3,6 @@ package uiagent
 import (
 	"context"
 	"encoding/json"
-	"iter"
 	"sync"
 	"testing"
 	"time"
@@ -13,64 +12,12 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
 )
 
-// fakeModel is a scripted provider: respond gives the events of the n-th
-// request (from 0).
-type fakeModel struct {
-	respond func(n int, req *frames.LLMContext) []llm.Event
-	// hang, when it returns true for request n, keeps that stream open
-	// until it is cancelled.
-	hang func(n int) bool
-	err  error
-
-	mu   sync.Mutex
-	reqs []*frames.LLMContext
-}
-
-func (m *fakeModel) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
-	return func(yield func(llm.Event, error) bool) {
-		m.mu.Lock()
-		n := len(m.reqs)
-		m.reqs = append(m.reqs, req)
-		m.mu.Unlock()
-		if m.hang != nil && m.hang(n) {
-			<-ctx.Done()
-			yield(llm.Event{}, ctx.Err())
-			return
-		}
-		if m.respond != nil {
-			for _, ev := range m.respond(n, req) {
-				if !yield(ev, nil) {
-					return
-				}
-			}
-		}
-		if m.err != nil {
-			yield(llm.Event{}, m.err)
-		}
-	}
-}
-
-func (m *fakeModel) requests() []*frames.LLMContext {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]*frames.LLMContext(nil), m.reqs...)
-}
-
 func replyCall(id, args string) llm.Event {
 	return llm.ToolCallEvent(frames.LLMToolCall{ID: id, Name: ReplyToolName, Arguments: args})
-}
-
-// script answers the n-th request with the n-th list of events.
-func script(steps ...[]llm.Event) func(int, *frames.LLMContext) []llm.Event {
-	return func(n int, _ *frames.LLMContext) []llm.Event {
-		if n < len(steps) {
-			return steps[n]
-		}
-		return nil
-	}
 }
 
 // rig is an agent in a running pipeline: agent → user aggregator → LLM
@@ -78,7 +25,7 @@ func script(steps ...[]llm.Event) func(int, *frames.LLMContext) []llm.Event {
 type rig struct {
 	t     *testing.T
 	agent *Agent
-	model *fakeModel
+	model *llmtest.Provider
 	conv  *llm.Context
 	pair  *llm.Pair
 	svc   *llm.Service
@@ -103,7 +50,7 @@ type rigOptions struct {
 	afterLLM []pipeline.Processor
 }
 
-func newRig(t *testing.T, model *fakeModel, o rigOptions) *rig {
+func newRig(t *testing.T, model *llmtest.Provider, o rigOptions) *rig {
 	t.Helper()
 	r := &rig{t: t, model: model, done: make(chan error, 1), wake: make(chan struct{}, 1)}
 	user := o.agent.OnTurnEnd
@@ -347,8 +294,6 @@ func jsonOf(t testing.TB, s string) any {
 }
 
 var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })
-
-func always(int) bool { return true }
 
 // waitResults waits until n tool results are in the context, none of them
 // still in progress, and returns them.

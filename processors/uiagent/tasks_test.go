@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
 )
 
@@ -402,7 +403,7 @@ func TestGroupsEndAndCleanup(t *testing.T) {
 // Updates and completions never touch the LLM context; they leave the
 // agent as UI task frames.
 func TestAgentGroupsStayOutOfTheContext(t *testing.T) {
-	r := newRig(t, &fakeModel{}, rigOptions{})
+	r := newRig(t, &llmtest.Provider{}, rigOptions{})
 	before := r.conv.Messages()
 	_, err := r.agent.Tasks().Run(context.Background(), GroupOptions{Label: "x"},
 		Worker{Name: "w", Work: func(_ context.Context, update func(any)) (any, error) {

@@ -12,12 +12,13 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/llmtest"
 )
 
 // A reply call points, fills, clicks and answers in one turn: commands in
 // the fixed order, the answer spoken verbatim after them, one inference.
 func TestReplyDispatchesThenSpeaks(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{replyCall("c1",
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{replyCall("c1",
 		`{"answer":"Filled in and submitted.","click":["e5","e6"],"fills":[{"ref":"e3","value":"Mark"},{"ref":"e4","value":"mark@daily.co"}],"highlight":["e2"],"scroll_to":"e6"}`)})}
 	r := newRig(t, model, rigOptions{snapshot: snapshotOf(t, formTree)})
 	r.say("fill in my name and email, agree and submit")
@@ -59,7 +60,7 @@ func TestReplyDispatchesThenSpeaks(t *testing.T) {
 	if d := cmp.Diff([]string{llm.ToolCompleted}, r.waitResults(1)); d != "" {
 		t.Errorf("tool results (-want +got):\n%s", d)
 	}
-	if n := len(model.requests()); n != 1 {
+	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d inferences, want 1: reply ends the turn", n)
 	}
 }
@@ -67,7 +68,7 @@ func TestReplyDispatchesThenSpeaks(t *testing.T) {
 // Unknown refs are skipped, the rest still runs, and the tool result says
 // which refs were skipped.
 func TestReplyReportsUnknownRefs(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{replyCall("c1",
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{replyCall("c1",
 		`{"answer":"Done.","highlight":["e2","e42"],"click":["e6.more","e5"],"fills":[{"ref":"e99","value":"x"}],"select_text":[1]}`)})}
 	r := newRig(t, model, rigOptions{snapshot: snapshotOf(t, formTree)})
 	r.say("go")
@@ -95,7 +96,7 @@ func TestReplyReportsUnknownRefs(t *testing.T) {
 	if d := cmp.Diff(wantRes, jsonOf(t, res[0])); d != "" {
 		t.Errorf("tool result (-want +got):\n%s", d)
 	}
-	if n := len(model.requests()); n != 1 {
+	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d inferences, want 1", n)
 	}
 }
@@ -103,7 +104,7 @@ func TestReplyReportsUnknownRefs(t *testing.T) {
 // Two reply calls in one turn: both dispatch their commands, only the
 // first answer is spoken, and the second's result says why.
 func TestDoubleReplyInOneTurn(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{
 		replyCall("c1", `{"answer":"First.","highlight":["e2"]}`),
 		replyCall("c2", `{"answer":"Second.","highlight":["e3"]}`),
 	})}
@@ -128,7 +129,7 @@ func TestDoubleReplyInOneTurn(t *testing.T) {
 	if !strings.Contains(results, noteAnswered) || !strings.Contains(results, llm.ToolCompleted) {
 		t.Errorf("tool results %q: want one COMPLETED and one already-answered note", results)
 	}
-	if n := len(model.requests()); n != 1 {
+	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d inferences, want 1", n)
 	}
 }
@@ -136,7 +137,7 @@ func TestDoubleReplyInOneTurn(t *testing.T) {
 // A reply without an answer does nothing and asks again; the model's
 // second call ends the turn.
 func TestReplyWithoutAnswerAsksAgain(t *testing.T) {
-	model := &fakeModel{respond: script(
+	model := &llmtest.Provider{Respond: llmtest.Script(
 		[]llm.Event{replyCall("c1", `{"click":["e5"]}`)},
 		[]llm.Event{replyCall("c2", `{"answer":"Agreed.","click":["e5"]}`)},
 	)}
@@ -147,15 +148,15 @@ func TestReplyWithoutAnswerAsksAgain(t *testing.T) {
 	if d := cmp.Diff([]string{`click {"ref":"e5","target_id":null}`}, r.commands()); d != "" {
 		t.Errorf("the refused call must not click (-want +got):\n%s", d)
 	}
-	if turns[0].Text != "Agreed." || len(model.requests()) != 2 {
-		t.Errorf("turns %v after %d inferences", turns, len(model.requests()))
+	if turns[0].Text != "Agreed." || len(model.Requests()) != 2 {
+		t.Errorf("turns %v after %d inferences", turns, len(model.Requests()))
 	}
 	res := r.waitResults(2)
 	if len(res) != 2 || !strings.Contains(res[0], `reply needs \"answer\"`) {
 		t.Errorf("tool results: %v", res)
 	}
 	// The re-run after the refusal gets no second <ui_state>.
-	reqs := model.requests()
+	reqs := model.Requests()
 	if n := countUIStates(reqs[1].Messages); n != 1 {
 		t.Errorf("the follow-up inference saw %d <ui_state> blocks, want 1", n)
 	}
@@ -174,7 +175,7 @@ func countUIStates(msgs []frames.LLMMessage) int {
 // Plain text without a tool call is the answer: spoken once, through the
 // same path as a reply, and never streamed as LLM text.
 func TestStrayTextIsTheAnswer(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{llm.TextEvent("The capital "), llm.TextEvent("is Paris. ")})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.TextEvent("The capital "), llm.TextEvent("is Paris. ")})}
 	r := newRig(t, model, rigOptions{})
 	r.say("what is the capital of France?")
 	turns := r.waitTurns(1)
@@ -192,7 +193,7 @@ func TestStrayTextIsTheAnswer(t *testing.T) {
 
 // Text next to a tool call is dropped: the tool carries the answer.
 func TestTextNextToReplyIsDropped(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{llm.TextEvent("Let me check. "), replyCall("c1", `{"answer":"Here it is."}`)})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.TextEvent("Let me check. "), replyCall("c1", `{"answer":"Here it is."}`)})}
 	r := newRig(t, model, rigOptions{})
 	r.say("show me")
 	r.waitTurns(1)
@@ -207,7 +208,7 @@ func TestTextNextToReplyIsDropped(t *testing.T) {
 
 // A response with nothing in it ends the turn with the fallback.
 func TestEmptyResponseEndsTheTurn(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{})}
 	r := newRig(t, model, rigOptions{agent: Options{FallbackAnswer: "Sorry, I missed that."}})
 	r.say("hm")
 	turns := r.waitTurns(1)
@@ -222,7 +223,7 @@ func TestEmptyResponseEndsTheTurn(t *testing.T) {
 
 // A failed request ends the turn too.
 func TestFailedResponseEndsTheTurn(t *testing.T) {
-	model := &fakeModel{err: errors.New("upstream 500")}
+	model := &llmtest.Provider{Err: errors.New("upstream 500")}
 	r := newRig(t, model, rigOptions{})
 	r.say("hm")
 	if turns := r.waitTurns(1); turns[0].Outcome != NoAnswer || turns[0].Text != "" {
@@ -233,7 +234,7 @@ func TestFailedResponseEndsTheTurn(t *testing.T) {
 // The model never answers: the watchdog ends the turn, says the fallback
 // and releases the agent for the next turn.
 func TestWatchdogEndsAnUnansweredTurn(t *testing.T) {
-	model := &fakeModel{hang: always}
+	model := &llmtest.Provider{Hang: llmtest.Always}
 	r := newRig(t, model, rigOptions{agent: Options{Watchdog: 20 * time.Millisecond, FallbackAnswer: "Something went wrong on my side."}})
 	r.say("where is the submit button?")
 	turns := r.waitTurns(1)
@@ -251,10 +252,10 @@ func TestWatchdogEndsAnUnansweredTurn(t *testing.T) {
 // Without the watchdog, a silent model leaves the turn open (nothing is
 // made up); an interruption then cancels it.
 func TestInterruptionCancelsTheTurn(t *testing.T) {
-	model := &fakeModel{hang: always}
+	model := &llmtest.Provider{Hang: llmtest.Always}
 	r := newRig(t, model, rigOptions{})
 	r.say("hello?")
-	r.waitFor("the request", func() bool { return len(model.requests()) == 1 })
+	r.waitFor("the request", func() bool { return len(model.Requests()) == 1 })
 	if r.agent.openTurn() == nil {
 		t.Fatal("no open turn while the model thinks")
 	}
@@ -306,7 +307,7 @@ func TestNewUserTurnSupersedesTheOpenOne(t *testing.T) {
 
 // In phrase mode the model gets the answer back and says it itself.
 func TestPhraseModeHandsTheAnswerBack(t *testing.T) {
-	model := &fakeModel{respond: script(
+	model := &llmtest.Provider{Respond: llmtest.Script(
 		[]llm.Event{replyCall("c1", `{"answer":"the form is on the left","highlight":["e3"]}`)},
 		[]llm.Event{llm.TextEvent("It's the form on the left.")},
 	)}
@@ -328,7 +329,7 @@ func TestPhraseModeHandsTheAnswerBack(t *testing.T) {
 
 // AnswerText sends the answer as an LLM response of its own.
 func TestTextModeSendsAnLLMResponse(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{replyCall("c1", `{"answer":"Hi there."}`)})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{replyCall("c1", `{"answer":"Hi there."}`)})}
 	r := newRig(t, model, rigOptions{agent: Options{Answer: AnswerText}})
 	r.say("hi")
 	r.waitFor("the text", func() bool { return r.llmText() == "Hi there." })
@@ -351,7 +352,7 @@ func TestTextModeSendsAnLLMResponse(t *testing.T) {
 // Without the BeforeInference hook nothing tracks turns, but reply still
 // answers; a second reply in the same model response is still dropped.
 func TestUntrackedReply(t *testing.T) {
-	model := &fakeModel{respond: script(
+	model := &llmtest.Provider{Respond: llmtest.Script(
 		[]llm.Event{replyCall("c1", `{"answer":"One."}`), replyCall("c2", `{"answer":"Two."}`)},
 	)}
 	r := newRig(t, model, rigOptions{noHook: true})
@@ -366,9 +367,12 @@ func TestUntrackedReply(t *testing.T) {
 // Ask is single-flight: a second Ask waits until the first ends, and a
 // caller giving up always releases the next.
 func TestAskIsSingleFlightAndCancellationReleases(t *testing.T) {
-	model := &fakeModel{
-		hang: func(n int) bool { return n == 0 }, // the first request never answers
-		respond: func(n int, req *frames.LLMContext) []llm.Event {
+	model := &llmtest.Provider{
+		Hang: func(n int) bool { return n == 0 }, // the first request never answers:
+		Respond: func(n int, req *frames.LLMContext) []llm.Event {
+			if n == 0 {
+				return nil // no events before it hangs
+			}
 			return []llm.Event{replyCall("c", `{"answer":"answer to `+lastUser(req)+`"}`)}
 		},
 	}
@@ -379,7 +383,7 @@ func TestAskIsSingleFlightAndCancellationReleases(t *testing.T) {
 		_, err := r.agent.Ask(ctx1, "first")
 		first <- err
 	}()
-	r.waitFor("the first request", func() bool { return len(model.requests()) == 1 })
+	r.waitFor("the first request", func() bool { return len(model.Requests()) == 1 })
 	second := make(chan Answer, 1)
 	go func() {
 		ans, err := r.agent.Ask(context.Background(), "second")
@@ -393,7 +397,7 @@ func TestAskIsSingleFlightAndCancellationReleases(t *testing.T) {
 		t.Fatal("the second Ask ran while the first was in flight")
 	case <-time.After(30 * time.Millisecond):
 	}
-	if n := len(model.requests()); n != 1 {
+	if n := len(model.Requests()); n != 1 {
 		t.Fatalf("%d requests while the first Ask holds the agent", n)
 	}
 	cancel1()
@@ -420,7 +424,7 @@ func TestAskIsSingleFlightAndCancellationReleases(t *testing.T) {
 
 // Ask with the watchdog: a model that never calls the tool times out.
 func TestAskWatchdog(t *testing.T) {
-	model := &fakeModel{hang: always}
+	model := &llmtest.Provider{Hang: llmtest.Always}
 	r := newRig(t, model, rigOptions{agent: Options{Watchdog: 20 * time.Millisecond, FallbackAnswer: "Sorry."}})
 	ans, err := r.agent.Ask(context.Background(), "anything")
 	if !errors.Is(err, ErrTimedOut) || ans.Text != "Sorry." || ans.Outcome != TimedOut {
@@ -433,7 +437,7 @@ func TestAskWatchdog(t *testing.T) {
 
 // Stray text answers an Ask.
 func TestAskStrayText(t *testing.T) {
-	model := &fakeModel{respond: script([]llm.Event{llm.TextEvent("Just text.")})}
+	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.TextEvent("Just text.")})}
 	r := newRig(t, model, rigOptions{})
 	ans, err := r.agent.Ask(context.Background(), "q")
 	if err != nil || ans.Text != "Just text." || ans.Outcome != StrayText {
@@ -460,7 +464,7 @@ func lastUser(req *frames.LLMContext) string {
 // a KeepHistory conversation reads: old screen (stub), words, tool call,
 // answer, then the new screen and words.
 func TestSpokenAnswerIsRecordedInHistory(t *testing.T) {
-	model := &fakeModel{respond: script(
+	model := &llmtest.Provider{Respond: llmtest.Script(
 		[]llm.Event{replyCall("c1", `{"answer":"It is the Save button.","highlight":["e2"]}`)},
 		[]llm.Event{replyCall("c2", `{"answer":"Clicked it.","click":["e2"]}`)},
 	)}
@@ -475,7 +479,7 @@ func TestSpokenAnswerIsRecordedInHistory(t *testing.T) {
 	r.waitResults(1)
 	r.say("click that")
 	r.waitTurns(2)
-	reqs := model.requests()
+	reqs := model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d inferences", len(reqs))
 	}
