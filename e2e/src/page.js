@@ -142,4 +142,25 @@ window.inboundAudio = async () => {
   return out;
 };
 
+// rtcpStats returns what Chromium learned from the server's RTCP reports:
+// its receiver reports on the microphone's stream (remote-inbound-rtp) and
+// its sender reports on the bot's audio (remote-outbound-rtp).
+window.rtcpStats = async () => {
+  const stats = await window.__transport.pc.getStats();
+  const out = { remoteInbound: null, remoteOutbound: null };
+  stats.forEach((s) => {
+    if (s.kind !== "audio") return;
+    if (s.type === "remote-inbound-rtp") {
+      out.remoteInbound = {
+        packetsLost: s.packetsLost, fractionLost: s.fractionLost, jitter: s.jitter,
+        roundTripTime: s.roundTripTime, reports: s.reportsReceived,
+      };
+    }
+    if (s.type === "remote-outbound-rtp") {
+      out.remoteOutbound = { packetsSent: s.packetsSent, bytesSent: s.bytesSent, reports: s.reportsSent };
+    }
+  });
+  return out;
+};
+
 export { RTVIEvent };

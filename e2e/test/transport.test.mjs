@@ -52,6 +52,27 @@ describe("what the server saw", () => {
     await closePage(page);
   });
 
+  it("Chromium reads the server's RTCP reports, and they answer its own", async () => {
+    const page = await target.open();
+    await target.connect(page, { mic: true });
+    // Chromium sends its first sender report within a few seconds; the
+    // server's next receiver report answers it, which gives a round trip.
+    // (Polled from here: waitForFunction does not wait for a promise.)
+    let s;
+    for (const deadline = Date.now() + 15000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+      s = await page.evaluate(() => window.rtcpStats());
+      if (s.remoteInbound && s.remoteInbound.roundTripTime > 0 && s.remoteOutbound && s.remoteOutbound.packetsSent > 50) break;
+    }
+    console.log("rtcp as Chromium sees it:", JSON.stringify(s));
+    assert.ok(s.remoteInbound && s.remoteOutbound, `no report stats after 15 s: ${JSON.stringify(s)}`);
+    assert.ok(s.remoteInbound.roundTripTime > 0, `no round trip after 15 s: ${JSON.stringify(s)}`);
+    assert.ok(s.remoteOutbound.packetsSent > 50, `sender reports: ${JSON.stringify(s)}`);
+    assert.equal(s.remoteInbound.packetsLost, 0, `loss on loopback: ${JSON.stringify(s)}`);
+    assert.ok(s.remoteInbound.roundTripTime < 0.5, `round trip on loopback: ${JSON.stringify(s)}`);
+    assert.ok(s.remoteOutbound.bytesSent > 0, JSON.stringify(s));
+    await closePage(page);
+  });
+
   it("client.disconnect() ends the session on the server at once", async () => {
     const page = await target.open();
     await target.connect(page);
