@@ -172,8 +172,17 @@ export class Target {
   }
 }
 
+// until waits until fn(arg), evaluated in the page, is truthy, and fails
+// after timeout ms. fn may be async: it is polled from here every 50 ms,
+// because playwright's waitForFunction takes the promise an async function
+// returns for a truthy answer instead of waiting for it.
 export async function until(page, fn, arg, timeout = 10000) {
-  await page.waitForFunction(fn, arg, { timeout });
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    if (await page.evaluate(fn, arg)) return;
+    if (Date.now() >= deadline) throw new Error(`until: not true after ${timeout} ms: ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 export async function closePage(page) {
