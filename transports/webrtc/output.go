@@ -80,6 +80,7 @@ type Output struct {
 
 	sent       atomic.Uint64
 	underruns  atomic.Uint64
+	maxLate    atomic.Int64 // nanoseconds
 	complexity atomic.Int32 // the encoder's complexity, for Stats
 }
 
@@ -110,6 +111,11 @@ type OutputStats struct {
 	// were due, when the client may have heard a gap, and frames skipped
 	// after a stall too long to make up.
 	Underruns uint64
+	// MaxLate is the most the output's 20 ms clock has run late since the
+	// output started, stalls it skipped included: how much of a client's
+	// jitter buffer the worst stall took (a browser's holds a few tens of
+	// milliseconds).
+	MaxLate time.Duration
 	// Queued is the number of frames waiting to be played or released.
 	Queued int
 	// OpusComplexity is the complexity the encoder uses, or -1 before the
@@ -119,7 +125,10 @@ type OutputStats struct {
 
 // Stats returns the output's counters.
 func (o *Output) Stats() OutputStats {
-	return OutputStats{FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load())}
+	return OutputStats{
+		FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), MaxLate: time.Duration(o.maxLate.Load()),
+		Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load()),
+	}
 }
 
 // ProcessFrame implements pipeline.Processor.
@@ -275,6 +284,9 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		}
 		now := time.Now()
 		late := now.Sub(next)
+		if late > time.Duration(o.maxLate.Load()) {
+			o.maxLate.Store(int64(late)) // the player is its only writer
+		}
 		if late > maxCatchUp {
 			missed := int(late / period)
 			o.underruns.Add(uint64(missed))
@@ -285,6 +297,7 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		if late > period {
 			o.underruns.Add(1)
 		}
+
 		if g := o.s.srv.governor; g != nil {
 			p.setComplexity(g.tick(now, late))
 		}

@@ -255,14 +255,16 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 		stall         time.Duration
 		wantSent      uint64 // in the first second
 		wantUnderruns uint64
+		wantMaxLate   time.Duration
 	}{
-		// Frame 5 goes out 70 ms late: the next two are due more than a
-		// frame ago and go out late too, the third is on time; the second
+		// Frame 5 is sent 70 ms after its tick began: the next frame is
+		// due 50 ms before that and the one after 30 ms, so both go out
+		// more than a frame late, and the third 10 ms late; the second
 		// still has 50 frames in it.
-		{70 * time.Millisecond, 50, 2},
+		{70 * time.Millisecond, 50, 2, 50 * time.Millisecond},
 		// Past the 200 ms the player makes up, the 24 frames due during
 		// the stall are skipped and counted.
-		{500 * time.Millisecond, 50 - 24, 24},
+		{500 * time.Millisecond, 50 - 24, 24, 480 * time.Millisecond},
 	} {
 		t.Run(tc.stall.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -273,8 +275,9 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 					task.QueueFrame(toneFrame(440, 24000, 480, i*480, 5000))
 				}
 				time.Sleep(time.Second - time.Millisecond)
-				if st := s.Output().Stats(); st.FramesSent != tc.wantSent || st.Underruns != tc.wantUnderruns {
-					t.Errorf("after 1 s: %d frames sent, %d underruns; want %d and %d", st.FramesSent, st.Underruns, tc.wantSent, tc.wantUnderruns)
+				if st := s.Output().Stats(); st.FramesSent != tc.wantSent || st.Underruns != tc.wantUnderruns || st.MaxLate != tc.wantMaxLate {
+					t.Errorf("after 1 s: %d frames sent, %d underruns, %v the latest; want %d, %d and %v",
+						st.FramesSent, st.Underruns, st.MaxLate, tc.wantSent, tc.wantUnderruns, tc.wantMaxLate)
 				}
 				task.Cancel("done")
 				<-done

@@ -120,6 +120,7 @@ type result struct {
 	HeapKBPerSession  float64 `json:"heap_kb_per_session"`
 	GoroutinesPerSess float64 `json:"goroutines_per_session"`
 	Underruns         uint64  `json:"output_underruns"`
+	MaxLateMS         float64 `json:"output_max_late_ms"` // the latest any output's clock ran, warm-up included
 	OutFPS            float64 `json:"output_frames_per_s_per_session"`
 	InFPS             float64 `json:"input_frames_per_s_per_session"`
 	ClientInPPS       float64 `json:"client_packets_in_per_s_per_session"`
@@ -178,7 +179,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		}
 		return out
 	}
-	totals := func() (sent, underruns, in uint64, complexity float64) {
+	totals := func() (sent, underruns, in uint64, complexity float64, maxLate time.Duration) {
 		all := sessions()
 		for _, s := range all {
 			st := s.Output().Stats()
@@ -186,6 +187,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 			underruns += st.Underruns
 			in += s.Input().FramesPushed()
 			complexity += float64(st.OpusComplexity)
+			maxLate = max(maxLate, st.MaxLate)
 		}
 		if len(all) > 0 {
 			complexity /= float64(len(all))
@@ -212,7 +214,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		time.Sleep(warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
-		sent0, under0, in0, _ := totals()
+		sent0, under0, in0, _, _ := totals()
 		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
 		if traceFile != "" {
 			if err := traceFor(traceFile, time.Second); err != nil {
@@ -222,7 +224,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		} else {
 			time.Sleep(duration)
 		}
-		sent1, under1, in1, complexity := totals()
+		sent1, under1, in1, complexity, maxLate := totals()
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
@@ -248,6 +250,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 			HeapKBPerSession:  float64(int64(heap1)-int64(heap0)) / 1024 / float64(n),
 			GoroutinesPerSess: float64(g1-g0) / float64(n),
 			Underruns:         under1 - under0,
+			MaxLateMS:         float64(maxLate) / float64(time.Millisecond),
 			OutFPS:            float64(sent1-sent0) / wall / float64(n),
 			InFPS:             float64(in1-in0) / wall / float64(n),
 			ClientInPPS:       float64(packetsIn) / (warmup + duration).Seconds() / float64(n),
