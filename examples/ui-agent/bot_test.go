@@ -264,6 +264,11 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 	go func() { done <- task.Run(context.Background()) }()
 	defer func() { task.StopWhenDone(); <-done }()
 	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
+	// As a client does, send the page and the query once the bot is ready
+	// and has greeted: before bot-ready the greeting could land after them.
+	from := 0
+	out.waitFor(t, &from, "bot-ready", typed("bot-ready"))
+	out.waitFor(t, &from, "the end of the greeting", typed("bot-llm-stopped"))
 	task.QueueFrame(clientMessage(t, "ui-snapshot", map[string]any{"tree": snapshot(t, "top")}))
 	task.QueueFrame(clientMessage(t, "send-text", map[string]any{"content": "hello"}))
 	select {
