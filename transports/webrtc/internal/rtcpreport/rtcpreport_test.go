@@ -2,7 +2,8 @@ package rtcpreport
 
 import (
 	"encoding/binary"
-	"runtime"
+	"runtime/pprof"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -220,6 +221,8 @@ func (w *writer) Write(pkts []rtcp.Packet, _ interceptor.Attributes) (int, error
 
 func (w *writer) count() int { w.mu.Lock(); defer w.mu.Unlock(); return len(w.sent) }
 
+func (w *writer) first() rtcp.Packet { w.mu.Lock(); defer w.mu.Unlock(); return w.sent[0] }
+
 func TestSenderReportCountsWhatWasSentAndTellsTheRTPTimeOfNow(t *testing.T) {
 	clk := &clock{t: time.Unix(1_700_000_000, 250_000_000)}
 	i, err := (&Reports{Now: clk.now}).NewInterceptor("")
@@ -258,8 +261,14 @@ func TestSenderReportCountsWhatWasSentAndTellsTheRTPTimeOfNow(t *testing.T) {
 	}
 }
 
+// reportLoops counts the goroutines running a Reports loop.
+func reportLoops() int {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	return strings.Count(b.String(), "rtcpreport.(*Reports).loop")
+}
+
 func TestOneGoroutineSendsEveryConnectionsReportsWhileOneIsOpen(t *testing.T) {
-	before := runtime.NumGoroutine()
 	f := &Reports{Interval: 5 * time.Millisecond}
 	var conns []interceptor.Interceptor
 	var writers []*writer
@@ -277,9 +286,6 @@ func TestOneGoroutineSendsEveryConnectionsReportsWhileOneIsOpen(t *testing.T) {
 		}
 		conns, writers = append(conns, i), append(writers, w)
 	}
-	if n := runtime.NumGoroutine() - before; n != 1 {
-		t.Errorf("%d goroutines for 10 connections, want 1", n)
-	}
 	deadline := time.Now().Add(5 * time.Second)
 	for _, w := range writers {
 		for w.count() < 3 && time.Now().Before(deadline) {
@@ -289,9 +295,13 @@ func TestOneGoroutineSendsEveryConnectionsReportsWhileOneIsOpen(t *testing.T) {
 			t.Fatalf("%d reports in 5 s at a 5 ms interval", w.count())
 		}
 	}
-	rr, ok := writers[0].sent[0].(*rtcp.ReceiverReport)
-	if !ok || len(rr.Reports) != 1 || rr.Reports[0].SSRC != 42 {
-		t.Errorf("sent %v, want receiver reports on SSRC 42", writers[0].sent[0])
+	// Every connection has had reports, so the loop has run.
+	if n := reportLoops(); n != 1 {
+		t.Errorf("%d report goroutines for 10 connections, want 1", n)
+	}
+	first := writers[0].first()
+	if rr, ok := first.(*rtcp.ReceiverReport); !ok || len(rr.Reports) != 1 || rr.Reports[0].SSRC != 42 {
+		t.Errorf("sent %v, want receiver reports on SSRC 42", first)
 	}
 	for _, c := range conns {
 		if err := c.Close(); err != nil {
@@ -301,8 +311,13 @@ func TestOneGoroutineSendsEveryConnectionsReportsWhileOneIsOpen(t *testing.T) {
 	if err := conns[0].Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
 	}
-	if n := runtime.NumGoroutine() - before; n != 0 {
-		t.Errorf("%d goroutines left after the last connection closed", n)
+	// The last Close waited for the loop to finish; its goroutine may
+	// still be returning.
+	for deadline := time.Now().Add(time.Second); reportLoops() != 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	if n := reportLoops(); n != 0 {
+		t.Errorf("%d report goroutines left after the last connection closed", n)
 	}
 	n := writers[0].count()
 	time.Sleep(20 * time.Millisecond)
