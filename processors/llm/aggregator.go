@@ -82,6 +82,14 @@ type Pair struct {
 	mu           sync.Mutex
 	userSpeaking bool
 	pendingRerun bool
+
+	// turn makes the user aggregator's "change the context, run the
+	// before-inference hook, snapshot" one step against the assistant
+	// aggregator's changes. Without it, a reply that ends while a user
+	// message is being turned into a request (the greeting, say) could be
+	// recorded between the message and the hook, which would then see the
+	// assistant's message last and not lay the request out as a user turn.
+	turn sync.Mutex
 }
 
 // NewPair returns the aggregator pair over c (a new context if c is nil).
@@ -104,8 +112,21 @@ func (p *Pair) User() *UserAggregator { return p.user }
 // Assistant returns the assistant aggregator.
 func (p *Pair) Assistant() *AssistantAggregator { return p.asst }
 
-// snapshot runs the before-inference hook and snapshots the context.
-func (p *Pair) snapshot() *frames.LLMContext {
+// change runs fn on the context as one step of the turn order.
+func (p *Pair) change(fn func(c *Context)) {
+	p.turn.Lock()
+	defer p.turn.Unlock()
+	fn(p.ctx)
+}
+
+// prepare runs fn on the context (when not nil), then the before-inference
+// hook, and returns the snapshot to send to the LLM, all as one step.
+func (p *Pair) prepare(fn func(c *Context)) *frames.LLMContext {
+	p.turn.Lock()
+	defer p.turn.Unlock()
+	if fn != nil {
+		fn(p.ctx)
+	}
 	if p.opts.BeforeInference != nil {
 		p.opts.BeforeInference(p.ctx)
 	}
@@ -198,23 +219,27 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		case u.text.Len() > 0:
 			u.commit(h)
 		case pending:
-			u.push(h)
+			u.push(h, nil)
 		}
 	case *frames.LLMMessagesAppend:
 		h.Consume()
-		c.Add(f.Messages...)
+		add := func(c *Context) { c.Add(f.Messages...) }
 		if f.RunLLM {
-			u.push(h)
+			u.push(h, add)
+		} else {
+			u.p.change(add)
 		}
 	case *frames.LLMMessagesUpdate:
 		h.Consume()
-		c.SetMessages(f.Messages)
+		set := func(c *Context) { c.SetMessages(f.Messages) }
 		if f.RunLLM {
-			u.push(h)
+			u.push(h, set)
+		} else {
+			u.p.change(set)
 		}
 	case *frames.LLMRun:
 		h.Consume()
-		u.push(h)
+		u.push(h, nil)
 	case *frames.LLMSetTools:
 		c.SetTools(f.Tools)
 	case *frames.LLMSetToolChoice:
@@ -222,7 +247,8 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		c.SetToolChoice(f.ToolChoice)
 	case *frames.End, *frames.Cancel:
 		if u.text.Len() > 0 {
-			c.Add(UserMessage(u.text.String()))
+			msg := UserMessage(u.text.String())
+			u.p.change(func(c *Context) { c.Add(msg) })
 			u.text.Reset()
 		}
 	}
@@ -232,14 +258,15 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 // commit appends the aggregated text as a user message and asks for
 // inference.
 func (u *UserAggregator) commit(h *pipeline.Handle) {
-	u.p.ctx.Add(UserMessage(u.text.String()))
+	msg := UserMessage(u.text.String())
 	u.text.Reset()
-	u.push(h)
+	u.push(h, func(c *Context) { c.Add(msg) })
 }
 
-func (u *UserAggregator) push(h *pipeline.Handle) {
+// push applies fn (when not nil) and asks for inference on the result.
+func (u *UserAggregator) push(h *pipeline.Handle, fn func(c *Context)) {
 	u.p.clearPending()
-	h.Push(u.p.snapshot(), frames.Downstream)
+	h.Push(u.p.prepare(fn), frames.Downstream)
 }
 
 // maxTombstones bounds the cancelled tool_call_ids remembered.
@@ -333,13 +360,13 @@ func (a *AssistantAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle
 		a.cancelled(h, f)
 	case *frames.LLMMessagesAppend:
 		h.Consume()
-		c.Add(f.Messages...)
+		a.p.change(func(c *Context) { c.Add(f.Messages...) })
 		if f.RunLLM {
 			a.run(h)
 		}
 	case *frames.LLMMessagesUpdate:
 		h.Consume()
-		c.SetMessages(f.Messages)
+		a.p.change(func(c *Context) { c.SetMessages(f.Messages) })
 		if f.RunLLM {
 			a.run(h)
 		}
@@ -392,7 +419,7 @@ func (a *AssistantAggregator) commit(interrupted bool) {
 	if interrupted {
 		text += o.InterruptedSuffix
 	}
-	a.p.ctx.Add(AssistantMessage(text))
+	a.p.change(func(c *Context) { c.Add(AssistantMessage(text)) })
 	if o.OnTurn != nil {
 		o.OnTurn(AssistantTurn{Text: text, Interrupted: interrupted})
 	}
@@ -433,7 +460,7 @@ func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
 		// The cancel overtook this frame: record the call as cancelled,
 		// never as running (once).
 		if !recorded {
-			a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolCancelled)...)
+			a.p.change(func(c *Context) { c.Add(toolCallMessages(f.FunctionCall, ToolCancelled)...) })
 			a.tombstones[id] = true
 		}
 		return
@@ -441,7 +468,7 @@ func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
 	if _, dup := a.inProgress[id]; dup {
 		return
 	}
-	a.p.ctx.Add(toolCallMessages(f.FunctionCall, ToolInProgress)...)
+	a.p.change(func(c *Context) { c.Add(toolCallMessages(f.FunctionCall, ToolInProgress)...) })
 	a.inProgress[id] = struct{}{}
 	a.pending.Store(int32(len(a.inProgress)))
 }
@@ -452,11 +479,14 @@ func (a *AssistantAggregator) result(h *pipeline.Handle, f *frames.FunctionCallR
 		return // cancelled: a late result is not recorded
 	}
 	content, empty := resultContent(f.Result)
-	if _, ok := a.inProgress[id]; ok {
-		a.p.ctx.setToolResult(id, content)
-	} else {
-		a.p.ctx.Add(toolCallMessages(f.FunctionCall, content)...)
-	}
+	_, running := a.inProgress[id]
+	a.p.change(func(c *Context) {
+		if running {
+			c.setToolResult(id, content)
+		} else {
+			c.Add(toolCallMessages(f.FunctionCall, content)...)
+		}
+	})
 	if f.Properties.Intermediate {
 		return
 	}
@@ -474,7 +504,7 @@ func (a *AssistantAggregator) cancelled(h *pipeline.Handle, f *frames.FunctionCa
 	id := f.ToolCallID
 	_, recorded := a.inProgress[id]
 	if recorded {
-		a.p.ctx.setToolResult(id, ToolCancelled)
+		a.p.change(func(c *Context) { c.setToolResult(id, ToolCancelled) })
 		delete(a.inProgress, id)
 		a.pending.Store(int32(len(a.inProgress)))
 	}
@@ -503,7 +533,7 @@ func (a *AssistantAggregator) maybeRun(h *pipeline.Handle) {
 
 func (a *AssistantAggregator) run(h *pipeline.Handle) {
 	a.p.clearPending()
-	h.Push(a.p.snapshot(), frames.Upstream)
+	h.Push(a.p.prepare(nil), frames.Upstream)
 }
 
 // resultContent renders a result for the tool message, and reports whether

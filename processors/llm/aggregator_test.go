@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -418,5 +420,54 @@ func TestTurnStartDoesNotDropQueuedTranscriptions(t *testing.T) {
 		if len(msgs) != 1 || msgs[0].Content != "first words" {
 			t.Fatalf("context = %+v", msgs)
 		}
+	}
+}
+
+// A reply recorded while the user aggregator prepares a request (the bot's
+// greeting ending just as the user's words arrive) waits until the request
+// is taken: the before-inference hook sees the user's words last, so a hook
+// that lays out user turns, as the UI agent's does, recognises this one.
+func TestAReplyRecordedDuringTheBeforeInferenceHookWaitsForTheRequest(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var releaseOnce, hookOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	var lastRole string
+	pair := llm.NewPair(llm.NewContext(llm.SystemMessage("sys")), llm.PairOptions{
+		BeforeInference: func(c *llm.Context) {
+			hookOnce.Do(func() {
+				close(entered)
+				<-release
+				msgs := c.Messages()
+				lastRole = msgs[len(msgs)-1].Role
+			})
+		},
+	})
+	user := newHarness(t, pipeline.TaskOptions{}, pair.User())
+	asst := newHarness(t, pipeline.TaskOptions{}, pair.Assistant())
+	user.task.QueueFrame(&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.UserMessage("hello")}, RunLLM: true})
+	select {
+	case <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the before-inference hook never ran")
+	}
+	asst.task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: "Hi!"}, &frames.LLMFullResponseEnd{})
+	// Time for the assistant aggregator to record the reply, were it not
+	// made to wait: this decides whether the bug would show, never whether
+	// the test passes.
+	time.Sleep(50 * time.Millisecond)
+	unblock()
+	user.waitFor("the request", func(down, _ []frames.Frame) bool { return count[*frames.LLMContext](down) == 1 })
+	if lastRole != llm.RoleUser {
+		t.Errorf("the hook saw a %s message last, want the user's words", lastRole)
+	}
+	req := ofType[*frames.LLMContext](user.Down())[0]
+	if d := cmp.Diff([]frames.LLMMessage{llm.SystemMessage("sys"), llm.UserMessage("hello")}, req.Messages); d != "" {
+		t.Errorf("request (-want +got):\n%s", d)
+	}
+	asst.waitFor("the reply recorded", func(_, _ []frames.Frame) bool { return len(pair.Context().Messages()) == 3 })
+	want := []frames.LLMMessage{llm.SystemMessage("sys"), llm.UserMessage("hello"), llm.AssistantMessage("Hi!")}
+	if d := cmp.Diff(want, pair.Context().Messages()); d != "" {
+		t.Errorf("context after the reply (-want +got):\n%s", d)
 	}
 }
