@@ -102,6 +102,10 @@ type Streaming struct {
 	stop    context.CancelFunc
 	closing chan struct{}
 	stopped chan struct{}
+
+	// testHookManage, when set, runs first on the manager goroutine: tests
+	// use it to let End come before the first connection attempt.
+	testHookManage func(closing <-chan struct{})
 }
 
 // NewStreaming returns a streaming STT service over s.
@@ -300,16 +304,23 @@ var errClosing = errors.New("stt: closing")
 // manage keeps a session open until ctx ends or End closes it.
 func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped chan<- struct{}) {
 	defer close(stopped)
+	if s.testHookManage != nil {
+		s.testHookManage(closing)
+	}
 	backoff := s.opts.ReconnectBackoff
 	failures := 0
-	for ctx.Err() == nil {
+	for attempt := 0; ctx.Err() == nil; attempt++ {
+		// End lets a connection attempt in progress finish (bounded by
+		// CloseTimeout), so the audio queued for it is still transcribed;
+		// so too the first attempt when End came before this goroutine
+		// got to it and audio is waiting.
 		select {
 		case <-closing:
-			return
+			if attempt > 0 || s.queuedBytes.Load() == 0 {
+				return
+			}
 		default:
 		}
-		// End lets a connection attempt in progress finish (bounded by
-		// CloseTimeout), so the audio queued for it is still transcribed.
 		st, err := s.streamer.Connect(ctx, Format{SampleRate: s.format.SampleRate, Channels: 1})
 		if err == nil {
 			var delivered bool

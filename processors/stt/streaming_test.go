@@ -105,6 +105,14 @@ func (s *fakeStream) Recv(ctx context.Context) (Event, error) {
 	case ev := <-s.events:
 		return ev, nil
 	case err := <-s.broken:
+		// A server's last results come before its end: Close queues both
+		// at once, and select would pick either.
+		select {
+		case ev := <-s.events:
+			s.broken <- err
+			return ev, nil
+		default:
+		}
 		return Event{}, err
 	case <-s.aborted:
 		return Event{}, errors.New("aborted")
@@ -390,5 +398,47 @@ func BenchmarkStreamingAudioFrame(b *testing.B) {
 		if _, _, ok := s.q.Pop(); ok {
 			s.queuedBytes.Add(-int64(len(f.PCM)))
 		}
+	}
+}
+
+// End can be handled before the session manager's goroutine has begun its
+// first connection attempt (the pipeline starts, audio comes, and End
+// follows at once). The audio queued by then is still transcribed, as it
+// is when End comes during an attempt; with nothing queued, no connection
+// is made.
+func TestStreamingEndBeforeTheFirstAttemptStillTranscribesQueuedAudio(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		audio        int // frames queued before End
+		wantAttempts int
+	}{
+		{"audio queued", 5, 1},
+		{"nothing queued", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := newFakeStreamer()
+			s := NewStreaming(fs, fastOptions())
+			// Hold the manager until End has closed the session.
+			s.testHookManage = func(closing <-chan struct{}) { <-closing }
+			res := pipelinetest.Run(t, s, pipelinetest.Options{Send: numbered(0, tc.audio)})
+			if n := fs.attemptCount(); n != tc.wantAttempts {
+				t.Fatalf("%d connection attempts, want %d", n, tc.wantAttempts)
+			}
+			if tc.audio == 0 {
+				return
+			}
+			if sent, want := fs.streams[0].sent(), pcmOf(numbered(0, tc.audio)); !bytes.Equal(sent, want) {
+				t.Errorf("the session got %d bytes, want the %d queued before End", len(sent), len(want))
+			}
+			var finals []string
+			for _, f := range res.Down() {
+				if tr, ok := f.(*frames.Transcription); ok {
+					finals = append(finals, tr.Text)
+				}
+			}
+			if len(finals) != 1 || finals[0] != "last words" {
+				t.Errorf("transcriptions %q, want the server's last words", finals)
+			}
+		})
 	}
 }
