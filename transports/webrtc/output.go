@@ -270,8 +270,9 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 	// back to back until the clock has caught up, so a scheduling stall
 	// delays the audio for a moment instead of shifting it, and the
 	// client's latency, for good. A stall longer than maxCatchUp is given
-	// up: the frames it missed are skipped (the track's timestamps jump
-	// over them) and the clock restarts from now.
+	// up: its 20 ms slots are skipped (the track's timestamps jump over
+	// them) and the clock restarts from now; queued audio is kept and
+	// plays from there, so no speech is lost.
 	period := codec.FrameDuration
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -297,7 +298,6 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		if late > period {
 			o.underruns.Add(1)
 		}
-
 		if g := o.s.srv.governor; g != nil {
 			p.setComplexity(g.tick(now, late))
 		}
