@@ -53,7 +53,7 @@ type Options struct {
 // text as [frames.TTSText] (one per sentence after its audio; or, when the
 // synthesizer reports word timestamps, the sentence as a
 // [frames.AggregatedText] before its audio and then one TTSText per word in
-// step with the audio, each followed by an frames.AggregatedTextProgress),
+// step with the audio, each followed by a [frames.AggregatedTextProgress]),
 // and [frames.TTSStopped].
 //
 // [frames.LLMFullResponseEnd] (and End or Stop) flushes the text of an

@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/pion/interceptor"
-	"github.com/pion/rtcp"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -18,6 +16,8 @@ import (
 	"time"
 
 	"github.com/pion/ice/v4"
+	"github.com/pion/interceptor"
+	"github.com/pion/rtcp"
 	"github.com/pion/rtp"
 	pion "github.com/pion/webrtc/v4"
 
@@ -119,22 +119,10 @@ func NewAPI(c codec.Codec) (*pion.API, error) {
 	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
 }
 
-// apis holds the API of each codec, shared by the clients of a process as
-// a browser's tabs share one engine: one RTCP report goroutine serves them
-// all.
-var apis sync.Map // codec MIME type -> *pion.API
-
-func sharedAPI(c codec.Codec) (*pion.API, error) {
-	if api, ok := apis.Load(c.Params.MimeType); ok {
-		return api.(*pion.API), nil
-	}
-	api, err := NewAPI(c)
-	if err != nil {
-		return nil, err
-	}
-	actual, _ := apis.LoadOrStore(c.Params.MimeType, api)
-	return actual.(*pion.API), nil
-}
+// sharedAPI is the API of every client of a process (they all use the
+// build's codec), shared as a browser's tabs share one engine: one RTCP
+// report goroutine serves them all.
+var sharedAPI = sync.OnceValues(func() (*pion.API, error) { return NewAPI(codec.Default()) })
 
 // LoopbackOnly restricts ICE to IPv4 loopback without mDNS, for tests on
 // one host.
@@ -158,7 +146,7 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		opts.KeepAudio = 10 * time.Second
 	}
 	c := &Client{opts: opts, codec: codec.Default(), http: opts.HTTP, msgs: make(chan string, 1024)}
-	api, err := sharedAPI(c.codec)
+	api, err := sharedAPI()
 	if err != nil {
 		return nil, err
 	}
