@@ -43,12 +43,9 @@ func BenchmarkOutputTick(b *testing.B) {
 	o.out = pusherFunc(func(frames.Frame, frames.Direction) {})
 	o.log = s.log
 	p := &player{o: o, c: s.srv.codec, defaultRate: 24000}
-	p.encRate = p.c.NativeRate(24000)
-	p.enc, _ = p.c.NewEncoder(p.encRate)
-	if cs, ok := p.enc.(codec.ComplexitySetter); ok {
-		_ = cs.SetComplexity(o.opts.OpusComplexity)
+	if err := p.openEncoder(); err != nil {
+		b.Fatal(err)
 	}
-	p.payload = make([]byte, p.c.MaxPayload)
 	f := toneFrame(440, 24000, 480, 0, 8000)
 	b.ReportAllocs()
 	for b.Loop() {

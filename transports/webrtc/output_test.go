@@ -244,8 +244,8 @@ func (e stallingEncoder) Encode(pcm []int16, out []byte) (int, error) {
 func stallEncoderOnce(s *Session, at int, stall time.Duration) {
 	newEncoder := s.srv.codec.NewEncoder
 	calls := 0
-	s.srv.codec.NewEncoder = func(rate int) (codec.Encoder, error) {
-		enc, err := newEncoder(rate)
+	s.srv.codec.NewEncoder = func(rate int, opts codec.EncoderOptions) (codec.Encoder, error) {
+		enc, err := newEncoder(rate, opts)
 		return stallingEncoder{enc, &calls, at, stall}, err
 	}
 }

@@ -20,6 +20,34 @@ type Encoder interface {
 	Encode(pcm []int16, out []byte) (int, error)
 }
 
+// Application is the kind of audio an encoder is tuned for.
+type Application int
+
+const (
+	// Voice tunes the encoder for a microphone, as browsers do: Opus's
+	// speech coder (SILK, or hybrid above 16 kHz), libopus's VoIP
+	// application.
+	Voice Application = iota
+	// Playback tunes the encoder for audio made to be listened to, such as
+	// a bot's synthesized speech: Opus's transform coder (CELT) from about
+	// 24 kbps (below that libopus still picks the speech coder), libopus's
+	// audio application. At complexity 10 libopus also classifies the
+	// signal and may keep speech on the speech coder up to about 50 kbps. Reference servers send bot audio this way
+	// (aiortc, which Pipecat's SmallWebRTC transport uses, encodes with
+	// libopus's default audio application). At the same complexity it
+	// costs less than half of the speech coder's CPU on speech.
+	Playback
+)
+
+// EncoderOptions choose how an encoder spends bits and CPU. The zero value
+// encodes a microphone at the codec's default bitrate.
+type EncoderOptions struct {
+	Application Application
+	// Bitrate is the target in bits per second; 0 leaves the codec's
+	// default. Codecs with a fixed rate (PCMU) ignore it.
+	Bitrate int
+}
+
 // ComplexitySetter is implemented by encoders whose CPU cost can be traded
 // for quality (Opus: 0 to 10).
 type ComplexitySetter interface {
@@ -49,7 +77,7 @@ type Codec struct {
 	// MaxPayload bounds the size of one encoded frame.
 	MaxPayload int
 	// NewEncoder returns a fresh encoder for mono PCM at rate, one of Rates.
-	NewEncoder func(rate int) (Encoder, error)
+	NewEncoder func(rate int, opts EncoderOptions) (Encoder, error)
 	// NewDecoder returns a fresh decoder to mono PCM at rate, one of Rates.
 	NewDecoder func(rate int) (Decoder, error)
 }

@@ -61,10 +61,10 @@ func TestPCMUCoders(t *testing.T) {
 	if c.NativeRate(16000) != 8000 {
 		t.Errorf("PCMU NativeRate(16000) = %d, want 8000", c.NativeRate(16000))
 	}
-	if _, err := c.NewEncoder(16000); err == nil {
+	if _, err := c.NewEncoder(16000, EncoderOptions{}); err == nil {
 		t.Error("a PCMU encoder at 16 kHz was made")
 	}
-	enc, _ := c.NewEncoder(8000)
+	enc, _ := c.NewEncoder(8000, EncoderOptions{})
 	dec, _ := c.NewDecoder(8000)
 	pcm := make([]int16, 160)
 	for i := range pcm {

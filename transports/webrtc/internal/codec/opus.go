@@ -35,10 +35,19 @@ func opusCodec() (Codec, bool) {
 
 type opusEncoder struct{ enc *opus.Encoder }
 
-func newOpusEncoder(rate int) (Encoder, error) {
-	enc, err := opus.NewEncoder(rate, 1, opus.AppVoIP)
+func newOpusEncoder(rate int, opts EncoderOptions) (Encoder, error) {
+	app := opus.AppVoIP
+	if opts.Application == Playback {
+		app = opus.AppAudio
+	}
+	enc, err := opus.NewEncoder(rate, 1, app)
 	if err != nil {
 		return nil, fmt.Errorf("codec: opus encoder at %d Hz: %w", rate, err)
+	}
+	if opts.Bitrate != 0 {
+		if err := enc.SetBitrate(opts.Bitrate); err != nil {
+			return nil, fmt.Errorf("codec: opus bitrate %d: %w", opts.Bitrate, err)
+		}
 	}
 	return opusEncoder{enc}, nil
 }

@@ -17,7 +17,7 @@ func PCMU() Codec {
 		Rates:      []int{8000},
 		Silence:    pcmuSilence[:],
 		MaxPayload: 8000 * 120 / 1000,
-		NewEncoder: func(rate int) (Encoder, error) {
+		NewEncoder: func(rate int, _ EncoderOptions) (Encoder, error) {
 			if rate != 8000 {
 				return nil, fmt.Errorf("codec: PCMU works at 8000 Hz, not %d", rate)
 			}

@@ -454,7 +454,7 @@ func (o Options) toneSource(cd codec.Codec) func() []byte {
 			return p
 		}
 	}
-	enc, err := cd.NewEncoder(cd.SampleRate)
+	enc, err := cd.NewEncoder(cd.SampleRate, codec.EncoderOptions{}) // a microphone, as a browser encodes it
 	if err != nil {
 		return nil
 	}
