@@ -10,9 +10,9 @@ import (
 )
 
 // BenchmarkInputPacket is the input path for one 20 ms packet: decode,
-// convert to the pipeline's 16 kHz, cut a frame and push it. The one
-// allocation pair per frame is the frame and its PCM, which the pipeline
-// owns from then on.
+// convert to the pipeline's 16 kHz, cut a frame and push it. Frames and
+// their PCM, which the pipeline owns from then on, are allocated a second
+// at a time (frameBlock): 0.04 allocations per frame.
 func BenchmarkInputPacket(b *testing.B) {
 	s := offlineSession(b)
 	payloads, err := testclient.EncodeTone(440, 8000, time.Second)

@@ -131,10 +131,17 @@ type audioReader struct {
 	rs       resampler
 	acc      []int16 // at the frame rate, waiting to fill a frame
 	failures int
+
+	// Frames and their samples are allocated a second at a time (see
+	// frames.Block): one allocation per frame made this goroutine assist
+	// at the start of every garbage collection's mark phase.
+	frameBlock frames.Block[frames.InputAudioRaw]
+	pcmBlock   frames.ByteBlock
 }
 
-// prepare makes the decoder (and resampler) for frames at rate.
-func (r *audioReader) prepare(rate int) error {
+// prepare makes the decoder (and resampler) for frames of format f.
+func (r *audioReader) prepare(f *inputFormat) error {
+	rate := f.rate
 	want := r.codec.NativeRate(rate)
 	if r.dec != nil && r.decRate == want && (r.rs != nil) == (want != rate) {
 		return nil
@@ -144,6 +151,8 @@ func (r *audioReader) prepare(rate int) error {
 		return err
 	}
 	r.dec, r.decRate, r.rs = dec, want, nil
+	perSecond := max(1, int(time.Second/r.in.opts.FrameDuration))
+	r.frameBlock.N, r.pcmBlock.Size = perSecond, perSecond*f.samples*2*f.channels
 	r.pcm = make([]int16, codec.MaxDecodedSamples(want))
 	r.acc = r.acc[:0]
 	if want != rate {
@@ -161,7 +170,7 @@ func (r *audioReader) packet(payload []byte) {
 	if f == nil || out == nil || in.s.micOff.Load() {
 		return // not started yet, or the client muted: drop
 	}
-	if err := r.prepare(f.rate); err != nil {
+	if err := r.prepare(f); err != nil {
 		if r.failures++; r.failures == 1 {
 			in.s.log.Error("audio decoder", zap.Error(err))
 		}
@@ -180,7 +189,7 @@ func (r *audioReader) packet(payload []byte) {
 		r.acc = append(r.acc, r.pcm[:n]...)
 	}
 	for len(r.acc) >= f.samples {
-		pcm := make([]byte, f.samples*2*f.channels)
+		frame, pcm := r.frameBlock.New(), r.pcmBlock.Take(f.samples*2*f.channels)
 		for i, v := range r.acc[:f.samples] {
 			for c := range f.channels {
 				binary.LittleEndian.PutUint16(pcm[(i*f.channels+c)*2:], uint16(v))
@@ -188,7 +197,8 @@ func (r *audioReader) packet(payload []byte) {
 		}
 		rest := copy(r.acc, r.acc[f.samples:])
 		r.acc = r.acc[:rest]
-		out.p.Push(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: f.rate, Channels: f.channels}}, frames.Downstream)
+		frame.Audio = frames.Audio{PCM: pcm, SampleRate: f.rate, Channels: f.channels}
+		out.p.Push(frame, frames.Downstream)
 		in.frames.Add(1)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/pion/rtcp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
@@ -113,5 +114,40 @@ func TestTheServerReportsReceptionOfTheClientsAudio(t *testing.T) {
 	if last.Delay > 65536 {
 		t.Errorf("the report says the client's sender report came %v before it, want under the 1 s interval",
 			time.Duration(last.Delay)*time.Second/65536)
+	}
+}
+
+func TestTheInputAllocatesItsFramesASecondAtATime(t *testing.T) {
+	s := offlineSession(t)
+	payloads, err := testclient.EncodeTone(440, 8000, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
+	var got []*frames.InputAudioRaw
+	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) { got = append(got, f.(*frames.InputAudioRaw)) }))
+	c, _ := codec.ForMime(codec.Default().Params.MimeType)
+	r := audioReader{in: s.in, codec: c}
+	for _, p := range payloads {
+		r.packet(p) // the decoder and the first blocks
+	}
+	got = make([]*frames.InputAudioRaw, 0, 200)
+	// AllocsPerRun rounds down to whole allocations per run: a second of
+	// packets makes one block of frames and one of samples.
+	if a := testing.AllocsPerRun(3, func() {
+		for _, p := range payloads {
+			r.packet(p)
+		}
+	}); a > 2 {
+		t.Errorf("%.0f allocations per second of audio; want 2", a)
+	}
+	// The frames share blocks, never samples.
+	last := got[len(got)-1]
+	want := append([]byte(nil), last.PCM...)
+	for _, f := range got[:len(got)-1] {
+		f.PCM = append(f.PCM, 1, 2, 3, 4)
+	}
+	if string(last.PCM) != string(want) {
+		t.Error("appending to a frame's samples changed the next frame's")
 	}
 }

@@ -65,6 +65,7 @@ func main() {
 	traceFile := flag.String("trace", "", "write an execution trace of the first second of each window here")
 	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
 	fixed := flag.Bool("fixed-complexity", false, "keep the Opus complexity under load (webrtc.OutputOptions.FixedOpusComplexity)")
+	perFrame := flag.Bool("alloc-per-frame", false, "the echo allocates each output frame instead of taking it from a frames.Block")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
@@ -83,7 +84,13 @@ func main() {
 		}
 		return
 	}
-	if err := runServer(*ns, *duration, *warmup, *idle, *separate, *traceFile, *memProfile, webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed}); err != nil {
+	cfg := config{
+		ns: *ns, duration: *duration, warmup: *warmup,
+		idle: *idle, separate: *separate, allocPerFrame: *perFrame,
+		traceFile: *traceFile, memProfile: *memProfile,
+		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
+	}
+	if err := runServer(cfg); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -92,14 +99,27 @@ func main() {
 
 // echo turns the user's audio into bot audio: a pass-through processor
 // that also pushes each input frame back as output (sharing the PCM, which
-// is immutable).
-type echo struct{}
+// is immutable). Like any source of audio frames at 20 ms, it takes them
+// from a frames.Block unless -alloc-per-frame is set.
+type echo struct {
+	perFrame bool
+	block    frames.Block[frames.OutputAudioRaw]
+}
 
-func (echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+func (e *echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 	if in, ok := f.(*frames.InputAudioRaw); ok {
-		h.Push(&frames.OutputAudioRaw{Audio: in.Audio}, frames.Downstream)
+		out := e.newFrame()
+		out.Audio = in.Audio
+		h.Push(out, frames.Downstream)
 	}
 	return nil
+}
+
+func (e *echo) newFrame() *frames.OutputAudioRaw {
+	if e.perFrame {
+		return &frames.OutputAudioRaw{}
+	}
+	return e.block.New()
 }
 
 type result struct {
@@ -109,6 +129,7 @@ type result struct {
 	OpusComplexity    int     `json:"opus_complexity"`
 	ComplexityAtEnd   float64 `json:"opus_complexity_mean_at_end"` // after the load governor
 	Idle              bool    `json:"idle"`
+	EchoAllocPerFrame bool    `json:"echo_alloc_per_frame"`
 	N                 int     `json:"n"`
 	Sessions          int     `json:"sessions"`
 	WindowS           float64 `json:"window_s"`
@@ -131,17 +152,27 @@ type result struct {
 	OK                bool    `json:"ok"`
 }
 
-func runServer(list string, duration, warmup time.Duration, idle, separate bool, traceFile, memProfile string, output webrtc.OutputOptions) error {
+// config is what the flags ask of runServer.
+type config struct {
+	ns                    string // comma-separated session counts
+	duration, warmup      time.Duration
+	idle, separate        bool
+	allocPerFrame         bool // the echo allocates each output frame
+	traceFile, memProfile string
+	output                webrtc.OutputOptions
+}
+
+func runServer(cfg config) error {
 	var mu sync.Mutex
 	live := map[*webrtc.Session]bool{}
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:   zap.NewNop(),
 		Settings: testclient.LoopbackOnly,
-		Output:   output,
+		Output:   cfg.output,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			procs := []pipeline.Processor{s.Input(), s.Output()}
-			if !idle {
-				procs = []pipeline.Processor{s.Input(), echo{}, s.Output()}
+			if !cfg.idle {
+				procs = []pipeline.Processor{s.Input(), &echo{perFrame: cfg.allocPerFrame}, s.Output()}
 			}
 			mu.Lock()
 			live[s] = true
@@ -196,40 +227,40 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 	}
 
 	best := 0
-	for _, field := range strings.Split(list, ",") {
+	for _, field := range strings.Split(cfg.ns, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(field))
 		if err != nil || n <= 0 {
 			return fmt.Errorf("bad -n value %q", field)
 		}
 		heap0, g0 := heapNow()
 		var cl clientLoad
-		if separate {
-			cl, err = startClientProcess(n, offerURL, idle)
+		if cfg.separate {
+			cl, err = startClientProcess(n, offerURL, cfg.idle)
 		} else {
-			cl, err = startClients(n, offerURL, idle)
+			cl, err = startClients(n, offerURL, cfg.idle)
 		}
 		if err != nil {
 			return err
 		}
-		time.Sleep(warmup)
+		time.Sleep(cfg.warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
 		sent0, under0, in0, _, _ := totals()
 		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
-		if traceFile != "" {
-			if err := traceFor(traceFile, time.Second); err != nil {
+		if cfg.traceFile != "" {
+			if err := traceFor(cfg.traceFile, time.Second); err != nil {
 				return err
 			}
-			time.Sleep(duration - time.Second)
+			time.Sleep(cfg.duration - time.Second)
 		} else {
-			time.Sleep(duration)
+			time.Sleep(cfg.duration)
 		}
 		sent1, under1, in1, complexity, maxLate := totals()
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
-		if memProfile != "" {
-			if err := writeHeapProfile(memProfile); err != nil {
+		if cfg.memProfile != "" {
+			if err := writeHeapProfile(cfg.memProfile); err != nil {
 				return err
 			}
 		}
@@ -241,7 +272,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 		wall := t1.Sub(t0).Seconds()
 		cpu := (cpu1 - cpu0).Seconds()
 		r := result{
-			Kind: "run", Clients: clientsMode(separate), Codec: codec.Default().Params.MimeType, OpusComplexity: output.OpusComplexity, ComplexityAtEnd: complexity, Idle: idle, N: n, Sessions: count, WindowS: wall,
+			Kind: "run", Clients: clientsMode(cfg.separate), Codec: codec.Default().Params.MimeType, OpusComplexity: cfg.output.OpusComplexity, ComplexityAtEnd: complexity, Idle: cfg.idle, EchoAllocPerFrame: cfg.allocPerFrame, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,
@@ -253,7 +284,7 @@ func runServer(list string, duration, warmup time.Duration, idle, separate bool,
 			MaxLateMS:         float64(maxLate) / float64(time.Millisecond),
 			OutFPS:            float64(sent1-sent0) / wall / float64(n),
 			InFPS:             float64(in1-in0) / wall / float64(n),
-			ClientInPPS:       float64(packetsIn) / (warmup + duration).Seconds() / float64(n),
+			ClientInPPS:       float64(packetsIn) / (cfg.warmup + cfg.duration).Seconds() / float64(n),
 		}
 		r.SchedP99US = 1e6 * quantile(sched0, sched1, 0.99)
 		r.SchedP999US = 1e6 * quantile(sched0, sched1, 0.999)

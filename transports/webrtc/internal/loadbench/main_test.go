@@ -14,7 +14,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestEchoSendsTheUsersAudioBackAsBotAudio(t *testing.T) {
-	task := pipeline.NewTask(pipeline.New(echo{}), pipeline.TaskOptions{})
+	task := pipeline.NewTask(pipeline.New(&echo{}), pipeline.TaskOptions{})
 	got := make(chan frames.Frame, 4)
 	task.OnReachedDownstream(func(f frames.Frame) bool {
 		switch f.(type) {
@@ -45,5 +45,24 @@ func TestEchoSendsTheUsersAudioBackAsBotAudio(t *testing.T) {
 	}
 	if in != 1 || out != 1 {
 		t.Errorf("%d input and %d output frames came out, want 1 and 1", in, out)
+	}
+}
+
+// escaped makes the frames escape, as pushing them does.
+var escaped *frames.OutputAudioRaw
+
+func TestEchoTakesItsFramesFromABlock(t *testing.T) {
+	for _, tc := range []struct {
+		perFrame bool
+		want     float64 // allocations per 50 frames
+	}{{false, 1}, {true, 50}} {
+		e := &echo{perFrame: tc.perFrame}
+		if a := testing.AllocsPerRun(20, func() {
+			for range 50 {
+				escaped = e.newFrame()
+			}
+		}); a != tc.want {
+			t.Errorf("per frame %v: %.0f allocations per 50 frames; want %.0f", tc.perFrame, a, tc.want)
+		}
 	}
 }

@@ -529,10 +529,15 @@ func (c *Client) readAudio(t *pion.TrackRemote) {
 // readReports keeps the latest reception report the server sent about
 // the client's audio, until the connection closes.
 func (c *Client) readReports(sender *pion.RTPSender) {
+	buf := make([]byte, 1500) // ReadRTCP would allocate one per packet
 	for {
-		pkts, _, err := sender.ReadRTCP()
+		n, _, err := sender.Read(buf)
 		if err != nil {
 			return
+		}
+		pkts, err := rtcp.Unmarshal(buf[:n])
+		if err != nil {
+			continue
 		}
 		for _, p := range pkts {
 			rr, ok := p.(*rtcp.ReceiverReport)
