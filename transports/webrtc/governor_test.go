@@ -19,9 +19,19 @@ func ticks(g *complexityGovernor, now *time.Time, players int, late time.Duratio
 	return level
 }
 
+// testGovernor returns a governor whose count of garbage collections is
+// *collections, for the test to advance.
+func testGovernor(now time.Time, max int) (*complexityGovernor, *uint64) {
+	var collections uint64
+	g := newComplexityGovernor(now, max)
+	g.gcCycles = func() uint64 { return collections }
+	g.calmSince.Store(0)
+	return g, &collections
+}
+
 func TestGovernorKeepsTheComplexityWhileTicksAreOnTime(t *testing.T) {
 	now := time.Now()
-	g := newComplexityGovernor(now, 5)
+	g, _ := testGovernor(now, 5)
 	for second := range 10 {
 		if got := ticks(g, &now, 10, time.Millisecond); got != 5 {
 			t.Fatalf("after %d s on time, complexity %d, want 5", second+1, got)
@@ -31,7 +41,7 @@ func TestGovernorKeepsTheComplexityWhileTicksAreOnTime(t *testing.T) {
 
 func TestGovernorStepsDownWhileTicksRunLateAndBackUpWhenCalm(t *testing.T) {
 	now := time.Now()
-	g := newComplexityGovernor(now, 5)
+	g, collections := testGovernor(now, 5)
 	// Each second with late ticks takes two steps off, down to 0.
 	var levels []int
 	for range 4 {
@@ -43,14 +53,55 @@ func TestGovernorStepsDownWhileTicksRunLateAndBackUpWhenCalm(t *testing.T) {
 			t.Fatalf("levels while late %v, want %v", levels, want)
 		}
 	}
-	// Five calm seconds raise it by one, and so on up to the configured
-	// 5, never beyond.
+	// Five calm seconds with a collection among them raise it by one, and
+	// so on up to the configured 5, never beyond.
 	up := -1
 	for second := 1; second <= 5*governorCalmSteps+10; second++ {
+		if second%governorCalmSteps == 2 {
+			*collections++
+		}
 		up = ticks(g, &now, 10, 0)
 	}
 	if up != 5 {
 		t.Fatalf("after calm seconds, complexity %d, want back at 5", up)
+	}
+}
+
+func TestGovernorStepsUpOnlyOnceACollectionHasGoneByCalmly(t *testing.T) {
+	now := time.Now()
+	g, collections := testGovernor(now, 5)
+	if got := window(g, &now, 500, 500, governorLateTick); got != 3 {
+		t.Fatalf("complexity %d after a late second, want 3", got)
+	}
+	// Calm seconds without a collection: the level is not known to hold.
+	for second := 1; second <= 2*governorCalmSteps; second++ {
+		if got := window(g, &now, 500, 0, 0); got != 3 {
+			t.Fatalf("complexity %d after %d calm seconds without a collection, want 3", got, second)
+		}
+	}
+	// A collection completes: the next calm second steps up.
+	*collections++
+	if got := window(g, &now, 500, 0, 0); got != 4 {
+		t.Fatalf("complexity %d after a calm collection, want 4", got)
+	}
+	// A late second during the next streak resets it: the collection
+	// that came before it does not count.
+	*collections++
+	if got := window(g, &now, 500, 500, governorLateTick); got != 2 {
+		t.Fatalf("complexity %d after a late second, want 2", got)
+	}
+	for range governorCalmSteps {
+		if got := window(g, &now, 500, 0, 0); got != 2 {
+			t.Fatalf("complexity %d, want 2 until a collection", got)
+		}
+	}
+	// Without collections a minute of calm is enough.
+	level := -1
+	for range governorCalmNoGC - governorCalmSteps {
+		level = window(g, &now, 500, 0, 0)
+	}
+	if level != 3 {
+		t.Fatalf("complexity %d after a calm minute without a collection, want 3", level)
 	}
 }
 
@@ -71,7 +122,7 @@ func window(g *complexityGovernor, now *time.Time, total, lateTicks int, late ti
 
 func TestGovernorToleratesAFewLateTicksButNotOneCloseToAGap(t *testing.T) {
 	now := time.Now()
-	g := newComplexityGovernor(now, 5)
+	g, _ := testGovernor(now, 5)
 	// 1% of 5,000 ticks 5 ms late: tolerated.
 	if got := window(g, &now, 5000, 50, governorLateTick); got != 5 {
 		t.Fatalf("complexity %d after 1%% late ticks, want 5", got)
@@ -96,7 +147,7 @@ func TestGovernorToleratesAFewLateTicksButNotOneCloseToAGap(t *testing.T) {
 // late second costs two steps, not two per player.
 func TestGovernorClosesEachWindowOnceUnderConcurrency(t *testing.T) {
 	start := time.Now()
-	g := newComplexityGovernor(start, 10)
+	g, _ := testGovernor(start, 10)
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Add(1)
