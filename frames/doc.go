@@ -11,6 +11,8 @@
 //
 // A frame is immutable once it has been pushed: observers and parallel
 // branches read the same instance from several goroutines. To change a frame,
-// copy it. This package depends only on the standard library, so observers
-// and wire codecs can use it without importing the runtime.
+// copy it. Sources that make frames at audio rate take them from a [Block]
+// (and their samples from a [ByteBlock]), which allocates a second's worth
+// at a time. This package depends only on the standard library, so
+// observers and wire codecs can use it without importing the runtime.
 package frames

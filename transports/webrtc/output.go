@@ -39,9 +39,9 @@ type OutputOptions struct {
 	//
 	// When the outputs' 20 ms ticks start running late because the machine
 	// is short of CPU, every output of the server lowers its complexity,
-	// down to 0, and raises it back once the ticks have been on time for a
-	// few seconds: an overloaded server sounds slightly coarser instead of
-	// cutting out.
+	// down to 0, and raises it back a step at a time once the ticks have
+	// been on time for a few seconds and through a garbage collection: an
+	// overloaded server sounds slightly coarser instead of cutting out.
 	OpusComplexity int
 	// FixedOpusComplexity keeps OpusComplexity under load.
 	FixedOpusComplexity bool

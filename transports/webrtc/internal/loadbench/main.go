@@ -3,6 +3,9 @@
 // streaming 20 ms Opus frames up and receiving the bot's audio, to a
 // server whose pipeline echoes the user's audio back (Input -> echo ->
 // Output), so every session decodes, re-encodes and paces audio both ways.
+// The echo takes its output frames from a frames.Block, as an audio source
+// should (docs/decisions/frames-block.md); -alloc-per-frame measures an echo
+// that allocates each one.
 // It prints one JSON line per N: CPU per session, heap per session, output
 // underruns, the Go scheduler's latency tail, and the frame rates seen on
 // both sides; then the largest N without underruns.
