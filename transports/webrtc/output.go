@@ -259,6 +259,11 @@ type player struct {
 
 	silentTicks   int
 	speakingTicks int
+	// speakingFrames are the BotSpeaking pairs the player sends every
+	// 200 ms while audio plays, allocated in blocks so that the player,
+	// the one goroutine whose timing matters, rarely allocates (see
+	// frames.Block).
+	speakingFrames frames.Block[frames.BotSpeaking]
 }
 
 func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
@@ -419,7 +424,7 @@ fill:
 		if p.speakingTicks++; p.speakingTicks*int(period) >= int(o.opts.BotSpeakingInterval) {
 			p.speakingTicks = 0
 			o.broadcast(func() (frames.Frame, frames.Frame) {
-				return frames.Broadcast(func() *frames.BotSpeaking { return &frames.BotSpeaking{} })
+				return frames.Broadcast(p.speakingFrames.New)
 			})
 		}
 	} else {

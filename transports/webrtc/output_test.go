@@ -285,3 +285,46 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 		})
 	}
 }
+
+func TestOutputSendsBotSpeakingPairsEvery200msWhileAudioPlays(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := offlineSession(t)
+		down := &sink{start: time.Now()}
+		task, done := runOutput(t, s, down)
+		var mu sync.Mutex
+		var up []*frames.BotSpeaking
+		task.OnReachedUpstream(func(f frames.Frame) bool { _, ok := f.(*frames.BotSpeaking); return ok }, func(f frames.Frame) {
+			mu.Lock()
+			defer mu.Unlock()
+			up = append(up, f.(*frames.BotSpeaking))
+		})
+		for i := range 50 { // one second at 24 kHz
+			task.QueueFrame(toneFrame(440, 24000, 480, i*480, 5000))
+		}
+		time.Sleep(1100 * time.Millisecond)
+		task.Cancel("done")
+		<-done
+		var downs []*frames.BotSpeaking
+		for _, a := range down.list() {
+			if f, ok := a.f.(*frames.BotSpeaking); ok {
+				downs = append(downs, f)
+				if want := time.Duration(len(downs)) * 200 * time.Millisecond; a.at < want-20*time.Millisecond || a.at > want+20*time.Millisecond {
+					t.Errorf("BotSpeaking %d downstream at %v, want about %v", len(downs), a.at, want)
+				}
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(downs) != 5 || len(up) != 5 {
+			t.Fatalf("%d BotSpeaking downstream and %d upstream in a second of audio, want 5 and 5", len(downs), len(up))
+		}
+		seen := map[*frames.BotSpeaking]bool{}
+		for i := range downs {
+			d, u := downs[i], up[i]
+			if d.SiblingID != u.ID() || u.SiblingID != d.ID() || d.ID() == 0 || seen[d] || seen[u] || d == u {
+				t.Fatalf("pair %d: down %p id %d sibling %d, up %p id %d sibling %d: not a fresh broadcast pair", i, d, d.ID(), d.SiblingID, u, u.ID(), u.SiblingID)
+			}
+			seen[d], seen[u] = true, true
+		}
+	})
+}
