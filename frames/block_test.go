@@ -46,7 +46,7 @@ func TestByteBlockSlicesNeverOverlap(t *testing.T) {
 		t.Fatalf("Take(640) gave len %d cap %d, then len %d", len(p1), cap(p1), len(p2))
 	}
 	p2[0] = 7
-	if p1 = append(p1, 1); p2[0] != 7 {
+	if grown := append(p1, 1); p2[0] != 7 || len(grown) != 641 {
 		t.Fatal("appending to one slice overwrote the next one")
 	}
 	if a := testing.AllocsPerRun(100, func() {
