@@ -9,21 +9,32 @@ import (
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
+// offlineReader returns a track reader of an offline session whose input
+// pushes 20 ms frames of 16 kHz mono to push, and a second of a 440 Hz
+// tone's payloads in the build's codec to feed it.
+func offlineReader(tb testing.TB, push func(frames.Frame)) (*audioReader, [][]byte) {
+	tb.Helper()
+	s := offlineSession(tb)
+	payloads, err := testclient.EncodeTone(440, 8000, time.Second)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
+	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) { push(f) }))
+	c, err := codec.ForMime(codec.Default().Params.MimeType)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &audioReader{in: s.in, codec: c}, payloads
+}
+
 // BenchmarkInputPacket is the input path for one 20 ms packet: decode,
 // convert to the pipeline's 16 kHz, cut a frame and push it. Frames and
 // their PCM, which the pipeline owns from then on, are allocated a second
-// at a time (frameBlock): 0.04 allocations per frame.
+// at a time (frames.Block): 0.04 allocations per frame.
 func BenchmarkInputPacket(b *testing.B) {
-	s := offlineSession(b)
-	payloads, err := testclient.EncodeTone(440, 8000, time.Second)
-	if err != nil {
-		b.Fatal(err)
-	}
-	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
 	n := 0
-	s.attachInput(pusherFunc(func(frames.Frame, frames.Direction) { n++ }))
-	c, _ := codec.ForMime(codec.Default().Params.MimeType)
-	r := audioReader{in: s.in, codec: c}
+	r, payloads := offlineReader(b, func(frames.Frame) { n++ })
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

@@ -7,7 +7,6 @@ import (
 	"github.com/pion/rtcp"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
@@ -118,16 +117,8 @@ func TestTheServerReportsReceptionOfTheClientsAudio(t *testing.T) {
 }
 
 func TestTheInputAllocatesItsFramesASecondAtATime(t *testing.T) {
-	s := offlineSession(t)
-	payloads, err := testclient.EncodeTone(440, 8000, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
 	var got []*frames.InputAudioRaw
-	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) { got = append(got, f.(*frames.InputAudioRaw)) }))
-	c, _ := codec.ForMime(codec.Default().Params.MimeType)
-	r := audioReader{in: s.in, codec: c}
+	r, payloads := offlineReader(t, func(f frames.Frame) { got = append(got, f.(*frames.InputAudioRaw)) })
 	for _, p := range payloads {
 		r.packet(p) // the decoder and the first blocks
 	}
