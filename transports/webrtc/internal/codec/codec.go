@@ -35,7 +35,7 @@ const (
 	// signal and may keep speech on the speech coder up to about 50 kbps. Reference servers send bot audio this way
 	// (aiortc, which Pipecat's SmallWebRTC transport uses, encodes with
 	// libopus's default audio application). At the same complexity it
-	// costs less than half of the speech coder's CPU on speech.
+	// costs less than half of the speech coder's CPU (measured on a tone).
 	Playback
 )
 
