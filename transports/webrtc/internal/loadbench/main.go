@@ -16,6 +16,11 @@
 // comes every 10-15 s and its mark phase is when players fall behind, so
 // a shorter window can miss the moments that decide the result.
 //
+// To see what the process did when players fell behind, -flight FILE keeps
+// a flight recorder (runtime/trace) running in each window and writes its
+// last 1.5 s to FILE.nN at the window's first burst of late frames; read
+// it with go tool trace. Its polling adds a little load.
+//
 // The clients run in the server's process, as the load target is stated,
 // so CPU and heap figures include them. With -separate they run in a
 // second process and the figures are the server's alone (the client
@@ -69,6 +74,7 @@ func main() {
 	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
 	fixed := flag.Bool("fixed-complexity", false, "keep the Opus complexity under load (webrtc.OutputOptions.FixedOpusComplexity)")
 	perFrame := flag.Bool("alloc-per-frame", false, "the echo allocates each output frame instead of taking it from a frames.Block")
+	flight := flag.String("flight", "", "keep a flight recorder running in each window and write its last 1.5 s to this file plus .nN at the window's first burst of late frames")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
@@ -90,7 +96,7 @@ func main() {
 	cfg := config{
 		ns: *ns, duration: *duration, warmup: *warmup,
 		idle: *idle, separate: *separate, allocPerFrame: *perFrame,
-		traceFile: *traceFile, memProfile: *memProfile,
+		traceFile: *traceFile, memProfile: *memProfile, flightFile: *flight,
 		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
 	}
 	if err := runServer(cfg); err != nil {
@@ -162,6 +168,7 @@ type config struct {
 	idle, separate        bool
 	allocPerFrame         bool // the echo allocates each output frame
 	traceFile, memProfile string
+	flightFile            string // flight-recorder output at the first burst of late frames
 	output                webrtc.OutputOptions
 }
 
@@ -250,6 +257,11 @@ func runServer(cfg config) error {
 		sched0, pause0 := histograms()
 		sent0, under0, in0, _, _ := totals()
 		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
+		stopFlight := func() error { return nil }
+		if cfg.flightFile != "" {
+			late := func() uint64 { _, u, _, _, _ := totals(); return u }
+			stopFlight = recordBurst(fmt.Sprintf("%s.n%d", cfg.flightFile, n), late)
+		}
 		if cfg.traceFile != "" {
 			if err := traceFor(cfg.traceFile, time.Second); err != nil {
 				return err
@@ -259,6 +271,9 @@ func runServer(cfg config) error {
 			time.Sleep(cfg.duration)
 		}
 		sent1, under1, in1, complexity, maxLate := totals()
+		if err := stopFlight(); err != nil {
+			return err
+		}
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
 		heap1, g1 := heapNow()
@@ -314,6 +329,62 @@ func writeHeapProfile(file string) error {
 	}
 	defer f.Close()
 	return pprof.Lookup("heap").WriteTo(f, 0)
+}
+
+// burstFrames is how many late frames within one poll of recordBurst make
+// a burst.
+const burstFrames = 5
+
+// recordBurst runs a flight recorder and polls lateFrames every 5 ms; at the
+// first burst it waits 300 ms for the rest of it and writes the recorder's
+// last 1.5 s or more to file, for go tool trace. It returns a function that
+// stops it and reports the error of the write, if any.
+func recordBurst(file string, lateFrames func() uint64) (stop func() error) {
+	stopped, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 1500 * time.Millisecond, MaxBytes: 256 << 20})
+		if err := fr.Start(); err != nil {
+			done <- fmt.Errorf("flight recorder: %w", err)
+			return
+		}
+		defer fr.Stop()
+		poll := time.NewTicker(5 * time.Millisecond)
+		defer poll.Stop()
+		last := lateFrames()
+		for {
+			select {
+			case <-stopped:
+				done <- nil
+				return
+			case <-poll.C:
+			}
+			n := lateFrames()
+			if n-last < burstFrames {
+				last = n
+				continue
+			}
+			time.Sleep(300 * time.Millisecond)
+			done <- writeFlight(fr, file)
+			<-stopped
+			return
+		}
+	}()
+	return func() error {
+		close(stopped)
+		return <-done
+	}
+}
+
+func writeFlight(fr *trace.FlightRecorder, file string) error {
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if _, err := fr.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("flight recorder: %w", err)
+	}
+	return f.Close()
 }
 
 // traceFor writes an execution trace of the next d to file.

@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +67,42 @@ func TestEchoTakesItsFramesFromABlock(t *testing.T) {
 		}); a != tc.want {
 			t.Errorf("per frame %v: %.0f allocations per 50 frames; want %.0f", tc.perFrame, a, tc.want)
 		}
+	}
+}
+
+func TestRecordBurstWritesAFlightTraceAtTheFirstBurstOnly(t *testing.T) {
+	dir := t.TempDir()
+	var late atomic.Uint64
+	file := filepath.Join(dir, "burst.trace")
+	stop := recordBurst(file, late.Load)
+	time.Sleep(50 * time.Millisecond)
+	late.Add(burstFrames - 1) // not a burst
+	time.Sleep(50 * time.Millisecond)
+	if _, err := os.Stat(file); err == nil {
+		t.Fatal("a trace was written before any burst")
+	}
+	late.Add(burstFrames)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if st, err := os.Stat(file); err == nil && st.Size() > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no trace written after a burst")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	quiet := filepath.Join(dir, "quiet.trace")
+	stop = recordBurst(quiet, func() uint64 { return 0 })
+	time.Sleep(30 * time.Millisecond)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(quiet); err == nil {
+		t.Error("a trace was written for a window without a burst")
 	}
 }
