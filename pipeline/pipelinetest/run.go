@@ -169,3 +169,16 @@ func (r *Result) ExpectUp(tb testing.TB, want ...frames.Frame) {
 		tb.Errorf("upstream frames mismatch (-want +got):\n%s", d)
 	}
 }
+
+// OfType returns the frames of type T in fs, in order: the text frames a
+// processor pushed, say, without the lifecycle and metrics frames around
+// them.
+func OfType[T frames.Frame](fs []frames.Frame) []T {
+	var out []T
+	for _, f := range fs {
+		if t, ok := f.(T); ok {
+			out = append(out, t)
+		}
+	}
+	return out
+}

@@ -59,3 +59,15 @@ func TestDiffIgnoresIdentity(t *testing.T) {
 		t.Fatal("content difference not reported")
 	}
 }
+
+func TestOfTypeKeepsTheFramesOfOneTypeInOrder(t *testing.T) {
+	a, b := &frames.Text{Text: "a"}, &frames.Text{Text: "b"}
+	fs := []frames.Frame{&frames.Start{}, a, &frames.LLMText{Text: "x"}, b, &frames.End{}}
+	got := pipelinetest.OfType[*frames.Text](fs)
+	if len(got) != 2 || got[0] != a || got[1] != b {
+		t.Fatalf("OfType[*frames.Text] = %v, want [a b]", got)
+	}
+	if got := pipelinetest.OfType[*frames.Error](fs); got != nil {
+		t.Fatalf("OfType[*frames.Error] = %v, want nil", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -30,7 +31,7 @@ func TestUserTurnAggregatesTranscriptionsAndAsksForInference(t *testing.T) {
 	h.waitFor("context", func(down, _ []frames.Frame) bool { return count[*frames.LLMContext](down) == 1 })
 
 	down := h.Down()
-	ctxs := ofType[*frames.LLMContext](down)
+	ctxs := pipelinetest.OfType[*frames.LLMContext](down)
 	want := []frames.LLMMessage{llm.SystemMessage("sys"), llm.UserMessage("What is the weather?")}
 	if d := cmp.Diff(want, ctxs[0].Messages); d != "" {
 		t.Errorf("context (-want +got):\n%s", d)
@@ -76,7 +77,7 @@ func TestUserAggregatorAppliesContextFrames(t *testing.T) {
 	h.send(&frames.LLMMessagesUpdate{Messages: []frames.LLMMessage{llm.SystemMessage("fresh")}})
 	h.send(&frames.LLMRun{})
 
-	ctxs := ofType[*frames.LLMContext](h.Down())
+	ctxs := pipelinetest.OfType[*frames.LLMContext](h.Down())
 	if len(ctxs) != 2 {
 		t.Fatalf("contexts: %v", names(h.Down()))
 	}
@@ -320,7 +321,7 @@ func TestRerunTriggerMatrix(t *testing.T) {
 							t.Errorf("the re-run must come from the assistant aggregator (from assistant: %d)", fromAssistant)
 						}
 						// The inference sees every settled result.
-						all := append(ofType[*frames.LLMContext](h.Up()), ofType[*frames.LLMContext](h.Down())...)
+						all := append(pipelinetest.OfType[*frames.LLMContext](h.Up()), pipelinetest.OfType[*frames.LLMContext](h.Down())...)
 						for _, m := range all[0].Messages {
 							if m.Role == "tool" && m.Content == llm.ToolInProgress {
 								t.Errorf("inference ran with %s still in progress", m.ToolCallID)
@@ -370,7 +371,7 @@ func TestAssistantMessagesFramesRunUpstream(t *testing.T) {
 	h := newHarness(t, pipeline.TaskOptions{}, pair.Assistant())
 	h.send(&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.DeveloperMessage("note")}, RunLLM: true})
 	h.send(&frames.LLMRun{})
-	ctxs := ofType[*frames.LLMContext](h.Up())
+	ctxs := pipelinetest.OfType[*frames.LLMContext](h.Up())
 	if len(ctxs) != 2 || len(ctxs[0].Messages) != 1 || ctxs[0].Messages[0].Content != "note" {
 		t.Errorf("up = %v", names(h.Up()))
 	}
@@ -389,7 +390,7 @@ func TestRerunHandedToTheUserTurnIsOneInference(t *testing.T) {
 	h.send(result("a", "g", "sunny"))
 	h.send(&frames.Transcription{Text: "and in Rome?"})
 	h.send(&frames.UserStoppedSpeaking{})
-	up, down := ofType[*frames.LLMContext](h.Up()), ofType[*frames.LLMContext](h.Down())
+	up, down := pipelinetest.OfType[*frames.LLMContext](h.Up()), pipelinetest.OfType[*frames.LLMContext](h.Down())
 	if len(up) != 0 || len(down) != 1 {
 		t.Fatalf("inferences: %d from the assistant, %d from the user", len(up), len(down))
 	}
@@ -461,7 +462,7 @@ func TestAReplyRecordedDuringTheBeforeInferenceHookWaitsForTheRequest(t *testing
 	if lastRole != llm.RoleUser {
 		t.Errorf("the hook saw a %s message last, want the user's words", lastRole)
 	}
-	req := ofType[*frames.LLMContext](user.Down())[0]
+	req := pipelinetest.OfType[*frames.LLMContext](user.Down())[0]
 	if d := cmp.Diff([]frames.LLMMessage{llm.SystemMessage("sys"), llm.UserMessage("hello")}, req.Messages); d != "" {
 		t.Errorf("request (-want +got):\n%s", d)
 	}

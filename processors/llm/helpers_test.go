@@ -8,6 +8,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -196,23 +197,12 @@ func names(fs []frames.Frame) []string {
 	return out
 }
 
-// ofType returns the frames of type T in fs.
-func ofType[T frames.Frame](fs []frames.Frame) []T {
-	var out []T
-	for _, f := range fs {
-		if t, ok := f.(T); ok {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func count[T frames.Frame](fs []frames.Frame) int { return len(ofType[T](fs)) }
+func count[T frames.Frame](fs []frames.Frame) int { return len(pipelinetest.OfType[T](fs)) }
 
 // collectText joins the LLMText frames in fs.
 func collectText(fs []frames.Frame) string {
 	var s string
-	for _, t := range ofType[*frames.LLMText](fs) {
+	for _, t := range pipelinetest.OfType[*frames.LLMText](fs) {
 		s += t.Text
 	}
 	return s

@@ -13,6 +13,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 )
@@ -36,7 +37,7 @@ func TestResponseStreamsTextBetweenStartAndEnd(t *testing.T) {
 		t.Errorf("down = %v, want %v", got, want)
 	}
 	kinds := map[frames.MetricKind]frames.Metric{}
-	for _, m := range ofType[*frames.Metrics](h.Down()) {
+	for _, m := range pipelinetest.OfType[*frames.Metrics](h.Down()) {
 		for _, d := range m.Data {
 			kinds[d.Kind] = d
 		}
@@ -85,7 +86,7 @@ func TestProviderErrorGivesAnErrorFrameAndABalancedResponse(t *testing.T) {
 		t.Errorf("unbalanced: %v", names(down))
 	}
 	h.waitFor("error upstream", func(_, up []frames.Frame) bool { return count[*frames.Error](up) == 1 })
-	e := ofType[*frames.Error](h.Up())[0]
+	e := pipelinetest.OfType[*frames.Error](h.Up())[0]
 	if e.Category != frames.ErrorTransient || !strings.Contains(e.Error(), "model overloaded") {
 		t.Errorf("error frame = %v (category %v)", e, e.Category)
 	}
@@ -154,7 +155,7 @@ func TestConfigureOutputMarksResponsesSkipTTS(t *testing.T) {
 // callResults returns the downstream results by tool_call_id.
 func callResults(fs []frames.Frame) map[string]*frames.FunctionCallResult {
 	out := map[string]*frames.FunctionCallResult{}
-	for _, r := range ofType[*frames.FunctionCallResult](fs) {
+	for _, r := range pipelinetest.OfType[*frames.FunctionCallResult](fs) {
 		if _, dup := out[r.ToolCallID]; dup {
 			panic("two results for " + r.ToolCallID)
 		}
@@ -203,8 +204,8 @@ func TestToolCallIsAnnouncedRunAndSettledOnce(t *testing.T) {
 	h.waitFor("result", func(down, _ []frames.Frame) bool { return count[*frames.FunctionCallResult](down) == 1 })
 
 	down := h.Down()
-	started := ofType[*frames.FunctionCallsStarted](down)
-	progress := ofType[*frames.FunctionCallInProgress](down)
+	started := pipelinetest.OfType[*frames.FunctionCallsStarted](down)
+	progress := pipelinetest.OfType[*frames.FunctionCallInProgress](down)
 	if len(started) != 1 || len(progress) != 1 {
 		t.Fatalf("down = %v", names(down))
 	}
@@ -293,7 +294,7 @@ func TestHandlerFailuresBecomeGenericErrorResults(t *testing.T) {
 					t.Errorf("result = %q", got)
 				}
 			}
-			if e := ofType[*frames.Error](h.Up())[0]; !strings.Contains(e.Error(), "function f") {
+			if e := pipelinetest.OfType[*frames.Error](h.Up())[0]; !strings.Contains(e.Error(), "function f") {
 				t.Errorf("error frame = %v", e)
 			}
 		})
@@ -432,14 +433,14 @@ func TestInterruptionCancelsCallsPerFunction(t *testing.T) {
 	}
 	close(release)
 	h.waitFor("kept result", func(down, _ []frames.Frame) bool { return count[*frames.FunctionCallResult](down) == 1 })
-	cancels := ofType[*frames.FunctionCallCancel](h.Down())
+	cancels := pipelinetest.OfType[*frames.FunctionCallCancel](h.Down())
 	if cancels[0].ToolCallID != "a" {
 		t.Errorf("cancelled %q, want a", cancels[0].ToolCallID)
 	}
 	if r := callResults(h.Down()); r["b"] == nil || r["a"] != nil {
 		t.Errorf("results = %v", r)
 	}
-	for _, p := range ofType[*frames.FunctionCallInProgress](h.Down()) {
+	for _, p := range pipelinetest.OfType[*frames.FunctionCallInProgress](h.Down()) {
 		if want := p.ToolCallID == "a"; p.CancelOnInterruption != want {
 			t.Errorf("%s: CancelOnInterruption = %v", p.ToolCallID, p.CancelOnInterruption)
 		}
@@ -502,7 +503,7 @@ func TestParallelAndSequentialCalls(t *testing.T) {
 				t.Errorf("parallel: max active %d", maxActive)
 			}
 			groups := map[string]bool{}
-			for _, r := range ofType[*frames.FunctionCallResult](h.Down()) {
+			for _, r := range pipelinetest.OfType[*frames.FunctionCallResult](h.Down()) {
 				groups[r.GroupID] = true
 			}
 			if len(groups) != 1 {
@@ -589,7 +590,7 @@ func TestUsageIsReportedEvenWhenInterrupted(t *testing.T) {
 	h.waitFor("text", func(down, _ []frames.Frame) bool { return count[*frames.LLMText](down) == 1 })
 	h.send(&frames.Interruption{})
 	h.waitFor("usage", func(down, _ []frames.Frame) bool {
-		for _, m := range ofType[*frames.Metrics](down) {
+		for _, m := range pipelinetest.OfType[*frames.Metrics](down) {
 			for _, d := range m.Data {
 				if d.Kind == frames.MetricLLMUsage && d.Usage.PromptTokens == 40 {
 					return true
@@ -627,7 +628,7 @@ func TestMissingAndDuplicateCallIDsAreReplaced(t *testing.T) {
 	h.send(userContext("go"))
 	h.waitFor("results", func(down, _ []frames.Frame) bool { return count[*frames.FunctionCallResult](down) == 3 })
 	ids := map[string]bool{}
-	for _, r := range ofType[*frames.FunctionCallResult](h.Down()) {
+	for _, r := range pipelinetest.OfType[*frames.FunctionCallResult](h.Down()) {
 		if r.ToolCallID == "" || ids[r.ToolCallID] || r.Result != r.ToolCallID {
 			t.Errorf("result %q for id %q", r.Result, r.ToolCallID)
 		}

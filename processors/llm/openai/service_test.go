@@ -18,16 +18,6 @@ import (
 	"github.com/framewire/framewire/processors/llm/openai"
 )
 
-func ofType[T frames.Frame](fs []frames.Frame) []T {
-	var out []T
-	for _, f := range fs {
-		if t, ok := f.(T); ok {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
 // waitFor polls res until cond holds, failing after a generous bound.
 func waitFor(t *testing.T, res *pipelinetest.Result, what string, cond func(down, up []frames.Frame) bool) {
 	t.Helper()
@@ -111,24 +101,24 @@ func TestFixturesThroughTheService(t *testing.T) {
 				Task:  pipeline.TaskOptions{EnableMetrics: true, EnableUsageMetrics: true},
 			})
 			waitFor(t, res, "the outcome", func(down, up []frames.Frame) bool {
-				return len(ofType[*frames.LLMFullResponseEnd](down)) == 1 &&
-					len(ofType[*frames.FunctionCallResult](down)) == len(tc.want.results) &&
-					(tc.want.errText == "") == (len(ofType[*frames.Error](up)) == 0)
+				return len(pipelinetest.OfType[*frames.LLMFullResponseEnd](down)) == 1 &&
+					len(pipelinetest.OfType[*frames.FunctionCallResult](down)) == len(tc.want.results) &&
+					(tc.want.errText == "") == (len(pipelinetest.OfType[*frames.Error](up)) == 0)
 			})
 			finish(t, res)
 			down := res.Down()
 
-			if s := len(ofType[*frames.LLMFullResponseStart](down)); s != 1 {
+			if s := len(pipelinetest.OfType[*frames.LLMFullResponseStart](down)); s != 1 {
 				t.Errorf("%d starts", s)
 			}
 			var got strings.Builder
-			for _, f := range ofType[*frames.LLMText](down) {
+			for _, f := range pipelinetest.OfType[*frames.LLMText](down) {
 				got.WriteString(f.Text)
 			}
 			if got.String() != tc.want.text {
 				t.Errorf("text = %q, want %q", got.String(), tc.want.text)
 			}
-			results := ofType[*frames.FunctionCallResult](down)
+			results := pipelinetest.OfType[*frames.FunctionCallResult](down)
 			if len(results) != len(tc.want.results) {
 				t.Fatalf("%d results, want %d", len(results), len(tc.want.results))
 			}
@@ -146,7 +136,7 @@ func TestFixturesThroughTheService(t *testing.T) {
 					t.Errorf("%s: result %v, want %q", r.ToolCallID, r.Result, want)
 				}
 			}
-			errs := ofType[*frames.Error](res.Up())
+			errs := pipelinetest.OfType[*frames.Error](res.Up())
 			if tc.want.errText == "" && len(errs) > 0 {
 				t.Errorf("unexpected error: %v", errs[0])
 			}
@@ -155,7 +145,7 @@ func TestFixturesThroughTheService(t *testing.T) {
 			}
 			if tc.name == "usage" {
 				var usage *frames.Metric
-				for _, m := range ofType[*frames.Metrics](down) {
+				for _, m := range pipelinetest.OfType[*frames.Metrics](down) {
 					for i := range m.Data {
 						if m.Data[i].Kind == frames.MetricLLMUsage {
 							usage = &m.Data[i]
@@ -203,7 +193,7 @@ func TestInterruptionClosesTheRequest(t *testing.T) {
 		NoEnd: true,
 		Task:  pipeline.TaskOptions{Observers: []observers.Observer{watch}},
 	})
-	waitFor(t, res, "streamed text", func(down, _ []frames.Frame) bool { return len(ofType[*frames.LLMText](down)) == 2 })
+	waitFor(t, res, "streamed text", func(down, _ []frames.Frame) bool { return len(pipelinetest.OfType[*frames.LLMText](down)) == 2 })
 	interruptedAt := time.Now()
 	res.Task.QueueFrame(&frames.Interruption{})
 	var latency time.Duration
@@ -223,7 +213,7 @@ func TestInterruptionClosesTheRequest(t *testing.T) {
 	if s, e := starts.Load(), ends.Load(); s != 1 || e != 1 {
 		t.Errorf("service pushed %d starts and %d ends", s, e)
 	}
-	if errs := ofType[*frames.Error](res.Up()); len(errs) != 0 {
+	if errs := pipelinetest.OfType[*frames.Error](res.Up()); len(errs) != 0 {
 		t.Errorf("interruption reported errors: %v", errs)
 	}
 }
