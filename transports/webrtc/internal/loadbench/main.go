@@ -264,6 +264,7 @@ func runServer(cfg config) error {
 		}
 		if cfg.traceFile != "" {
 			if err := traceFor(cfg.traceFile, time.Second); err != nil {
+				_ = stopFlight()
 				return err
 			}
 			time.Sleep(cfg.duration - time.Second)
@@ -338,40 +339,44 @@ const burstFrames = 5
 // recordBurst runs a flight recorder and polls lateFrames every 5 ms; at the
 // first burst it waits 300 ms for the rest of it and writes the recorder's
 // last 1.5 s or more to file, for go tool trace. It returns a function that
-// stops it and reports the error of the write, if any.
+// stops it, once the recorder is off, and reports the error of the write,
+// if any.
 func recordBurst(file string, lateFrames func() uint64) (stop func() error) {
 	stopped, done := make(chan struct{}), make(chan error, 1)
-	go func() {
-		fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 1500 * time.Millisecond, MaxBytes: 256 << 20})
-		if err := fr.Start(); err != nil {
-			done <- fmt.Errorf("flight recorder: %w", err)
-			return
-		}
-		defer fr.Stop()
-		poll := time.NewTicker(5 * time.Millisecond)
-		defer poll.Stop()
-		last := lateFrames()
-		for {
-			select {
-			case <-stopped:
-				done <- nil
-				return
-			case <-poll.C:
-			}
-			n := lateFrames()
-			if n-last < burstFrames {
-				last = n
-				continue
-			}
-			time.Sleep(300 * time.Millisecond)
-			done <- writeFlight(fr, file)
-			<-stopped
-			return
-		}
-	}()
+	go func() { done <- watchBursts(file, lateFrames, stopped) }()
 	return func() error {
 		close(stopped)
 		return <-done
+	}
+}
+
+// watchBursts is recordBurst's goroutine. It returns after stopped closes,
+// with its recorder stopped, so that the next window can start one.
+func watchBursts(file string, lateFrames func() uint64, stopped <-chan struct{}) error {
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 1500 * time.Millisecond, MaxBytes: 256 << 20})
+	if err := fr.Start(); err != nil {
+		<-stopped
+		return fmt.Errorf("flight recorder: %w", err)
+	}
+	defer fr.Stop()
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	last := lateFrames()
+	for {
+		select {
+		case <-stopped:
+			return nil
+		case <-poll.C:
+		}
+		n := lateFrames()
+		if n-last < burstFrames {
+			last = n
+			continue
+		}
+		time.Sleep(300 * time.Millisecond)
+		err := writeFlight(fr, file)
+		<-stopped
+		return err
 	}
 }
 
