@@ -22,7 +22,7 @@ import (
 // GOGC), a minute of calm windows is enough.
 //
 // Encoding is most of a streaming session's CPU (at complexity 5, about
-// three times the cost at 0 on speech), so the governor turns an
+// three times the cost at 0), so the governor turns an
 // overloaded server's gaps into slightly coarser audio for everybody.
 type complexityGovernor struct {
 	origin time.Time // monotonic origin of window

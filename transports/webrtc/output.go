@@ -34,7 +34,8 @@ type OutputOptions struct {
 	// OpusComplexity trades the Opus encoder's CPU for quality, from 1 to
 	// 10, while the machine keeps up. Default: 5. Encoding is most of what
 	// a streaming session costs, and complexity 0 costs about a third of
-	// 5 (on a 2-core EPYC VM, 22 against 75 µs per 20 ms at 24 kHz).
+	// 5 (on a 2-core EPYC VM, 22 against 75 µs per 20 ms of a tone at
+	// 24 kHz).
 	// -1 keeps libopus's own default and turns adaptation off.
 	//
 	// When the outputs' 20 ms ticks start running late because the machine

@@ -32,10 +32,11 @@ const (
 	// a bot's synthesized speech: Opus's transform coder (CELT) from about
 	// 24 kbps (below that libopus still picks the speech coder), libopus's
 	// audio application. At complexity 10 libopus also classifies the
-	// signal and may keep speech on the speech coder up to about 50 kbps. Reference servers send bot audio this way
-	// (aiortc, which Pipecat's SmallWebRTC transport uses, encodes with
-	// libopus's default audio application). At the same complexity it
-	// costs less than half of the speech coder's CPU (measured on a tone).
+	// signal and may keep speech on the speech coder up to about 50 kbps.
+	// Reference servers send bot audio this way (aiortc, which Pipecat's
+	// SmallWebRTC transport uses, encodes with libopus's default audio
+	// application). At the same complexity it costs less than half of the
+	// speech coder's CPU (measured on a tone).
 	Playback
 )
 

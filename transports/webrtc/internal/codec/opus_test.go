@@ -44,10 +44,7 @@ func TestOpusRoundTripKeepsATone(t *testing.T) {
 		out := make([]int16, MaxDecodedSamples(outRate))
 		var got []int16
 		for k := 0; k < 50; k++ {
-			for i := range frame {
-				n := k*len(frame) + i
-				frame[i] = int16(10000 * math.Sin(2*math.Pi*440*float64(n)/float64(in)))
-			}
+			toneFrame(frame, k, in)
 			n, err := enc.Encode(frame, buf)
 			if err != nil {
 				t.Fatal(err)
@@ -108,10 +105,7 @@ func TestOpusTuning(t *testing.T) {
 				buf := make([]byte, c.MaxPayload)
 				total := 0
 				for k := range 50 {
-					for i := range frame {
-						n := k*len(frame) + i
-						frame[i] = int16(10000 * math.Sin(2*math.Pi*440*float64(n)/float64(tc.rate)))
-					}
+					toneFrame(frame, k, tc.rate)
 					n, err := enc.Encode(frame, buf)
 					if err != nil {
 						t.Fatal(err)
@@ -129,6 +123,14 @@ func TestOpusTuning(t *testing.T) {
 	}
 	if _, err := c.NewEncoder(24000, EncoderOptions{Bitrate: -5}); err == nil {
 		t.Error("a bitrate of -5 was accepted")
+	}
+}
+
+// toneFrame fills frame with the k-th frame of a 440 Hz sine at rate.
+func toneFrame(frame []int16, k, rate int) {
+	for i := range frame {
+		n := k*len(frame) + i
+		frame[i] = int16(10000 * math.Sin(2*math.Pi*440*float64(n)/float64(rate)))
 	}
 }
 
