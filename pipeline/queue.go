@@ -215,6 +215,25 @@ func (q *FrameQueue) wake() chan struct{} {
 func (q *FrameQueue) Push(f frames.Frame, dir frames.Direction) {
 	q.mu.Lock()
 	q.r.push(item{f, dir})
+	q.unlockAndNotify()
+}
+
+// PushAll appends fs in order as one step: no frame pushed by another
+// goroutine lands between them. It never blocks.
+func (q *FrameQueue) PushAll(fs []frames.Frame, dir frames.Direction) {
+	if len(fs) == 0 {
+		return
+	}
+	q.mu.Lock()
+	for _, f := range fs {
+		q.r.push(item{f, dir})
+	}
+	q.unlockAndNotify()
+}
+
+// unlockAndNotify records the high-water mark after a push, releases q.mu
+// and wakes a waiting reader.
+func (q *FrameQueue) unlockAndNotify() {
 	if q.r.size > q.high {
 		q.high = q.r.size
 	}

@@ -107,3 +107,55 @@ func TestFrameQueueResetKeepsUninterruptible(t *testing.T) {
 		t.Fatalf("Clear dropped %d", n)
 	}
 }
+
+// PushAll is one step: frames pushed concurrently land before or after
+// the whole batch, never inside it.
+func TestFrameQueuePushAllIsOneStep(t *testing.T) {
+	var q FrameQueue
+	batch := make([]frames.Frame, 100)
+	for i := range batch {
+		batch[i] = &frames.Text{Text: "batch"}
+	}
+	const batches = 500
+	stop, done := make(chan struct{}), make(chan int)
+	go func() {
+		others := 0
+		for {
+			select {
+			case <-stop:
+				done <- others
+				return
+			default:
+			}
+			q.Push(&frames.Text{Text: "other"}, frames.Downstream)
+			others++
+		}
+	}()
+	for range batches {
+		q.PushAll(batch, frames.Downstream)
+	}
+	close(stop)
+	others := <-done
+	if q.HighWater() != others+batches*len(batch) {
+		t.Fatalf("high water %d, want %d", q.HighWater(), others+batches*len(batch))
+	}
+	run := 0
+	for {
+		f, _, ok := q.Pop()
+		if !ok {
+			break
+		}
+		if f.(*frames.Text).Text == "batch" {
+			run++
+		} else if run%len(batch) != 0 {
+			t.Fatalf("a frame pushed concurrently landed inside a batch, after %d of its frames", run%len(batch))
+		}
+	}
+	if run != batches*len(batch) {
+		t.Fatalf("%d batch frames popped, want %d", run, batches*len(batch))
+	}
+	q.PushAll(nil, frames.Downstream)
+	if q.Len() != 0 {
+		t.Fatal("PushAll(nil) queued something")
+	}
+}

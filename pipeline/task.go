@@ -266,12 +266,10 @@ func (t *Task) ObserverDrops() uint64 {
 // QueueFrame queues f to enter the pipeline downstream. It never blocks.
 func (t *Task) QueueFrame(f frames.Frame) { t.ingress.Push(f, frames.Downstream) }
 
-// QueueFrames queues fs in order.
-func (t *Task) QueueFrames(fs ...frames.Frame) {
-	for _, f := range fs {
-		t.ingress.Push(f, frames.Downstream)
-	}
-}
+// QueueFrames queues fs in order as one step: a frame queued meanwhile,
+// such as the End that an EndTask from inside the pipeline asks for, comes
+// before or after all of them.
+func (t *Task) QueueFrames(fs ...frames.Frame) { t.ingress.PushAll(fs, frames.Downstream) }
 
 // StopWhenDone queues an End: the task finishes once everything queued
 // before it has been processed.
