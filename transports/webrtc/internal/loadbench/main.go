@@ -21,6 +21,10 @@
 // last 1.5 s to FILE.nN at the window's first burst of late frames; read
 // it with go tool trace. Its polling adds a little load.
 //
+// On a shared VM, host_steal_pct_of_cpu is the CPU the hypervisor gave to
+// other guests during the window: with more than a few percent, late
+// frames are the neighbours' as much as the server's.
+//
 // The clients run in the server's process, as the load target is stated,
 // so CPU and heap figures include them. With -separate they run in a
 // second process and the figures are the server's alone (the client
@@ -147,6 +151,7 @@ type result struct {
 	CPUPctTotal       float64 `json:"cpu_pct_total"`
 	ClientCPUPct      float64 `json:"client_process_cpu_pct"`
 	LoadAvg           string  `json:"loadavg_before"`
+	StealPct          float64 `json:"host_steal_pct_of_cpu"` // CPU the hypervisor gave to other guests during the window
 	HeapKBPerSession  float64 `json:"heap_kb_per_session"`
 	GoroutinesPerSess float64 `json:"goroutines_per_session"`
 	Underruns         uint64  `json:"output_underruns"`
@@ -256,7 +261,7 @@ func runServer(cfg config) error {
 		load := loadAvg()
 		sched0, pause0 := histograms()
 		sent0, under0, in0, _, _ := totals()
-		cpu0, t0, ccpu0 := cpuTime(), time.Now(), cl.cpu()
+		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
 		stopFlight := func() error { return nil }
 		if cfg.flightFile != "" {
 			late := func() uint64 { _, u, _, _, _ := totals(); return u }
@@ -276,7 +281,7 @@ func runServer(cfg config) error {
 			return err
 		}
 		sched1, pause1 := histograms()
-		cpu1, t1, ccpu1 := cpuTime(), time.Now(), cl.cpu()
+		cpu1, t1, ccpu1, steal1 := cpuTime(), time.Now(), cl.cpu(), stealTime()
 		heap1, g1 := heapNow()
 		if cfg.memProfile != "" {
 			if err := writeHeapProfile(cfg.memProfile); err != nil {
@@ -295,6 +300,7 @@ func runServer(cfg config) error {
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,
+			StealPct:          100 * (steal1 - steal0).Seconds() / wall,
 			CPUPctPerSession:  100 * cpu / wall / float64(n),
 			CPUUsPerFrame:     1e6 * cpu / (wall * 50) / float64(n),
 			HeapKBPerSession:  float64(int64(heap1)-int64(heap0)) / 1024 / float64(n),
@@ -459,6 +465,27 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+}
+
+// stealTime returns the CPU time the hypervisor has given other guests
+// while this machine's CPUs wanted to run (steal in /proc/stat), summed
+// over the CPUs; 0 where it is not known. On a shared VM, a window with a
+// few percent of steal measured the neighbours as much as the server: its
+// threads were runnable but not running.
+func stealTime() time.Duration {
+	b, _ := os.ReadFile("/proc/stat")
+	return stealIn(string(b))
+}
+
+// stealIn reads the steal time from the text of /proc/stat.
+func stealIn(stat string) time.Duration {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	st, _ := strconv.ParseInt(f[8], 10, 64)
+	return time.Duration(st) * time.Second / 100 // USER_HZ
 }
 
 // loadAvg returns the machine's 1-minute load average, to show how much

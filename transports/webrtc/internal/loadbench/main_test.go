@@ -106,3 +106,15 @@ func TestRecordBurstWritesAFlightTraceAtTheFirstBurstOnly(t *testing.T) {
 		t.Error("a trace was written for a window without a burst")
 	}
 }
+
+func TestStealIsTheEighthFigureOfTheCPULine(t *testing.T) {
+	stat := "cpu  2630339 2413 539283 3671953 20184 0 73254 59258 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n"
+	if got, want := stealIn(stat), 592580*time.Millisecond; got != want {
+		t.Errorf("steal %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "cpu 1 2 3", "intr 1 2 3 4 5 6 7 8 9"} {
+		if got := stealIn(bad); got != 0 {
+			t.Errorf("steal in %q = %v, want 0", bad, got)
+		}
+	}
+}
