@@ -35,6 +35,9 @@ var (
 	renegotiateMessage = []byte(`{"type":"signalling","message":{"type":"renegotiate"}}`)
 )
 
+// jsonSpace is the whitespace JSON allows around a value (RFC 8259 §2).
+const jsonSpace = " \t\n\r"
+
 var (
 	pingPrefix       = []byte("ping")
 	signallingMarker = []byte(`"signalling"`)
@@ -47,7 +50,10 @@ func classify(msg []byte) (messageKind, *signalling) {
 	if bytes.HasPrefix(msg, pingPrefix) {
 		return kindPing, nil
 	}
-	t := bytes.TrimSpace(msg)
+	// JSON's own whitespace only: bytes.TrimSpace would also take a form
+	// feed or a non-breaking space, which JSON does not allow, and the
+	// message would pass as JSON here and reach the pipeline invalid.
+	t := bytes.Trim(msg, jsonSpace)
 	if len(t) == 0 || !json.Valid(t) {
 		return kindInvalid, nil
 	}
