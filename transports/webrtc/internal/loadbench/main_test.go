@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,6 +116,34 @@ func TestStealIsTheEighthFigureOfTheCPULine(t *testing.T) {
 	for _, bad := range []string{"", "cpu 1 2 3", "intr 1 2 3 4 5 6 7 8 9"} {
 		if got := stealIn(bad); got != 0 {
 			t.Errorf("steal in %q = %v, want 0", bad, got)
+		}
+	}
+}
+
+func TestLargestHeldCountsOnlyAnUnbrokenRunFromTheSmallest(t *testing.T) {
+	counts, err := sessionCounts("100, 25,50,75,50")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{25, 50, 75, 100}; !slices.Equal(counts, want) {
+		t.Fatalf("counts %v, want %v", counts, want)
+	}
+	for _, tc := range []struct {
+		held map[int]bool
+		want int
+	}{
+		{map[int]bool{25: true, 50: true, 75: true, 100: true}, 100},
+		{map[int]bool{25: true, 50: false, 75: true, 100: true}, 25},
+		{map[int]bool{25: false, 50: true, 75: true, 100: true}, 0},
+		{map[int]bool{25: true, 50: true, 75: true, 100: false}, 75},
+	} {
+		if got := largestHeld(counts, tc.held); got != tc.want {
+			t.Errorf("held %v: largest %d, want %d", tc.held, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "25,x", "0", "-5"} {
+		if _, err := sessionCounts(bad); err == nil {
+			t.Errorf("-n %q accepted", bad)
 		}
 	}
 }
