@@ -42,13 +42,27 @@ lint:
 	$(GO) vet $(GOFLAGS_TAGS) ./...
 	$(GO) run $(STATICCHECK) -tags "$(TAGS)" ./...
 
-# fuzz runs every fuzz target for FUZZTIME each.
+# fuzz runs every fuzz target for FUZZTIME each. A failure that is a bare
+# "context deadline exceeded" and writes no input under testdata/fuzz is
+# Go's own fuzzing coordinator racing its -fuzztime deadline
+# (go.dev/issue/75804, fixed in Go 1.27), not a finding: it is reported and
+# the loop goes on. Any other failure stops it.
 FUZZTIME ?= 10s
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
+	  dir=$$($(GO) list -f '{{.Dir}}' $$pkg); \
 	  for target in $$($(GO) test $(GOFLAGS_TAGS) -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== $$pkg $$target"; \
-	    $(GO) test $(GOFLAGS_TAGS) -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    found=$$(ls $$dir/testdata/fuzz/$$target 2>/dev/null | wc -l); \
+	    if out=$$($(GO) test $(GOFLAGS_TAGS) -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg 2>&1); then \
+	      echo "$$out" | tail -n 1; \
+	    elif [ "$$(ls $$dir/testdata/fuzz/$$target 2>/dev/null | wc -l)" = "$$found" ] && \
+	         echo "$$out" | grep -qx '    context deadline exceeded'; then \
+	      echo "$$out" | tail -n 4; \
+	      echo "(go.dev/issue/75804: the fuzzing coordinator's deadline race; no failing input)"; \
+	    else \
+	      echo "$$out"; exit 1; \
+	    fi; \
 	  done; \
 	done
 
