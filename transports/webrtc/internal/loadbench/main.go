@@ -464,8 +464,12 @@ func procCPU(pid int) time.Duration {
 	}
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ
+	return clockTicks(ut + st)
 }
+
+// clockTicks converts a count of the clock ticks /proc reports CPU time in
+// (USER_HZ, 100 a second on Linux) to a duration.
+func clockTicks(n int64) time.Duration { return time.Duration(n) * time.Second / 100 }
 
 // sessionCounts parses -n: positive session counts, run in increasing
 // order.
@@ -514,7 +518,7 @@ func stealIn(stat string) time.Duration {
 		return 0
 	}
 	st, _ := strconv.ParseInt(f[8], 10, 64)
-	return time.Duration(st) * time.Second / 100 // USER_HZ
+	return clockTicks(st)
 }
 
 // loadAvg returns the machine's 1-minute load average, to show how much
