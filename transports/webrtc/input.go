@@ -201,4 +201,5 @@ func (r *audioReader) packet(payload []byte) {
 		out.p.Push(frame, frames.Downstream)
 		in.frames.Add(1)
 	}
+	in.s.srv.assist.help()
 }

@@ -95,6 +95,7 @@ type Output struct {
 	underruns  atomic.Uint64
 	maxLate    atomic.Int64 // nanoseconds
 	complexity atomic.Int32 // the encoder's complexity, for Stats
+	assisted   atomic.Uint64
 }
 
 // OutputTransport marks the processor as an output transport, so observers
@@ -134,13 +135,18 @@ type OutputStats struct {
 	// OpusComplexity is the complexity the encoder uses, or -1 before the
 	// output has started and for codecs that have none.
 	OpusComplexity int
+	// AssistedFrames counts frames (among FramesSent) that another of the
+	// server's goroutines sent because the output's own had not run in
+	// time (5 ms past the frame's time): a measure of how far the Go
+	// scheduler lags behind the clock.
+	AssistedFrames uint64
 }
 
 // Stats returns the output's counters.
 func (o *Output) Stats() OutputStats {
 	return OutputStats{
 		FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), MaxLate: time.Duration(o.maxLate.Load()),
-		Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load()),
+		Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load()), AssistedFrames: o.assisted.Load(),
 	}
 }
 
@@ -175,6 +181,7 @@ func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fr
 	if f.Lane().Ordered() {
 		h.Consume()
 		o.q.Push(f, dir)
+		o.s.srv.assist.help()
 	}
 	return nil
 }
@@ -242,7 +249,8 @@ func (o *Output) stopSpeakingLocked() {
 
 // player is the goroutine that paces the output: every 20 ms it takes the
 // next frame of audio from the queue (or silence), encodes and sends it.
-// Its fields are owned by that goroutine.
+// Its fields belong to whoever holds its state: the player's goroutine,
+// or a goroutine sending an overdue frame in its place (tickAssist).
 type player struct {
 	o           *Output
 	c           codec.Codec
@@ -265,6 +273,15 @@ type player struct {
 	// the one goroutine whose timing matters, rarely allocates (see
 	// frames.Block).
 	speakingFrames frames.Block[frames.BotSpeaking]
+
+	// state says who holds the fields above and below (see acquire).
+	state atomic.Int32
+	// next is when the next frame is due, finished whether End or Stop
+	// was released.
+	next     time.Time
+	finished bool
+	// due is next on the tickAssist's clock, for assistants to read.
+	due atomic.Int64
 }
 
 func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
@@ -275,48 +292,117 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 		// Keep the clock and the order of frames; the audio becomes silence.
 		o.out.PushError(err)
 	}
-	// The player keeps a media clock: frame k is due at start + k×period.
-	// A tick that runs late sends its frame at once and the following ones
-	// back to back until the clock has caught up, so a scheduling stall
-	// delays the audio for a moment instead of shifting it, and the
-	// client's latency, for good. A stall longer than maxCatchUp is given
-	// up: its 20 ms slots are skipped (the track's timestamps jump over
-	// them) and the clock restarts from now; queued audio is kept and
-	// plays from there, so no speech is lost.
-	period := codec.FrameDuration
+	assist := o.s.srv.assist
+	p.next = time.Now()
+	p.publishDue()
+	if assist != nil {
+		assist.add(p)
+	}
+	defer p.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
-	next := time.Now()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-timer.C:
 		}
-		now := time.Now()
-		late := now.Sub(next)
-		if late > time.Duration(o.maxLate.Load()) {
-			o.maxLate.Store(int64(late)) // the player is its only writer
+		if !p.acquire() {
+			// Another goroutine is sending this player's frame.
+			timer.Reset(assistRetry)
+			continue
 		}
-		if late > maxCatchUp {
-			missed := int(late / period)
-			o.underruns.Add(uint64(missed))
-			o.s.skipAudio(missed)
-			next = next.Add(time.Duration(missed) * period)
-			late = now.Sub(next)
-		}
-		if late > period {
-			o.underruns.Add(1)
-		}
-		if g := o.s.srv.governor; g != nil {
-			p.setComplexity(g.tick(now, late))
-		}
-		if finished := p.tick(period); finished {
+		p.step(time.Now(), false)
+		next, finished := p.next, p.finished
+		p.release()
+		if finished {
 			return
 		}
-		next = next.Add(period)
+		assist.help()
 		timer.Reset(time.Until(next)) // at once while catching up
 	}
+}
+
+// Who may run a player's clock: its own goroutine or an assistant
+// (tickAssist), one at a time, until the player closes.
+const (
+	playerFree int32 = iota
+	playerBusy
+	playerClosed
+)
+
+// acquire takes the player's clock, its encoder and the other fields step
+// uses; it fails while another goroutine holds them or after close.
+func (p *player) acquire() bool { return p.state.CompareAndSwap(playerFree, playerBusy) }
+
+// release gives back what acquire took.
+func (p *player) release() { p.state.Store(playerFree) }
+
+// close takes the player out of the assist and waits until no assistant
+// holds it, so that nothing is sent after the player has stopped.
+func (p *player) close() {
+	if a := p.o.s.srv.assist; a != nil {
+		a.remove(p)
+	}
+	for !p.state.CompareAndSwap(playerFree, playerClosed) {
+		time.Sleep(50 * time.Microsecond) // an assistant sends for at most a few frames
+	}
+}
+
+// publishDue makes the time of the next frame visible to assistants.
+func (p *player) publishDue() {
+	if a := p.o.s.srv.assist; a != nil {
+		p.due.Store(a.since(p.next))
+	}
+}
+
+// step sends the frame due at p.next if it is due at now, and reports
+// whether it did; assisted tells that another goroutine than the player's
+// runs it. The caller holds the player (acquire).
+//
+// The player keeps a media clock: frame k is due at start + k×period. A
+// frame that is late is sent at once and the following ones back to back
+// until the clock has caught up, so a scheduling stall delays the audio
+// for a moment instead of shifting it, and the client's latency, for good.
+// A stall longer than maxCatchUp is given up: its 20 ms slots are skipped
+// (the track's timestamps jump over them) and the clock restarts from now;
+// queued audio is kept and plays from there, so no speech is lost.
+func (p *player) step(now time.Time, assisted bool) bool {
+	if p.finished || now.Before(p.next) {
+		return false
+	}
+	o := p.o
+	period := codec.FrameDuration
+	late := now.Sub(p.next)
+	if late > time.Duration(o.maxLate.Load()) {
+		o.maxLate.Store(int64(late)) // only the holder of the player writes it
+	}
+	if late > maxCatchUp {
+		missed := int(late / period)
+		o.underruns.Add(uint64(missed))
+		o.s.skipAudio(missed)
+		p.next = p.next.Add(time.Duration(missed) * period)
+		late = now.Sub(p.next)
+	}
+	if late > period {
+		o.underruns.Add(1)
+	}
+	if g := o.s.srv.governor; g != nil {
+		if assisted {
+			// The player had not run assistAfter past the frame's time:
+			// the machine is behind, which is what a late tick tells the
+			// governor.
+			late = max(late, governorLateTick)
+		}
+		p.setComplexity(g.tick(now, late))
+	}
+	if assisted {
+		o.assisted.Add(1)
+	}
+	p.finished = p.tick(period)
+	p.next = p.next.Add(period)
+	p.publishDue()
+	return true
 }
 
 // openEncoder makes the player's encoder at the rate closest to the

@@ -154,6 +154,8 @@ type Server struct {
 	// governor adapts the outputs' Opus complexity to the load; nil when
 	// the complexity is fixed.
 	governor *complexityGovernor
+	// assist sends the frames of players the scheduler left waiting.
+	assist *tickAssist
 
 	mu       sync.Mutex
 	closed   bool
@@ -188,6 +190,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
 	}
+	s.assist = newTickAssist(time.Now())
 	api, err := newAPI(opts, s.codec)
 	if err != nil {
 		return nil, err

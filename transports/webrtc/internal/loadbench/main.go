@@ -157,7 +157,8 @@ type result struct {
 	HeapKBPerSession  float64 `json:"heap_kb_per_session"`
 	GoroutinesPerSess float64 `json:"goroutines_per_session"`
 	Underruns         uint64  `json:"output_underruns"`
-	MaxLateMS         float64 `json:"output_max_late_ms"` // the latest any output's clock ran, warm-up included
+	Assisted          uint64  `json:"output_assisted_frames"` // frames sent by another goroutine than their output's player, which was 5 ms late
+	MaxLateMS         float64 `json:"output_max_late_ms"`     // the latest any output's clock ran, warm-up included
 	OutFPS            float64 `json:"output_frames_per_s_per_session"`
 	InFPS             float64 `json:"input_frames_per_s_per_session"`
 	ClientInPPS       float64 `json:"client_packets_in_per_s_per_session"`
@@ -227,20 +228,21 @@ func runServer(cfg config) error {
 		}
 		return out
 	}
-	totals := func() (sent, underruns, in uint64, complexity float64, maxLate time.Duration) {
+	totals := func() (t outputTotals) {
 		all := sessions()
 		for _, s := range all {
 			st := s.Output().Stats()
-			sent += st.FramesSent
-			underruns += st.Underruns
-			in += s.Input().FramesPushed()
-			complexity += float64(st.OpusComplexity)
-			maxLate = max(maxLate, st.MaxLate)
+			t.sent += st.FramesSent
+			t.underruns += st.Underruns
+			t.assisted += st.AssistedFrames
+			t.in += s.Input().FramesPushed()
+			t.complexity += float64(st.OpusComplexity)
+			t.maxLate = max(t.maxLate, st.MaxLate)
 		}
 		if len(all) > 0 {
-			complexity /= float64(len(all))
+			t.complexity /= float64(len(all))
 		}
-		return
+		return t
 	}
 
 	counts, err := sessionCounts(cfg.ns)
@@ -262,11 +264,11 @@ func runServer(cfg config) error {
 		time.Sleep(cfg.warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
-		sent0, under0, in0, _, _ := totals()
+		start := totals()
 		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
 		stopFlight := func() error { return nil }
 		if cfg.flightFile != "" {
-			late := func() uint64 { _, u, _, _, _ := totals(); return u }
+			late := func() uint64 { return totals().underruns }
 			stopFlight = recordBurst(fmt.Sprintf("%s.n%d", cfg.flightFile, n), late)
 		}
 		if cfg.traceFile != "" {
@@ -278,7 +280,7 @@ func runServer(cfg config) error {
 		} else {
 			time.Sleep(cfg.duration)
 		}
-		sent1, under1, in1, complexity, maxLate := totals()
+		end := totals()
 		if err := stopFlight(); err != nil {
 			return err
 		}
@@ -298,7 +300,7 @@ func runServer(cfg config) error {
 		wall := t1.Sub(t0).Seconds()
 		cpu := (cpu1 - cpu0).Seconds()
 		r := result{
-			Kind: "run", Clients: clientsMode(cfg.separate), Codec: codec.Default().Params.MimeType, OpusComplexity: cfg.output.OpusComplexity, ComplexityAtEnd: complexity, Idle: cfg.idle, EchoAllocPerFrame: cfg.allocPerFrame, N: n, Sessions: count, WindowS: wall,
+			Kind: "run", Clients: clientsMode(cfg.separate), Codec: codec.Default().Params.MimeType, OpusComplexity: cfg.output.OpusComplexity, ComplexityAtEnd: end.complexity, Idle: cfg.idle, EchoAllocPerFrame: cfg.allocPerFrame, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,
@@ -307,10 +309,11 @@ func runServer(cfg config) error {
 			CPUUsPerFrame:     1e6 * cpu / (wall * 50) / float64(n),
 			HeapKBPerSession:  float64(int64(heap1)-int64(heap0)) / 1024 / float64(n),
 			GoroutinesPerSess: float64(g1-g0) / float64(n),
-			Underruns:         under1 - under0,
-			MaxLateMS:         float64(maxLate) / float64(time.Millisecond),
-			OutFPS:            float64(sent1-sent0) / wall / float64(n),
-			InFPS:             float64(in1-in0) / wall / float64(n),
+			Underruns:         end.underruns - start.underruns,
+			Assisted:          end.assisted - start.assisted,
+			MaxLateMS:         float64(end.maxLate) / float64(time.Millisecond),
+			OutFPS:            float64(end.sent-start.sent) / wall / float64(n),
+			InFPS:             float64(end.in-start.in) / wall / float64(n),
 			ClientInPPS:       float64(packetsIn) / (cfg.warmup + cfg.duration).Seconds() / float64(n),
 		}
 		r.SchedP99US = 1e6 * quantile(sched0, sched1, 0.99)
@@ -686,4 +689,11 @@ func closeClients(clients []*testclient.Client) {
 	for _, c := range clients {
 		c.Close()
 	}
+}
+
+// outputTotals sums the outputs' and inputs' counters over the sessions.
+type outputTotals struct {
+	sent, underruns, assisted, in uint64
+	complexity                    float64 // mean over the sessions
+	maxLate                       time.Duration
 }
