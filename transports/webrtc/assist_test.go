@@ -30,13 +30,7 @@ func idlePlayers(t *testing.T, n int) (*tickAssist, []*player) {
 	for range n {
 		s := newSession(s0.srv, "", nil)
 		t.Cleanup(s.cancel)
-		o := s.out
-		o.out = pusherFunc(func(frames.Frame, frames.Direction) {})
-		o.log = s.log
-		p := &player{o: o, c: s.srv.codec, defaultRate: 24000}
-		if err := p.openEncoder(); err != nil {
-			t.Fatal(err)
-		}
+		p := offlinePlayer(t, s)
 		p.next = time.Now()
 		p.publishDue()
 		a.add(p)

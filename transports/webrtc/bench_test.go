@@ -49,14 +49,8 @@ func BenchmarkInputPacket(b *testing.B) {
 // BenchmarkOutputTick is the output path for one 20 ms frame of 24 kHz
 // audio: take it from the queue, encode it and hand it to the track.
 func BenchmarkOutputTick(b *testing.B) {
-	s := offlineSession(b)
-	o := s.out
-	o.out = pusherFunc(func(frames.Frame, frames.Direction) {})
-	o.log = s.log
-	p := &player{o: o, c: s.srv.codec, defaultRate: 24000}
-	if err := p.openEncoder(); err != nil {
-		b.Fatal(err)
-	}
+	p := offlinePlayer(b, offlineSession(b))
+	o := p.o
 	f := toneFrame(440, 24000, 480, 0, 8000)
 	b.ReportAllocs()
 	for b.Loop() {

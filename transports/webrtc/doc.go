@@ -20,5 +20,8 @@
 // frames.InputTransportMessage; [Output] plays audio frames as paced 20 ms
 // Opus packets (PCMU in builds without the "opus" tag), releases other frames
 // in step with the audio ahead of them and sends transport messages as text.
+// Each output keeps its 20 ms clock on its own goroutine; when the Go
+// scheduler leaves that goroutine waiting, the transport's other goroutines
+// send its frames for it (docs/decisions/webrtc-audio.md).
 // The wire rules are in shared/spec/smallwebrtc.md.
 package webrtc
