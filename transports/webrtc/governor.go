@@ -8,7 +8,10 @@ import (
 
 // complexityGovernor trades the quality of every output's Opus encoding
 // for CPU when the machine falls behind. The players report how late each
-// of their 20 ms ticks ran. A window of a second in which more than 1% of
+// of their 20 ms ticks ran; a frame an assistant sent in the place of a
+// player that had not run 5 ms after its time (tickAssist) counts as a
+// tick 10 ms late, since the machine is behind even if the client heard no
+// difference. A window of a second in which more than 1% of
 // the ticks ran 10 ms late, or any ran 15 ms late, lowers the complexity of
 // all encoders of the server by two steps (down to 0); five windows in a
 // row with at most 0.1% late and none close to a gap, during which a

@@ -388,6 +388,12 @@ func (p *player) step(now time.Time, assisted bool) bool {
 		o.underruns.Add(1)
 	}
 	if g := o.s.srv.governor; g != nil {
+		if assisted {
+			// The player had not run assistAfter past the frame's time:
+			// the machine is behind, which is what a late tick tells the
+			// governor, although the assistant sent the frame in time.
+			late = max(late, governorLateTick)
+		}
 		p.setComplexity(g.tick(now, late))
 	}
 	if assisted {
