@@ -338,14 +338,15 @@ func (p *player) acquire() bool { return p.state.CompareAndSwap(playerFree, play
 // release gives back what acquire took.
 func (p *player) release() { p.state.Store(playerFree) }
 
-// close takes the player out of the assist and waits until no assistant
-// holds it, so that nothing is sent after the player has stopped.
+// close waits until no assistant holds the player and bars later ones, so
+// that nothing is sent after the player has stopped, then takes it out of
+// the assist.
 func (p *player) close() {
-	if a := p.o.s.srv.assist; a != nil {
-		a.remove(p)
-	}
 	for !p.state.CompareAndSwap(playerFree, playerClosed) {
 		time.Sleep(50 * time.Microsecond) // an assistant sends for at most a few frames
+	}
+	if a := p.o.s.srv.assist; a != nil {
+		a.remove(p)
 	}
 }
 
