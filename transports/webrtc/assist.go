@@ -19,7 +19,8 @@ import (
 // (docs/decisions/webrtc-audio.md); Go has no goroutine priorities. But
 // the goroutines in that queue do run, one after another, and among them
 // are the transport's own: the input readers, the output processors and
-// the players that did wake in time. Each of them calls help as it goes;
+// the players that did wake in time (and a heartbeat, see startHeartbeat).
+// Each of them calls help as it goes;
 // at most once per assistScanEvery one of those calls looks for players
 // whose frame is more than assistAfter overdue and sends it, encoding and
 // all, in the player's place. The deadline work is thus done by whichever
@@ -31,6 +32,8 @@ import (
 // already sent sleeps until the next one.
 type tickAssist struct {
 	origin time.Time // the clock of the players' due times
+	// after, every and budget are assistAfter, assistScanEvery and
+	// assistMaxFrames; tests change them.
 	after  time.Duration
 	every  time.Duration
 	budget int
