@@ -58,3 +58,23 @@ func BenchmarkOutputTick(b *testing.B) {
 		p.tick(codec.FrameDuration)
 	}
 }
+
+// BenchmarkAssistHelp is what the input and output paths pay per frame for
+// the assist while no frame is overdue: a clock read and an atomic load,
+// and once a millisecond a look over 100 players.
+func BenchmarkAssistHelp(b *testing.B) {
+	s := offlineSession(b)
+	a := newTickAssist(time.Now())
+	a.withHeartbeat = false
+	s.srv.assist = a
+	for range 100 {
+		p := &player{o: s.out}
+		p.next = time.Now().Add(time.Hour)
+		p.publishDue()
+		a.add(p)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		a.help()
+	}
+}
