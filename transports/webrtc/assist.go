@@ -146,12 +146,8 @@ func (a *tickAssist) stopHeartbeat() {
 
 // help sends, on the calling goroutine, the frames of players more than
 // a.after (assistAfter) overdue, at most a.budget of them. It costs a
-// clock read and an atomic load unless it is the first call in a.every. A
-// nil assist does nothing.
+// clock read and an atomic load unless it is the first call in a.every.
 func (a *tickAssist) help() {
-	if a == nil {
-		return
-	}
 	now := time.Now()
 	t := a.since(now)
 	last := a.lastScan.Load()

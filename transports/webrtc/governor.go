@@ -69,9 +69,14 @@ func completedCollections() uint64 {
 }
 
 // tick records a player's tick that ran late by late at now and returns
-// the complexity encoders should use. It is safe for concurrent use: one
-// of the players that cross a window's end closes it.
-func (g *complexityGovernor) tick(now time.Time, late time.Duration) int {
+// the complexity encoders should use; assisted tells that an assistant sent
+// the frame because the player had not run (tickAssist). It is safe for
+// concurrent use: one of the players that cross a window's end closes it.
+func (g *complexityGovernor) tick(now time.Time, late time.Duration, assisted bool) int {
+	if assisted {
+		// The machine is behind, although the frame went out in time.
+		late = max(late, governorLateTick)
+	}
 	g.ticks.Add(1)
 	if late >= governorLateTick {
 		g.late.Add(1)

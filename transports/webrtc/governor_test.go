@@ -13,7 +13,7 @@ func ticks(g *complexityGovernor, now *time.Time, players int, late time.Duratio
 	for range 50 {
 		*now = now.Add(20 * time.Millisecond)
 		for range players {
-			level = g.tick(*now, late)
+			level = g.tick(*now, late, false)
 		}
 	}
 	return level
@@ -115,7 +115,7 @@ func window(g *complexityGovernor, now *time.Time, total, lateTicks int, late ti
 		if i < lateTicks {
 			d = late
 		}
-		g.tick(*now, d)
+		g.tick(*now, d, false)
 	}
 	return int(g.level.Load())
 }
@@ -154,7 +154,7 @@ func TestGovernorClosesEachWindowOnceUnderConcurrency(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 60 {
-				g.tick(start.Add(time.Duration(i)*20*time.Millisecond), 10*time.Millisecond)
+				g.tick(start.Add(time.Duration(i)*20*time.Millisecond), 10*time.Millisecond, false)
 			}
 		}()
 	}
@@ -162,5 +162,20 @@ func TestGovernorClosesEachWindowOnceUnderConcurrency(t *testing.T) {
 	// 1.18 s of late ticks: one window closed late.
 	if got := int(g.level.Load()); got != 8 {
 		t.Fatalf("complexity %d, want 8 (one step of two)", got)
+	}
+}
+
+func TestGovernorCountsAnAssistedFrameAsALateTick(t *testing.T) {
+	now := time.Now()
+	g, _ := testGovernor(now, 5)
+	var level int
+	for range 50 {
+		now = now.Add(20 * time.Millisecond)
+		for range 10 {
+			level = g.tick(now, 6*time.Millisecond, true) // sent 6 ms late by an assistant
+		}
+	}
+	if level != 3 {
+		t.Errorf("after a second of assisted frames, complexity %d, want 3 (two steps off 5)", level)
 	}
 }

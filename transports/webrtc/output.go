@@ -295,9 +295,7 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 	assist := o.s.srv.assist
 	p.next = time.Now()
 	p.publishDue()
-	if assist != nil {
-		assist.add(p)
-	}
+	assist.add(p)
 	defer p.close()
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -345,17 +343,11 @@ func (p *player) close() {
 	for !p.state.CompareAndSwap(playerFree, playerClosed) {
 		time.Sleep(50 * time.Microsecond) // an assistant sends for at most a few frames
 	}
-	if a := p.o.s.srv.assist; a != nil {
-		a.remove(p)
-	}
+	p.o.s.srv.assist.remove(p)
 }
 
 // publishDue makes the time of the next frame visible to assistants.
-func (p *player) publishDue() {
-	if a := p.o.s.srv.assist; a != nil {
-		p.due.Store(a.since(p.next))
-	}
-}
+func (p *player) publishDue() { p.due.Store(p.o.s.srv.assist.since(p.next)) }
 
 // step sends the frame due at p.next if it is due at now, and reports
 // whether it did; assisted tells that another goroutine than the player's
@@ -389,13 +381,7 @@ func (p *player) step(now time.Time, assisted bool) bool {
 		o.underruns.Add(1)
 	}
 	if g := o.s.srv.governor; g != nil {
-		if assisted {
-			// The player had not run assistAfter past the frame's time:
-			// the machine is behind, which is what a late tick tells the
-			// governor, although the assistant sent the frame in time.
-			late = max(late, governorLateTick)
-		}
-		p.setComplexity(g.tick(now, late))
+		p.setComplexity(g.tick(now, late, assisted))
 	}
 	if assisted {
 		o.assisted.Add(1)
