@@ -117,6 +117,33 @@ func (c ErrorCategory) String() string {
 	return "unknown"
 }
 
+// Categorizer is implemented by errors that know their category: a
+// service client's 401 is permanent, its 429 or 503 transient. It is the
+// one definition every service and the runtime use.
+type Categorizer interface {
+	Category() ErrorCategory
+}
+
+// CategoryOf classifies err: permanent when it wraps [ErrPermanent],
+// otherwise the category of the first [Categorizer] in its chain, else
+// unknown.
+func CategoryOf(err error) ErrorCategory {
+	if errors.Is(err, ErrPermanent) {
+		return ErrorPermanent
+	}
+	var c Categorizer
+	if errors.As(err, &c) {
+		return c.Category()
+	}
+	return ErrorUnknown
+}
+
+// Modeler is implemented by services (LLM providers, synthesizers,
+// transcribers) that name the model they use, for metrics and traces.
+type Modeler interface {
+	Model() string
+}
+
 // Error reports a failure. It travels upstream to the task, which fires its
 // error event and applies the unusable-processor policy.
 type Error struct {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,6 +78,13 @@ func (h *hub) add(o observers.Observer) {
 		return
 	}
 	old := *h.list.Load()
+	if reflect.TypeOf(o).Comparable() {
+		for _, w := range old {
+			if w.o == o {
+				return // added already: an observer sees each event once
+			}
+		}
+	}
 	w := &watcher{counts: &h.counts, o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
 	w.filter, _ = o.(observers.Filter)
 	next := make([]*watcher, len(old), len(old)+1)

@@ -38,13 +38,13 @@ func TestEndSurvivesInterruption(t *testing.T) {
 	}
 }
 
-// outKeeper keeps its pusher so a test can push from inside the pipeline.
+// outKeeper has an outlet so a test can push from inside the pipeline.
 type outKeeper struct {
 	pipeline.PassThrough
-	out pipeline.Pusher
+	out pipeline.Outlet
 }
 
-func (o *outKeeper) Setup(_ context.Context, s pipeline.Setup) error { o.out = s.Out; return nil }
+func (o *outKeeper) Setup(_ context.Context, s pipeline.Setup) error { s.Attach(&o.out); return nil }
 
 // A processor that never forwards End cannot keep Cancel from finishing
 // the task within the cancel timeout (failure mode 2).

@@ -85,6 +85,13 @@ type node struct {
 	localDrops uint64 // drops counted on the node goroutine, not yet published
 	jobs       sync.WaitGroup
 
+	// Background work started through outlets, and the outlets attached.
+	bgMu     sync.Mutex
+	bgLive   map[*background]struct{}
+	bgWG     sync.WaitGroup
+	bgClosed bool
+	outlets  []*Outlet
+
 	// onCancelReceived is set by composites that must notice a Cancel
 	// before their goroutine gets to it.
 	onCancelReceived func()
@@ -96,6 +103,7 @@ func newNode(p Processor, rt *runtime) *node {
 		rt:      rt,
 		notify:  make(chan struct{}, 1),
 		stopped: make(chan struct{}),
+		bgLive:  map[*background]struct{}{},
 	}
 	n.name = processorName(p)
 	n.log = rt.log.Named(n.name)
@@ -429,13 +437,7 @@ func (n *node) PushError(err error) {
 	var ef *frames.Error
 	if !errors.As(err, &ef) {
 		ef = &frames.Error{Err: err, Processor: n.name}
-		var c categorized
-		switch {
-		case errors.Is(err, frames.ErrPermanent):
-			ef.Category = frames.ErrorPermanent
-		case errors.As(err, &c):
-			ef.Category = c.Category()
-		}
+		ef.Category = frames.CategoryOf(err)
 	}
 	if ef.Processor == "" {
 		ef.Processor = n.name
@@ -445,12 +447,6 @@ func (n *node) PushError(err error) {
 	}
 	n.log.Warn("processor error", zap.Error(err))
 	n.Push(ef, frames.Upstream)
-}
-
-// categorized is implemented by errors that classify themselves (an HTTP
-// client's 401 is permanent, its 503 transient).
-type categorized interface {
-	Category() frames.ErrorCategory
 }
 
 // job is slow work started by a processor.
@@ -552,9 +548,11 @@ func (n *node) release(j *job) {
 	n.mu.Unlock()
 }
 
-// stop ends the loop and cancels the node's work. It does not wait.
+// stop ends the loop, cancels the node's work and detaches its outlets.
+// It does not wait.
 func (n *node) stop() {
 	n.cancel()
+	n.closeBackground()
 	select {
 	case <-n.stopped:
 	default:
@@ -615,15 +613,15 @@ func (h *Handle) interruptible() bool {
 }
 
 // Interrupt starts an interruption from this processor: it pushes an
-// [frames.Interruption] both upstream and downstream (a broadcast pair),
+// [frames.Interruption] both downstream and upstream (a broadcast pair),
 // and the caller carries on afterwards. The caller's own queue is left
 // alone: what waits there came from upstream before the decision to
 // interrupt (a final transcription, say) and is not stale bot output.
 func (h *Handle) Interrupt() {
-	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
-	h.n.Push(up, frames.Upstream)
-	h.n.Push(down, frames.Downstream)
+	Broadcast(h.n, newInterruption)
 }
+
+func newInterruption() *frames.Interruption { return &frames.Interruption{} }
 
 // Logger returns the processor's logger.
 func (h *Handle) Logger() *zap.Logger { return h.n.log }

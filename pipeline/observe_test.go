@@ -202,3 +202,35 @@ func TestHeartbeatTimeoutFiresWhenOrderedLaneStalls(t *testing.T) {
 }
 
 type ctxT = context.Context
+
+// pairedProcessor comes with its observer.
+type pairedProcessor struct {
+	pipeline.PassThrough
+	o *countingObserver
+}
+
+func (p *pairedProcessor) Observer() observers.Observer { return p.o }
+
+// countingObserver counts the Start frames it sees processed.
+type countingObserver struct{ starts atomic.Int32 }
+
+func (c *countingObserver) Observe(e observers.Event) {
+	if _, ok := e.Frame.(*frames.Start); ok && e.Kind == observers.Processed {
+		c.starts.Add(1)
+	}
+}
+
+// A processor that provides an observer gets it added by the task, once,
+// even when the user also added it by hand.
+func TestTaskAddsTheObserverAProcessorProvidesOnce(t *testing.T) {
+	o := &countingObserver{}
+	p := &pairedProcessor{o: o}
+	task := pipeline.NewTask(pipeline.New(p), pipeline.TaskOptions{Observers: []observers.Observer{o}})
+	task.OnStarted(func() { task.QueueFrame(&frames.End{}) })
+	if err := waitDone(t, runTask(t, task), 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.starts.Load(); got != 1 {
+		t.Fatalf("observer saw Start processed %d times, want 1", got)
+	}
+}

@@ -30,11 +30,15 @@ func TestStartIsProcessedFirstEvenAfterEarlyPushes(t *testing.T) {
 
 // setupPusher pushes a system and an ordered frame during Setup, before
 // the pipeline has started.
-type setupPusher struct{ pipeline.PassThrough }
+type setupPusher struct {
+	pipeline.PassThrough
+	out pipeline.Outlet
+}
 
-func (setupPusher) Setup(_ context.Context, s pipeline.Setup) error {
-	s.Out.Push(text("early"), frames.Downstream)
-	s.Out.Push(&frames.UserSpeaking{}, frames.Downstream)
+func (p *setupPusher) Setup(_ context.Context, s pipeline.Setup) error {
+	s.Attach(&p.out)
+	p.out.Push(text("early"), frames.Downstream)
+	p.out.Push(&frames.UserSpeaking{}, frames.Downstream)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
 )
 
 // Processor handles frames one at a time. Each processor in a running
@@ -61,6 +62,16 @@ type Cleaner interface {
 	Cleanup(ctx context.Context) error
 }
 
+// ObserverProvider is implemented by processors that come with an observer
+// they need (the RTVI processor and the observer that turns pipeline frames
+// into its outbound messages). The task adds the observer when it runs the
+// processor, so the pair is never wired by hand; an observer added
+// already, through [TaskOptions.Observers] or [Task.AddObserver], is not
+// added twice.
+type ObserverProvider interface {
+	Observer() observers.Observer
+}
+
 // Namer is implemented by processors that choose their display name. The
 // default is the type name followed by "#" and a process-wide id.
 type Namer interface {
@@ -68,8 +79,8 @@ type Namer interface {
 }
 
 // Pusher pushes frames from a processor's node into the pipeline. It is safe
-// for concurrent use, so jobs and the processor's own goroutines (a network
-// reader, a timer) may hold one. Frames pushed before the neighbour has seen
+// for concurrent use, so jobs may hold one; a processor that pushes from
+// goroutines of its own (a network reader, a timer) keeps an [Outlet]. Frames pushed before the neighbour has seen
 // Start wait in its queue until Start arrives.
 type Pusher interface {
 	// Push sends f to the next processor in direction dir. The caller gives
@@ -79,10 +90,13 @@ type Pusher interface {
 	PushError(err error)
 }
 
-// Setup is what a processor gets before the pipeline starts.
+// Setup is what a processor gets before the pipeline starts. Its Attach
+// method binds the processor's [Outlet] to the task.
 type Setup struct {
-	// Out pushes frames from this processor's node. It stays valid until the
-	// task ends.
+	// Out is the node's pusher.
+	//
+	// Deprecated: keep an [Outlet] and [Setup.Attach] it; Out goes away
+	// once every processor has moved.
 	Out Pusher
 	// Logger is the task's logger, named after the processor.
 	Logger *zap.Logger
@@ -90,9 +104,21 @@ type Setup struct {
 	Name string
 	// Clock reads the task clock.
 	Clock Clock
+
+	n *node
 }
 
 // JobFunc is the body of a job: slow work started by a processor. ctx is
 // cancelled on interruption (unless the job was started for an
 // uninterruptible frame) and on cancel. Frames go out through out.
 type JobFunc func(ctx context.Context, out Pusher) error
+
+// Broadcast pushes a frame both ways: newFrame builds the two copies (see
+// [frames.Broadcast], which pairs them as siblings), the downstream copy
+// goes first, then the upstream one. Use it for frames every processor on
+// both sides must see (speaking, function-call and interruption frames).
+func Broadcast[F frames.Frame](out Pusher, newFrame func() F) {
+	down, up := frames.Broadcast(newFrame)
+	out.Push(down, frames.Downstream)
+	out.Push(up, frames.Upstream)
+}

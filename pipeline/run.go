@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -32,6 +33,13 @@ func (t *Task) Run(ctx context.Context) error {
 	t.nodesMu.Lock()
 	t.nodes = b.nodes
 	t.nodesMu.Unlock()
+	for _, n := range t.nodes {
+		if p, ok := n.proc.(ObserverProvider); ok {
+			if o := p.Observer(); o != nil {
+				t.hub.add(o)
+			}
+		}
+	}
 	src, sink := endpoint{r: sourceEdge{t}}, endpoint{r: sinkEdge{t}}
 	link(chain, src, sink)
 	t.first, t.last = sink, src
@@ -289,7 +297,7 @@ func (t *Task) setup(ctx context.Context) error {
 			continue
 		}
 		wg.Go(func() {
-			err := s.Setup(ctx, Setup{Out: n, Logger: n.log, Name: n.name, Clock: t.rt.clock})
+			err := s.Setup(ctx, Setup{Out: n, Logger: n.log, Name: n.name, Clock: t.rt.clock, n: n})
 			if err != nil {
 				n.log.Error("setup failed; the processor is unusable", zap.Error(err))
 				n.unusable.Store(true)
@@ -334,14 +342,16 @@ func (t *Task) teardown(cleanup bool) {
 	wg.Wait()
 }
 
-// waitJobs waits for the node loops and their jobs, bounded by the cancel
-// timeout; a job that ignores its context is reported, not waited for.
+// waitJobs waits for the node loops, their jobs and their background work,
+// bounded by the cancel timeout; work that ignores its context is named in
+// the log, not waited for.
 func (t *Task) waitJobs(loops *conc.WaitGroup) {
 	done := make(chan struct{})
 	go func() {
 		loops.Wait()
 		for _, n := range t.nodes {
 			n.jobs.Wait()
+			n.bgWG.Wait()
 		}
 		close(done)
 	}()
@@ -350,7 +360,12 @@ func (t *Task) waitJobs(loops *conc.WaitGroup) {
 	select {
 	case <-done:
 	case <-timer.C:
-		t.opts.Logger.Error("jobs still running after the task ended; they ignore their context",
-			zap.Duration("waited", t.opts.CancelTimeout))
+		var stuck []string
+		for _, n := range t.nodes {
+			stuck = append(stuck, n.stuckBackground()...)
+		}
+		slices.Sort(stuck)
+		t.opts.Logger.Error("work still running after the task ended; it ignores its context",
+			zap.Duration("waited", t.opts.CancelTimeout), zap.Strings("background", stuck))
 	}
 }

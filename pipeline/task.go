@@ -228,6 +228,27 @@ func addHandler[F any](t *Task, list *[]F, fn F) {
 	t.mu.Unlock()
 }
 
+// OnDownstream registers fn for every frame of type T that leaves the end
+// of the pipeline (T = [frames.Frame] sees them all). fn runs inline on the
+// goroutine of the last processor, so it must be fast.
+func OnDownstream[T frames.Frame](t *Task, fn func(T)) {
+	addHook(&t.mu, &t.downFn, nil, typed(fn))
+}
+
+// OnUpstream registers fn for every frame of type T that leaves the head of
+// the pipeline upstream. fn runs inline, so it must be fast.
+func OnUpstream[T frames.Frame](t *Task, fn func(T)) {
+	addHook(&t.mu, &t.upFn, nil, typed(fn))
+}
+
+func typed[T frames.Frame](fn func(T)) func(frames.Frame) {
+	return func(f frames.Frame) {
+		if v, ok := f.(T); ok {
+			fn(v)
+		}
+	}
+}
+
 // OnReachedDownstream registers fn for frames that leave the end of the
 // pipeline and satisfy match (nil matches all). fn runs inline on the
 // goroutine of the last processor, so it must be fast.
@@ -271,9 +292,14 @@ func (t *Task) QueueFrame(f frames.Frame) { t.ingress.Push(f, frames.Downstream)
 // before or after all of them.
 func (t *Task) QueueFrames(fs ...frames.Frame) { t.ingress.PushAll(fs, frames.Downstream) }
 
-// StopWhenDone queues an End: the task finishes once everything queued
-// before it has been processed.
-func (t *Task) StopWhenDone() { t.QueueFrame(&frames.End{}) }
+// EndWhenDone queues an End: the task ends gracefully once everything
+// queued before it has gone through the pipeline.
+func (t *Task) EndWhenDone() { t.QueueFrame(&frames.End{}) }
+
+// StopWhenDone is the old name of [Task.EndWhenDone].
+//
+// Deprecated: it queues an End, not a Stop; use EndWhenDone.
+func (t *Task) StopWhenDone() { t.EndWhenDone() }
 
 // Cancel stops the task at once. It never blocks and is safe to call from
 // event handlers and more than once.
