@@ -1,0 +1,219 @@
+package anthropic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/processors/llm"
+)
+
+// Defaults used when neither the options nor the environment say otherwise.
+const (
+	DefaultBaseURL   = "https://api.anthropic.com"
+	DefaultModel     = "claude-sonnet-4-5"
+	DefaultMaxTokens = 1024
+	// APIVersion is the anthropic-version header the client speaks.
+	APIVersion = "2023-06-01"
+)
+
+// Options configure a [Client]. The zero value works: API key, base URL
+// and model then come from the environment (ANTHROPIC_API_KEY,
+// ANTHROPIC_BASE_URL, ANTHROPIC_MODEL), and failing that from the
+// defaults.
+type Options struct {
+	// APIKey is sent as x-api-key. Default: $ANTHROPIC_API_KEY.
+	APIKey string
+	// BaseURL is the API root; "/v1/messages" is appended. Default:
+	// $ANTHROPIC_BASE_URL, then DefaultBaseURL.
+	BaseURL string
+	// Model names the model. Default: $ANTHROPIC_MODEL, then DefaultModel.
+	Model string
+	// MaxTokens caps the answer's length; the API requires it. Default:
+	// DefaultMaxTokens.
+	MaxTokens int
+	// Temperature, when set, is sent as is.
+	Temperature *float64
+	// SystemInstruction, when set, is the first block of the system
+	// prompt, before the conversation's own system messages.
+	SystemInstruction string
+	// PromptCaching marks the stable prefix of every request for Anthropic's
+	// prompt cache: cache_control {type: ephemeral} on the last tool and on
+	// the last system block, so a long system prompt and tool list are
+	// billed and processed once per cache lifetime.
+	PromptCaching bool
+	// Header holds extra request headers (anthropic-beta, ...).
+	Header http.Header
+	// HTTPClient sends the requests. Default: a client with no overall
+	// timeout (a stream lasts as long as the answer); the phases are
+	// bounded by Timeouts and ctx.
+	HTTPClient *http.Client
+
+	// Timeouts bound connecting, the wait for the first event and the
+	// silence between events (defaults in internal/llmhttp: 10s, 30s, 30s;
+	// Anthropic sends ping events, so a healthy stream is never idle that
+	// long). A timeout is an error of category transient.
+	Timeouts Timeouts
+	// MaxRetries is how many times a request that failed before the first
+	// event (HTTP 429, 529 or another 5xx, or a connection error) is
+	// retried. Default: 2; negative means never.
+	MaxRetries int
+	// RetryBackoff is the wait before the first retry; it doubles after
+	// each one, up to 8s. A retry-after header, when given, wins (capped
+	// at 8s). Default: 500ms.
+	RetryBackoff time.Duration
+	// MaxLineBytes bounds one SSE line and one event. Default: 1 MiB.
+	MaxLineBytes int
+}
+
+// Timeouts bound the phases of one streamed answer; a zero field takes the
+// default, a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
+
+// Client is a streaming Messages API client. It implements [llm.Provider]
+// and [llm.Modeler]. It is safe for concurrent use.
+type Client struct {
+	opts   Options
+	url    string
+	header http.Header
+}
+
+var (
+	_ llm.Provider = (*Client)(nil)
+	_ llm.Modeler  = (*Client)(nil)
+)
+
+const maxBackoff = 8 * time.Second
+
+// New returns a client for o, filling unset options from the environment
+// and the defaults.
+func New(o Options) *Client {
+	if o.APIKey == "" {
+		o.APIKey = os.Getenv("ANTHROPIC_API_KEY")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = os.Getenv("ANTHROPIC_BASE_URL")
+	}
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	if o.Model == "" {
+		o.Model = os.Getenv("ANTHROPIC_MODEL")
+	}
+	if o.Model == "" {
+		o.Model = DefaultModel
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{}
+	}
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 2
+	}
+	if o.MaxRetries < 0 {
+		o.MaxRetries = 0
+	}
+	if o.RetryBackoff <= 0 {
+		o.RetryBackoff = 500 * time.Millisecond
+	}
+	h := http.Header{}
+	for k, vs := range o.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	h.Set("Anthropic-Version", APIVersion)
+	if o.APIKey != "" {
+		h.Set("X-Api-Key", o.APIKey)
+	}
+	return &Client{opts: o, url: strings.TrimRight(o.BaseURL, "/") + "/v1/messages", header: h}
+}
+
+// Model implements [llm.Modeler].
+func (c *Client) Model() string { return c.opts.Model }
+
+// Stream implements [llm.Provider]: it sends req and yields the answer as
+// it streams: text pieces as they come, then the tool calls in block
+// order, then the token usage. The request is cancelled and the body
+// closed as soon as ctx is done or the consumer stops.
+func (c *Client) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
+	return func(yield func(llm.Event, error) bool) {
+		body, err := c.encodeRequest(req)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		s, err := llmhttp.Open(ctx, &llmhttp.Request{
+			Provider: "anthropic", Client: c.opts.HTTPClient, URL: c.url, Header: c.header, Body: body,
+			Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
+			Timeouts: c.opts.Timeouts, MaxLineBytes: c.opts.MaxLineBytes,
+			Failed: func(resp *http.Response) error { return readAPIError(resp) },
+		})
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		defer s.Close()
+		read(s, yield)
+	}
+}
+
+// events is what read needs of a stream: [llmhttp.Stream] or, in tests, a
+// bare reader.
+type events interface {
+	Next() (data, event []byte, err error)
+	ContentType() string
+}
+
+// read parses the event stream and yields its events.
+func read(s events, yield func(llm.Event, error) bool) {
+	var dec decoder
+	for !dec.stopped {
+		data, event, err := s.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		text, err := dec.decode(event, data)
+		if err != nil {
+			yield(llm.Event{}, err)
+			return
+		}
+		if len(text) > 0 && !yield(llm.TextEvent(string(text)), nil) {
+			return
+		}
+	}
+	if !dec.stopped {
+		err := errors.New("anthropic: the stream ended before the answer was complete (no message_stop)")
+		if ct := s.ContentType(); ct != "" && !strings.HasPrefix(ct, "text/event-stream") {
+			err = fmt.Errorf("anthropic: the server answered %q instead of an event stream", ct)
+		}
+		yield(llm.Event{}, err)
+		return
+	}
+	if dec.stopReason == "refusal" {
+		yield(llm.Event{}, &APIError{StatusCode: http.StatusOK, Type: "refusal", Message: "the model declined to answer (stop_reason refusal)"})
+		return
+	}
+	for _, call := range dec.calls() {
+		if !yield(llm.ToolCallEvent(call), nil) {
+			return
+		}
+	}
+	if dec.gotUsage {
+		yield(llm.UsageEvent(dec.usage()), nil)
+	}
+}
