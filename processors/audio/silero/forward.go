@@ -36,7 +36,8 @@ type Scorer struct {
 	gates  [4 * hidden]float32
 
 	input []float32 // context + window + right pad (16 kHz: 64 + 512 + 64)
-	stft  []float32 // [2*bins][frames]
+	fftRe [128]float32
+	fftIm [128]float32
 	mag   []float32 // [bins][frames]
 	cols  []float32 // im2col scratch, the largest layer's [frames][in*3]
 	act   [2][]float32
@@ -51,7 +52,6 @@ func NewScorer(m *Model) *Scorer {
 	// Size the buffers for the larger (16 kHz) branch; 8 kHz fits in them.
 	b := m.k16
 	s.input = make([]float32, b.context+b.window+b.pad)
-	s.stft = make([]float32, 2*b.bins*b.frames)
 	s.mag = make([]float32, b.bins*b.frames)
 	n := 0
 	for _, c := range b.enc {
@@ -132,17 +132,10 @@ func (s *Scorer) forward(b *branch, in []float32) float32 {
 	for k := range b.pad {
 		in[n+k] = in[n-2-k]
 	}
-	// STFT: a strided convolution with the basis, frames as columns.
-	var cols [4][]float32
-	for t := range b.frames {
-		cols[t] = in[t*b.hop : t*b.hop+b.kernel]
-	}
-	stft := s.stft[:2*b.bins*b.frames]
-	gemv4(stft, b.basis, nil, &cols, b.kernel, false)
+	// STFT magnitude, [bins][frames].
 	mag := s.mag[:b.bins*b.frames]
-	re, im := stft[:len(mag)], stft[len(mag):]
-	for i := range mag {
-		mag[i] = float32(math.Sqrt(float64(re[i]*re[i] + im[i]*im[i])))
+	for t := range b.frames {
+		b.fft.magnitude(mag[t:], b.frames, in[t*b.hop:t*b.hop+b.kernel], s.fftRe[:], s.fftIm[:])
 	}
 	// Encoder: four Conv1d+ReLU layers; activations are [channels][time].
 	act, frames := mag, b.frames
@@ -216,7 +209,8 @@ func (s *Scorer) conv(c *conv, x []float32, frames int, dst []float32) ([]float3
 }
 
 // gemv4 sets dst[o*4+t] = bias[o] + w[o]·cols[t] for every row o of w (rows
-// of length n), then applies ReLU when relu is set. A nil bias is zero.
+// of length n), then applies ReLU when relu is set. A nil bias is zero. The
+// four accumulators share each load of a weight.
 func gemv4(dst, w, bias []float32, cols *[4][]float32, n int, relu bool) {
 	c0, c1, c2, c3 := cols[0][:n], cols[1][:n], cols[2][:n], cols[3][:n]
 	rows := len(dst) / 4
@@ -281,8 +275,8 @@ func gemvRows(dst, w, bias, x []float32) {
 			s2 += r2[i] * v
 			s3 += r3[i] * v
 		}
-		d := dst[o : o+4]
-		d[0], d[1], d[2], d[3] = s0+bias[o], s1+bias[o+1], s2+bias[o+2], s3+bias[o+3]
+		d, b := dst[o:o+4], bias[o:o+4]
+		d[0], d[1], d[2], d[3] = s0+b[0], s1+b[1], s2+b[2], s3+b[3]
 	}
 }
 

@@ -63,7 +63,7 @@ type branch struct {
 	bins    int // kernel/2 + 1
 	frames  int // STFT frames per call
 
-	basis []float32 // [2*bins][kernel]: real rows, then imaginary rows
+	fft   *fft // replaces the basis convolution
 	enc   [4]conv
 	lstmW []float32 // [4*hidden][2*hidden]: weight_ih and weight_hh side by side, gates i f g o
 	lstmB []float32 // [4*hidden]: bias_ih + bias_hh
@@ -280,8 +280,12 @@ func decodeBranch(g *onnx.Graph, rate int) (*branch, error) {
 	if _, err := node("/stft/Sqrt", "Sqrt"); err != nil {
 		return nil, err
 	}
-	if b.basis, err = weight("stft.forward_basis_buffer", int64(2*b.bins), 1, int64(b.kernel)); err != nil {
+	basis, err := weight("stft.forward_basis_buffer", int64(2*b.bins), 1, int64(b.kernel))
+	if err != nil {
 		return nil, err
+	}
+	if b.fft, err = newFFT(basis, b.kernel); err != nil {
+		return nil, unexpected("%s: %v", where, err)
 	}
 	in := b.bins
 	for i, s := range encoderShape {
