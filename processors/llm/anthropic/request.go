@@ -13,14 +13,14 @@ import (
 
 // The request body of a streaming Messages call.
 type messagesRequest struct {
-	Model       string         `json:"model"`
-	MaxTokens   int            `json:"max_tokens"`
-	System      []textBlock    `json:"system,omitempty"`
-	Messages    []wireMessage  `json:"messages"`
-	Tools       []wireTool     `json:"tools,omitempty"`
+	Model       string          `json:"model"`
+	MaxTokens   int             `json:"max_tokens"`
+	System      []textBlock     `json:"system,omitempty"`
+	Messages    []wireMessage   `json:"messages"`
+	Tools       []wireTool      `json:"tools,omitempty"`
 	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
-	Temperature *float64       `json:"temperature,omitempty"`
-	Stream      bool           `json:"stream"`
+	Temperature *float64        `json:"temperature,omitempty"`
+	Stream      bool            `json:"stream"`
 }
 
 type wireMessage struct {
@@ -79,7 +79,7 @@ type wireTool struct {
 func (t wireTool) MarshalJSON() ([]byte, error) {
 	type plain wireTool
 	if len(t.raw) == 0 {
-		return json.Marshal(plain(t))
+		return marshal(plain(t))
 	}
 	if t.CacheControl == nil {
 		return t.raw, nil
@@ -89,7 +89,7 @@ func (t wireTool) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	m["cache_control"] = json.RawMessage(`{"type":"ephemeral"}`)
-	return json.Marshal(m)
+	return marshal(m)
 }
 
 type wireToolChoice struct {
@@ -151,7 +151,7 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 			body.Tools[n-1].CacheControl = ephemeral
 		}
 	}
-	out, err := json.Marshal(body)
+	out, err := marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
 	}
@@ -185,8 +185,20 @@ func appendMerged(msgs []wireMessage, role string, blocks []block) []wireMessage
 }
 
 func marshalBlock(v any, result bool) (block, error) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	return block{raw: b, result: result}, err
+}
+
+// marshal encodes v without HTML escaping: the UI agent's <ui_state> goes
+// out as written, not as \u003c.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
 // encodeMessage converts one framewire message to an Anthropic role and

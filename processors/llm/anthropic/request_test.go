@@ -1,0 +1,168 @@
+package anthropic_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/anthropic"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current encoder")
+
+// conversation has everything the encoder converts: a system prompt, tools
+// (one with JSON Schema keywords some providers reject), a parallel tool
+// call with its two results, a developer message (the UI agent's
+// <ui_state>), an image and a tool choice.
+func conversation() *frames.LLMContext {
+	c := llm.NewContext(
+		llm.SystemMessage("You are a helpful voice assistant. Keep answers short."),
+		llm.UserMessage("What's the weather in Paris and Tokyo?"),
+		frames.LLMMessage{Role: "assistant", Content: "Let me check both.", ToolCalls: []frames.LLMToolCall{
+			{ID: "toolu_01A09q90qw90lq917835lq9", Name: "get_weather", Arguments: `{"city": "Paris"}`},
+			{ID: "toolu_01B7vM3nK2pQ8rS4tU6wX9yZ", Name: "get_weather", Arguments: `{"city": "Tokyo"}`},
+		}},
+		frames.LLMMessage{Role: "tool", ToolCallID: "toolu_01A09q90qw90lq917835lq9", Content: `{"temp_c":21}`},
+		frames.LLMMessage{Role: "tool", ToolCallID: "toolu_01B7vM3nK2pQ8rS4tU6wX9yZ", Content: `{"temp_c":17}`},
+		llm.AssistantMessage("Paris is 21 degrees, Tokyo 17."),
+		llm.DeveloperMessage("<ui_state>\n<screen name=\"weather\"/>\n</ui_state>"),
+		frames.LLMMessage{Role: "user", Parts: []frames.LLMContentPart{
+			{Type: "text", Text: "What is on this picture?"},
+			{Type: "image_url", ImageURL: "data:image/png;base64,iVBORw0KGgo="},
+		}},
+	)
+	c.SetTools([]frames.LLMTool{
+		{Name: "get_weather", Description: "Current weather in a city.", Parameters: json.RawMessage(
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":["string","null"],"enum":["celsius","fahrenheit"]}},"required":["city"],"additionalProperties":false}`)},
+		{Name: "get_time", Description: "Current local time."},
+	})
+	c.SetToolChoice(frames.LLMToolChoice{Mode: "auto"})
+	return c.Snapshot()
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, got, "", "  "); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, got)
+	}
+	pretty.WriteByte('\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), pretty.String()); d != "" {
+		t.Errorf("request body differs from %s (-want +got):\n%s", path, d)
+	}
+}
+
+// The request body for the conversation: the system prompt at the top
+// level, the parallel calls as two tool_use blocks in one assistant
+// message and their results in one user message, the developer message
+// merged as user text, caching marks on the last tool and system block.
+func TestRequestGolden(t *testing.T) {
+	temp := 0.3
+	cases := []struct {
+		name string
+		opts anthropic.Options
+	}{
+		{"request.golden.json", anthropic.Options{MaxTokens: 512, Temperature: &temp, SystemInstruction: "Answer in English.", PromptCaching: true}},
+		{"request_plain.golden.json", anthropic.Options{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmhttptest.New(t, sse(t, "text.sse"))
+			if _, err := collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, srv.Requests()[0].Body)
+		})
+	}
+}
+
+// The aggregator records parallel calls as one assistant/tool pair each,
+// and raw messages are merged with their neighbours: the roles alternate.
+func TestRolesAlternate(t *testing.T) {
+	conv := &frames.LLMContext{Messages: []frames.LLMMessage{
+		llm.UserMessage("a"),
+		llm.UserMessage("b"),
+		{Role: "assistant", ToolCalls: []frames.LLMToolCall{{ID: "t1", Name: "f", Arguments: `{"x": tru`}}},
+		{Role: "tool", ToolCallID: "t1", Content: "IN_PROGRESS"},
+		{Raw: json.RawMessage(`{"role":"user","content":"raw"}`)},
+		llm.SystemMessage("late system note"),
+		{Role: "assistant", Content: ""},
+	}}
+	srv := llmhttptest.New(t, sse(t, "text.sse"))
+	if _, err := collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		System   any               `json:"system"`
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
+		`{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{}}]}`,
+		`{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"IN_PROGRESS"},{"type":"text","text":"raw"},{"type":"text","text":"late system note"}]}`,
+	}
+	var got []string
+	for _, m := range body.Messages {
+		got = append(got, string(m))
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("messages (-want +got):\n%s", d)
+	}
+	if body.System != nil {
+		t.Errorf("system = %v, want none (no leading system message)", body.System)
+	}
+}
+
+// Tool choice maps to Anthropic's shapes, and is sent only with tools.
+func TestToolChoice(t *testing.T) {
+	cases := []struct {
+		choice frames.LLMToolChoice
+		tools  bool
+		want   string
+	}{
+		{frames.LLMToolChoice{Mode: "required"}, true, `{"type":"any"}`},
+		{frames.LLMToolChoice{Mode: "none"}, true, `{"type":"none"}`},
+		{frames.LLMToolChoice{Function: "get_time"}, true, `{"type":"tool","name":"get_time"}`},
+		{frames.LLMToolChoice{}, true, ``},
+		{frames.LLMToolChoice{Mode: "required"}, false, ``},
+	}
+	for _, tc := range cases {
+		srv := llmhttptest.New(t, sse(t, "text.sse"))
+		conv := &frames.LLMContext{Messages: []frames.LLMMessage{llm.UserMessage("x")}, ToolChoice: tc.choice}
+		if tc.tools {
+			conv.Tools = []frames.LLMTool{{Name: "get_time"}}
+		}
+		if _, err := collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			ToolChoice json.RawMessage `json:"tool_choice"`
+		}
+		_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+		if string(body.ToolChoice) != tc.want {
+			t.Errorf("%+v with tools %v: tool_choice %s, want %s", tc.choice, tc.tools, body.ToolChoice, tc.want)
+		}
+	}
+}
