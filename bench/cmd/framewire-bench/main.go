@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Result is one measurement, with the keys WORKLOADS.md lists; fields that
+// Result is one measurement, with the keys bench/WORKLOADS.md lists; fields that
 // do not apply to a workload are omitted.
 type Result struct {
 	Kind                string   `json:"kind"`
@@ -53,7 +53,7 @@ var cells = []cell{
 	{"W2", 10},
 	{"W3", 10},
 	{"W4", 5},
-	// Not in WORKLOADS.md: W1 at N=10 with an observer that sleeps 1 ms per
+	// Not one of bench/WORKLOADS.md's four: W1 at N=10 with an observer that sleeps 1 ms per
 	// event, to show what a slow observer costs.
 	{"W1-slow-observer", 10},
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 )
 
-// passThrough is the workloads' pass-through processor: it counts frames of
+// passThrough is the workloads' pass-through processor (bench/WORKLOADS.md): it counts frames of
 // the workload's data type and forwards everything.
 type passThrough struct {
 	isData func(frames.Frame) bool
@@ -49,7 +49,7 @@ func newRig(n int, isData func(frames.Frame) bool, extra []pipeline.Processor, o
 	}
 	procs = append(procs, extra...)
 	r.task = pipeline.NewTask(pipeline.New(procs...), opts)
-	r.task.OnReachedDownstream(nil, onSink)
+	pipeline.OnDownstream(r.task, onSink)
 	up := make(chan struct{})
 	r.task.OnStarted(func() { close(up) })
 	go func() { r.done <- r.task.Run(context.Background()) }()
@@ -141,7 +141,7 @@ func w2(n int) Result {
 		}
 	}
 	cpu := cpuTime() - cpu0
-	r.task.StopWhenDone()
+	r.task.EndWhenDone()
 	<-r.done
 	slices.Sort(lat)
 	pct := func(p float64) *float64 { return f64(float64(lat[int(p*float64(len(lat)))].Nanoseconds()) / 1000) }
