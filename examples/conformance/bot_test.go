@@ -13,7 +13,7 @@ import (
 )
 
 // The tests below drive one session's pipeline directly with RTVI frames,
-// row by row of shared/spec/conformance-bot.md; server_test.go covers the
+// row by row of docs/protocol.md §10; server_test.go covers the
 // same rows over HTTP and WebRTC.
 
 func TestRow1HandshakeEchoesTheClientVersionAndTheRequestID(t *testing.T) {

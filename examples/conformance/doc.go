@@ -1,5 +1,5 @@
 // Command conformance is the conformance bot: a small SmallWebRTC server
-// whose behaviour is fixed by shared/spec/conformance-bot.md, so that any
+// whose behaviour is fixed by docs/protocol.md §10, so that any
 // RTVI client test suite (framewire's own in e2e/, and independent ones)
 // can check framewire end to end with the real Pipecat browser clients
 // (@pipecat-ai/client-js 1.13 with small-webrtc-transport 1.10, and

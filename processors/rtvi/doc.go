@@ -1,6 +1,6 @@
 // Package rtvi speaks RTVI, the JSON protocol between framewire and the
 // Pipecat browser clients (@pipecat-ai/client-js), including the UI Agent
-// Protocol, exactly as shared/spec/rtvi.md says.
+// Protocol, as Python Pipecat speaks it (docs/protocol.md describes the wire).
 //
 // It has four parts:
 //

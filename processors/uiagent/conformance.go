@@ -13,7 +13,7 @@ import (
 )
 
 // This file holds what examples/conformance needs for its UI rows
-// (shared/spec/conformance-bot.md rows 5, 6, 7, 8, 10 and 13):
+// (docs/protocol.md §10, rows 5, 6, 7, 8, 10 and 13):
 //
 //	groups := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{})
 //	rt := rtvi.NewProcessor(rtvi.Options{})

@@ -1,10 +1,10 @@
 // Package uiagent lets an LLM see the user's web page and act on it while
 // it answers: the "screen half" of a voice and UI agent
-// (shared/spec/ui-agent.md).
+// (docs/ui-agent.md is the guide, docs/protocol.md §8 and §9 the wire).
 //
 // The browser streams accessibility snapshots (rtvi.UISnapshotFrame). The
 // [Agent] keeps the latest one, renders it as the <ui_state> block of
-// ui-agent.md §1.4 ([RenderUIState]) and writes it into the LLM context as
+// docs/protocol.md §9 ([RenderUIState]) and writes it into the LLM context as
 // a developer message just before each user-turn inference. UI events
 // from the page become <ui_event> blocks ([RenderEvent]) and go to typed
 // handlers ([HandleEvent]). The model acts on the page through UI

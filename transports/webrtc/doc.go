@@ -23,5 +23,5 @@
 // Each output keeps its 20 ms clock on its own goroutine; when the Go
 // scheduler leaves that goroutine waiting, the transport's other goroutines
 // send its frames for it (docs/decisions/webrtc-audio.md).
-// The wire rules are in shared/spec/smallwebrtc.md.
+// The wire rules are in docs/protocol.md (§1 signalling, §2 the data channel).
 package webrtc

@@ -161,7 +161,7 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 // newPipeline is Input -> RTVI -> meter -> echo LLM -> Output, with the
-// RTVI observer. It behaves as shared/spec/conformance-bot.md fixes for the
+// RTVI observer. It behaves as docs/protocol.md §10 fixes for the
 // rows that need no UI agent: the RTVI processor answers the handshake and
 // bad input; client-message {t:"echo", d:X} is answered with
 // server-response {t:"echo", d:X}; {t:"ui-command", d:{command, payload}}
