@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/framewire/framewire/frames"
@@ -83,13 +84,32 @@ func TestEndTimeoutCancelsAStuckEnd(t *testing.T) {
 // mode 3).
 func TestCancelDuringEveryPhase(t *testing.T) {
 	t.Run("setup", func(t *testing.T) {
-		slow := &slowSetup{release: make(chan struct{})}
-		task := pipeline.NewTask(pipeline.New(slow), pipeline.TaskOptions{SetupTimeout: 100 * time.Millisecond})
+		// With the default 20 s setup timeout, only Cancel itself can end
+		// this setup within the test's 3 s.
+		slow := &slowSetup{}
+		task := pipeline.NewTask(pipeline.New(slow), pipeline.TaskOptions{})
 		done := runTask(t, task)
 		task.Cancel("now")
-		err := waitDone(t, done, 3*time.Second)
-		if !errors.Is(err, pipeline.ErrSetupTimeout) {
+		if err := waitDone(t, done, 3*time.Second); err != nil {
+			t.Fatalf("err = %v, want nil for a cancelled task", err)
+		}
+	})
+	t.Run("setup timeout", func(t *testing.T) {
+		slow := &slowSetup{}
+		task := pipeline.NewTask(pipeline.New(slow), pipeline.TaskOptions{SetupTimeout: 100 * time.Millisecond})
+		if err := waitDone(t, runTask(t, task), 3*time.Second); !errors.Is(err, pipeline.ErrSetupTimeout) {
 			t.Fatalf("err = %v, want ErrSetupTimeout", err)
+		}
+	})
+	t.Run("setup, caller's context", func(t *testing.T) {
+		slow := &slowSetup{}
+		task := pipeline.NewTask(pipeline.New(slow), pipeline.TaskOptions{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- task.Run(ctx) }()
+		cancel()
+		if err := waitDone(t, done, 3*time.Second); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 	})
 	t.Run("start", func(t *testing.T) {
@@ -133,10 +153,7 @@ func TestCancelDuringEveryPhase(t *testing.T) {
 }
 
 // slowSetup blocks in Setup until its context ends.
-type slowSetup struct {
-	pipeline.PassThrough
-	release chan struct{}
-}
+type slowSetup struct{ pipeline.PassThrough }
 
 func (s *slowSetup) Setup(ctx context.Context, _ pipeline.Setup) error {
 	<-ctx.Done()
@@ -144,31 +161,54 @@ func (s *slowSetup) Setup(ctx context.Context, _ pipeline.Setup) error {
 }
 
 // A job that holds the ordered lane forever cannot keep End from
-// terminating once a deadline applies: every hold has one (failure mode 6).
+// terminating, with the default options: every hold has a deadline
+// (failure mode 6). The bubble's clock runs the default minute at once.
 func TestHeldLaneWithEndTerminatesByDeadline(t *testing.T) {
-	b := newBlocker()
-	rec := &sink{}
-	task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{EndTimeout: 100 * time.Millisecond, CancelTimeout: time.Second})
-	done := runTask(t, task)
-	task.QueueFrames(text("block"), text("after"), &frames.End{})
-	if err := waitDone(t, done, 3*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		b := newBlocker()
+		b.ignoreCtx = true // holds the lane until released, whatever happens
+		rec := &sink{}
+		task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{})
+		done := runTask(t, task)
+		task.QueueFrames(text("block"), text("after"), &frames.End{})
+		<-b.running
+		start := time.Now()
+		err := <-done // fake time: the default minute, then the cancel timeout for the stuck job
+		close(b.release)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited < time.Minute || waited > 2*time.Minute {
+			t.Fatalf("the task ended after %v, want the default end timeout of 1m (plus the job's cancel wait)", waited)
+		}
+		if slices.Contains(rec.names(), "EndFrame") {
+			t.Fatal("End reached the sink; the task should have been cancelled at the deadline")
+		}
+	})
 }
 
 // Releasing a hold is not a frame queued behind the hold: when a job ends,
-// the ordered frames behind it flow at once (failure mode 7).
+// the ordered frames behind it flow at once, even when the node has gone
+// to sleep meanwhile (failure mode 7).
 func TestJobEndReleasesTheOrderedLane(t *testing.T) {
-	b := newBlocker()
-	rec := &sink{}
-	task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{})
-	done := runTask(t, task)
-	task.QueueFrames(text("block"), text("next"))
-	<-b.running
-	close(b.release)
-	waitFor(t, func() bool { return slices.Equal(rec.texts(frames.Downstream), []string{"block", "next"}) })
-	task.StopWhenDone()
-	waitDone(t, done, 3*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		b := newBlocker()
+		rec := &sink{}
+		task := pipeline.NewTask(pipeline.New(b, rec), pipeline.TaskOptions{})
+		done := runTask(t, task)
+		task.QueueFrames(text("block"), text("next"))
+		<-b.running
+		synctest.Wait() // every node is parked: only the release can wake the blocker's
+		close(b.release)
+		synctest.Wait()
+		if got := rec.texts(frames.Downstream); !slices.Equal(got, []string{"block", "next"}) {
+			t.Fatalf("after the release the sink saw %v, want [block next]", got)
+		}
+		task.EndWhenDone()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // An interruption cancels a slow interruptible job at once, even with an
@@ -183,11 +223,11 @@ func TestInterruptionCancelsInFlightWorkAndKeepsUninterruptibleFrames(t *testing
 	result := &frames.FunctionCallResult{FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: "1"}}
 	task.QueueFrames(text("block"), text("flushed"), result)
 	<-b.running
-	t0 := time.Now()
 	task.QueueFrame(&frames.InterruptionTask{})
-	<-b.cancelled
-	if d := time.Since(t0); d > 500*time.Millisecond {
-		t.Errorf("interruption took %v to cancel in-flight work", d)
+	select {
+	case <-b.cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the interruption did not cancel the in-flight job")
 	}
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "FunctionCallResultFrame") })
 	task.StopWhenDone()

@@ -1,6 +1,7 @@
 package pipeline_test
 
 import (
+	"errors"
 	"context"
 	"slices"
 	"testing"
@@ -131,23 +132,38 @@ func TestNestedPipelinesRunEveryChildInOrder(t *testing.T) {
 	}
 }
 
-// Every external injection shares the one ordered ingress, so a request
-// from inside the pipeline (EndTask) cannot overtake frames the
-// application queued before it (failure mode 18).
+// Every external injection shares the one ordered ingress, so the End that
+// a request from inside the pipeline (EndTask) asks for cannot overtake a
+// frame the application queued before the request (failure mode 18). To
+// make the race certain, the task's own goroutine is held in an error
+// handler while "after" is queued and the EndTask is sent: when the handler
+// returns, the task finds the request with "after" still in the ingress.
 func TestExternalInjectionsShareOneIngress(t *testing.T) {
 	rec := &sink{}
+	proceed, sent := make(chan struct{}), make(chan struct{})
 	ender := procFunc(func(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 		if t, ok := f.(*frames.Text); ok && t.Text == "end" {
+			h.PushError(errors.New("hold the task's loop"))
+			<-proceed
 			h.Push(&frames.EndTask{Reason: "asked"}, frames.Upstream)
+			close(sent)
 		}
 		return nil
 	})
 	task := pipeline.NewTask(pipeline.New(ender, rec), pipeline.TaskOptions{})
+	task.OnError(func(*frames.Error) {
+		task.QueueFrame(text("after"))
+		close(proceed)
+		<-sent
+	})
 	done := runTask(t, task)
-	task.QueueFrames(text("1"), text("end"), text("2"), text("3"))
-	waitDone(t, done, 5*time.Second)
-	if got, want := rec.texts(frames.Downstream), []string{"1", "end", "2", "3"}; !slices.Equal(got, want) {
-		t.Fatalf("got %v, want %v", got, want)
+	task.QueueFrames(text("1"), text("end"))
+	if err := waitDone(t, done, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"StartFrame", "Text:1", "Text:end", "Text:after", "EndFrame"}
+	if got := rec.names(); !slices.Equal(got, want) {
+		t.Fatalf("sink saw %v, want %v", got, want)
 	}
 }
 

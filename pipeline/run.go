@@ -59,21 +59,30 @@ func (t *Task) Run(ctx context.Context) error {
 		}
 	}()
 
-	if err := t.setup(runCtx); err != nil {
-		reason = "setup failed"
-		return err
-	}
-
 	var loops conc.WaitGroup
-	for _, n := range t.nodes {
-		loops.Go(n.run)
-	}
 	defer func() {
 		for _, n := range t.nodes {
 			n.stop()
 		}
 		t.waitJobs(&loops)
 	}()
+	if err := t.setup(ctx, runCtx); err != nil {
+		var c cancelledError
+		if errors.As(err, &c) {
+			reason = "cancelled: " + string(c)
+			return nil
+		}
+		if ctx.Err() != nil {
+			reason = "context done"
+			return ctx.Err()
+		}
+		reason = "setup failed"
+		return err
+	}
+
+	for _, n := range t.nodes {
+		loops.Go(n.run)
+	}
 
 	t.inject(&frames.Start{
 		AudioInSampleRate:  t.opts.AudioInSampleRate,
@@ -285,9 +294,17 @@ func (t *Task) waitCancel() error {
 	}
 }
 
+// cancelledError says the task was cancelled, with its reason, while it
+// was setting up.
+type cancelledError string
+
+func (c cancelledError) Error() string { return "pipeline: cancelled during setup: " + string(c) }
+
 // setup sets up every processor concurrently, bounded by the setup timeout.
-func (t *Task) setup(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, t.opts.SetupTimeout)
+// Cancel and the end of the caller's ctx stop it at once: the setups see
+// their context end, and setup waits for them so none outlives the task.
+func (t *Task) setup(callerCtx, runCtx context.Context) error {
+	ctx, cancel := context.WithTimeout(runCtx, t.opts.SetupTimeout)
 	defer cancel()
 	done := make(chan struct{})
 	var wg conc.WaitGroup
@@ -311,9 +328,17 @@ func (t *Task) setup(ctx context.Context) error {
 	select {
 	case <-done:
 		return nil
+	case reason := <-t.cancelCh:
+		cancel()
+		<-done
+		return cancelledError(reason)
+	case <-callerCtx.Done():
+		cancel()
+		<-done
+		return callerCtx.Err()
 	case <-ctx.Done():
 		t.opts.Logger.Error("processor setup timed out", zap.Duration("timeout", t.opts.SetupTimeout))
-		<-done // setups see the cancelled context; wait so none outlives the task
+		<-done
 		return ErrSetupTimeout
 	}
 }

@@ -46,7 +46,9 @@ type TaskOptions struct {
 	// cleanup of processors. Default: 20s.
 	CancelTimeout time.Duration
 	// EndTimeout bounds the wait for End (or Stop) to reach the end;
-	// past it the task cancels. Default: none. Cancel always preempts it.
+	// past it the task cancels, so a processor that holds the ordered lane
+	// forever cannot keep the task alive. Default: 1m; negative waits
+	// forever. Cancel always preempts it.
 	EndTimeout time.Duration
 	// JobCancelTimeout bounds how long an interruption waits for a
 	// cancelled job. Default: 1s.
@@ -99,6 +101,7 @@ func (o TaskOptions) withDefaults() TaskOptions {
 	def(&o.SetupTimeout, 20*time.Second)
 	def(&o.StartTimeout, 20*time.Second)
 	def(&o.CancelTimeout, 20*time.Second)
+	def(&o.EndTimeout, time.Minute)
 	def(&o.JobCancelTimeout, time.Second)
 	def(&o.DrainTimeout, 2*time.Second)
 	def(&o.IdleTimeout, 5*time.Minute)
