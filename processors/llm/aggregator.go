@@ -203,13 +203,11 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		u.speaking = true
 		u.p.setUserSpeaking(true)
 		if !u.p.opts.User.NoInterruptions {
-			// Interrupt everything above and below, but not this node:
-			// h.Interrupt would also flush this node's queue, and what waits
-			// here is what the user said (a final transcription overtaken by
-			// the system-lane turn start), which must not be lost.
-			down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
-			h.Push(up, frames.Upstream)
-			h.Push(down, frames.Downstream)
+			// Interrupt everything above and below. h.Interrupt leaves this
+			// node's own queue alone: what waits here is what the user said
+			// (a final transcription overtaken by the system-lane turn
+			// start), which must not be lost.
+			h.Interrupt()
 		}
 	case *frames.UserStoppedSpeaking:
 		h.Forward()

@@ -417,6 +417,10 @@ func TestTurnStartDoesNotDropQueuedTranscriptions(t *testing.T) {
 		h.send(&frames.Text{Text: "speak"})
 		h.send(&frames.UserStoppedSpeaking{})
 		h.stop()
+		if count[*frames.Interruption](h.Up()) != 1 || count[*frames.Interruption](h.Down()) != 1 {
+			t.Fatalf("the turn start interrupted %d times upstream and %d downstream, want once each way",
+				count[*frames.Interruption](h.Up()), count[*frames.Interruption](h.Down()))
+		}
 		msgs := pair.Context().Messages()
 		if len(msgs) != 1 || msgs[0].Content != "first words" {
 			t.Fatalf("context = %+v", msgs)

@@ -53,12 +53,16 @@ type call struct {
 	cancelOnInterruption bool
 	timeout              time.Duration
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	// ctx is the handler's context: it lives on the handler's goroutine,
+	// derived from the task's background context when the handler starts.
+	ctx context.Context
 
-	mu    sync.Mutex
-	state callState
-	timer *time.Timer
+	// mu guards the call's settlement, shared by the handler's goroutine,
+	// its timer and the node goroutine (an interruption cancels it).
+	mu     sync.Mutex
+	state  callState
+	timer  *time.Timer
+	cancel context.CancelFunc // set when the handler starts
 }
 
 // dispatch announces the calls of one response and starts their handlers.
@@ -92,16 +96,13 @@ func (s *Service) dispatch(out pipeline.Pusher, req *frames.LLMContext, toolCall
 		c.fn, c.known = s.lookup(tc.Name)
 		c.cancelOnInterruption = !c.known || !c.fn.KeepOnInterruption
 		c.timeout = s.timeoutFor(c.fn)
-		c.ctx, c.cancel = context.WithCancel(s.root)
 		calls = append(calls, c)
 		announced = append(announced, c.fc)
 	}
 
-	down, up := frames.Broadcast(func() *frames.FunctionCallsStarted {
+	pipeline.Broadcast(out, func() *frames.FunctionCallsStarted {
 		return &frames.FunctionCallsStarted{Calls: announced, GroupID: group}
 	})
-	out.Push(down, frames.Downstream)
-	out.Push(up, frames.Upstream)
 
 	s.callMu.Lock()
 	for _, c := range calls {
@@ -110,29 +111,40 @@ func (s *Service) dispatch(out pipeline.Pusher, req *frames.LLMContext, toolCall
 	s.callMu.Unlock()
 
 	for _, c := range calls {
-		down, up := frames.Broadcast(func() *frames.FunctionCallInProgress {
+		pipeline.Broadcast(out, func() *frames.FunctionCallInProgress {
 			return &frames.FunctionCallInProgress{FunctionCall: c.fc, CancelOnInterruption: c.cancelOnInterruption, GroupID: group}
 		})
-		out.Push(down, frames.Downstream)
-		out.Push(up, frames.Upstream)
 	}
 
+	// The handlers are the task's background work: their contexts end
+	// when the task is cancelled or tears down, and the task waits for
+	// them (naming any that ignores its context).
 	if s.opts.Sequential {
-		s.handlers.Add(1)
-		go func() {
-			defer s.handlers.Done()
+		s.start("functions "+group, calls, func(ctx context.Context) error {
 			for _, c := range calls {
-				c.run()
+				c.run(ctx)
 			}
-		}()
+			return nil
+		})
 		return
 	}
 	for _, c := range calls {
-		s.handlers.Add(1)
-		go func() {
-			defer s.handlers.Done()
-			c.run()
-		}()
+		s.start("function "+c.fc.Name+" "+c.fc.ToolCallID, []*call{c}, func(ctx context.Context) error {
+			c.run(ctx)
+			return nil
+		})
+	}
+}
+
+// start runs fn as background work of the task. When the task has ended
+// (a response that finished after End), the calls fn would have run are
+// settled as cancelled instead; their frames go nowhere, but they leave
+// the calls in flight.
+func (s *Service) start(name string, calls []*call, fn func(ctx context.Context) error) {
+	if err := s.out.Go(name, fn); err != nil {
+		for _, c := range calls {
+			c.settleCancelled()
+		}
 	}
 }
 
@@ -175,15 +187,18 @@ func (s *Service) cancelOnInterruption() {
 	}
 }
 
-// run runs the call's handler on the current goroutine, unless the call
-// settled before it could start (cancelled while queued).
-func (c *call) run() {
-	defer c.cancel()
+// run runs the call's handler on the current goroutine under ctx, unless
+// the call settled before it could start (cancelled while queued).
+func (c *call) run(ctx context.Context) {
 	c.mu.Lock()
 	if c.state != callRunning {
 		c.mu.Unlock()
 		return
 	}
+	var cancel context.CancelFunc
+	c.ctx, cancel = context.WithCancel(ctx)
+	defer cancel()
+	c.cancel = cancel
 	if c.timeout > 0 {
 		c.timer = time.AfterFunc(c.timeout, c.settleTimedOut)
 	}
@@ -275,11 +290,19 @@ func (c *call) pushResult(v any, rerun Rerun) {
 		no := false
 		props.RunLLM = &no
 	}
-	down, up := frames.Broadcast(func() *frames.FunctionCallResult {
+	pipeline.Broadcast(c.out, func() *frames.FunctionCallResult {
 		return &frames.FunctionCallResult{FunctionCall: c.fc, Result: v, GroupID: c.group, Properties: props}
 	})
-	c.out.Push(down, frames.Downstream)
-	c.out.Push(up, frames.Upstream)
+}
+
+// stop cancels the handler's context, if the handler has started.
+func (c *call) stop() {
+	c.mu.Lock()
+	cancel := c.cancel
+	c.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // settleTimedOut tells the model the call failed and stops the handler.
@@ -288,7 +311,7 @@ func (c *call) settleTimedOut() {
 		return
 	}
 	c.pushResult(ErrorResult{Error: fmt.Sprintf("The function %s did not finish within %v and was stopped.", c.fc.Name, c.timeout)}, RerunDefault)
-	c.cancel()
+	c.stop()
 }
 
 // settleCancelled cancels the call (interruption).
@@ -296,10 +319,8 @@ func (c *call) settleCancelled() {
 	if !c.settle(callCancelled) {
 		return
 	}
-	down, up := frames.Broadcast(func() *frames.FunctionCallCancel {
+	pipeline.Broadcast(c.out, func() *frames.FunctionCallCancel {
 		return &frames.FunctionCallCancel{Name: c.fc.Name, ToolCallID: c.fc.ToolCallID}
 	})
-	c.out.Push(down, frames.Downstream)
-	c.out.Push(up, frames.Upstream)
-	c.cancel()
+	c.stop()
 }

@@ -22,8 +22,10 @@ import (
 // an upstream [frames.Error], never into the conversation.
 //
 // ctx is cancelled when the call times out, when an interruption cancels
-// it, and when the pipeline ends. Handlers run on their own goroutines,
-// concurrently with each other unless the service runs calls sequentially.
+// it, and when the task is cancelled or ends. Handlers run as the task's
+// background work ([pipeline.Outlet.Go]), concurrently with each other
+// unless the service runs calls sequentially; the task waits for them
+// when it ends and names in its log any that ignores its context.
 type Handler func(ctx context.Context, call FunctionCallParams) error
 
 // Function declares a function the model may call, together with its

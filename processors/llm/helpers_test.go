@@ -41,8 +41,8 @@ func newHarness(t *testing.T, opts pipeline.TaskOptions, procs ...pipeline.Proce
 	h := &harness{t: t, done: make(chan error, 1), arrived: make(chan struct{}, 1)}
 	procs = append(procs, echo{})
 	h.task = pipeline.NewTask(pipeline.New(procs...), opts)
-	h.task.OnReachedDownstream(nil, func(f frames.Frame) { h.record(&h.down, f) })
-	h.task.OnReachedUpstream(nil, func(f frames.Frame) { h.record(&h.up, f) })
+	pipeline.OnDownstream(h.task, func(f frames.Frame) { h.record(&h.down, f) })
+	pipeline.OnUpstream(h.task, func(f frames.Frame) { h.record(&h.up, f) })
 	started := make(chan struct{})
 	h.task.OnStarted(func() { close(started) })
 	go func() { h.done <- h.task.Run(context.Background()) }()
@@ -78,7 +78,7 @@ func (h *harness) stop() {
 		return
 	default:
 	}
-	h.task.StopWhenDone()
+	h.task.EndWhenDone()
 	select {
 	case err := <-h.done:
 		if err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -47,23 +46,28 @@ type Service struct {
 	opts     ServiceOptions
 	name     string
 
+	// The functions: Register and its kin may be called from any
+	// goroutine while responses (jobs) look them up.
 	fnMu     sync.RWMutex
 	fns      map[string]Function
 	fallback *Function
 
-	log atomic.Pointer[zap.Logger] // the task's logger, from Start
+	// out runs the function handlers as background work of the task, so
+	// the task cancels them (Cancel, teardown) and waits for them.
+	out pipeline.Outlet
+	// log is the task's logger, set in Setup before any handler starts.
+	log *zap.Logger
 
 	// Owned by the node goroutine.
 	skipTTS      bool
 	metrics      bool
 	usageMetrics bool
 
-	// Function calls in flight, shared with jobs and handler goroutines.
+	// Function calls in flight: added by the response job that dispatches
+	// them, removed by whichever goroutine settles a call (its handler,
+	// its timer, the node goroutine on an interruption).
 	callMu   sync.Mutex
 	inflight map[string]*call
-	root     context.Context
-	stopRoot context.CancelFunc
-	handlers sync.WaitGroup
 }
 
 // NewService returns a service that gets its responses from p.
@@ -73,9 +77,16 @@ func NewService(p Provider, o ServiceOptions) *Service {
 	if s.name == "" {
 		s.name = fmt.Sprintf("LLMService#%d", frames.NextID())
 	}
-	s.root, s.stopRoot = context.WithCancel(context.Background())
-	s.log.Store(zap.NewNop())
+	s.log = zap.NewNop()
 	return s
+}
+
+// Setup implements [pipeline.Setupper]: function handlers become the
+// task's background work.
+func (s *Service) Setup(_ context.Context, su pipeline.Setup) error {
+	s.log = su.Logger
+	su.Attach(&s.out)
+	return nil
 }
 
 // Name implements [pipeline.Namer].
@@ -138,7 +149,6 @@ func (s *Service) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames
 	switch f := f.(type) {
 	case *frames.Start:
 		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
-		s.log.Store(h.Logger())
 	case *frames.LLMContext:
 		h.Consume()
 		r := response{s: s, req: f, skipTTS: s.skipTTS, metrics: s.metrics, usage: s.usageMetrics, name: h.Name()}
@@ -148,27 +158,8 @@ func (s *Service) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames
 		s.skipTTS = f.SkipTTS
 	case *frames.Interruption:
 		s.cancelOnInterruption()
-	case *frames.Cancel:
-		s.stopRoot()
 	}
 	return nil
-}
-
-// Cleanup implements [pipeline.Cleaner]: it cancels the calls still running
-// and waits for their handlers, bounded by ctx.
-func (s *Service) Cleanup(ctx context.Context) error {
-	s.stopRoot()
-	done := make(chan struct{})
-	go func() {
-		s.handlers.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("llm: function handlers still running after cleanup: %w", ctx.Err())
-	}
 }
 
 // response is one inference, run as a job.
@@ -216,12 +207,7 @@ func (r *response) run(ctx context.Context, out pipeline.Pusher) error {
 			if ctx.Err() != nil {
 				return nil // interrupted or cancelled: not a failure
 			}
-			ef := &frames.Error{Err: err}
-			var c Categorizer
-			if errors.As(err, &c) {
-				ef.Category = c.Category()
-			}
-			out.PushError(ef)
+			out.PushError(&frames.Error{Err: err, Category: frames.CategoryOf(err)})
 			return nil
 		}
 		if first {
@@ -252,12 +238,12 @@ func (r *response) run(ctx context.Context, out pipeline.Pusher) error {
 }
 
 func (r *response) model() string {
-	if m, ok := r.s.provider.(Modeler); ok {
+	if m, ok := r.s.provider.(frames.Modeler); ok {
 		return m.Model()
 	}
 	return ""
 }
 
 func (s *Service) logStack(function string, panicked any, stack []byte) {
-	s.log.Load().Error("function handler panicked", zap.String("function", function), zap.Any("panic", panicked), zap.ByteString("stack", stack))
+	s.log.Error("function handler panicked", zap.String("function", function), zap.Any("panic", panicked), zap.ByteString("stack", stack))
 }

@@ -32,7 +32,7 @@ func waitFor(t *testing.T, res *pipelinetest.Result, what string, cond func(down
 
 func finish(t *testing.T, res *pipelinetest.Result) {
 	t.Helper()
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if res.Err != nil {
 		t.Fatalf("task: %v", res.Err)
