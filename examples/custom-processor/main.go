@@ -11,13 +11,13 @@ import (
 	"github.com/framewire/framewire/pipeline"
 )
 
-// Shout upper-cases text frames. Every other frame (Start, End, ...)
-// passes through untouched: forwarding is the default.
+// Shout upper-cases text; every other frame passes through untouched.
 type Shout struct{}
 
-// ProcessFrame replaces each text frame with an upper-cased copy; frames
-// are immutable once pushed, so it builds a new one.
-func (Shout) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+// ProcessFrame replaces each text frame with an upper-cased copy (frames
+// are immutable once pushed, so it builds a new one). Start, End and every
+// other frame are forwarded when it returns: forwarding is the default.
+func (Shout) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 	if t, ok := f.(*frames.Text); ok {
 		h.Consume()
 		h.Push(&frames.Text{Text: strings.ToUpper(t.Text)}, dir)
@@ -57,7 +57,7 @@ func main() {
 		&frames.Text{Text: "hello from framewire"},
 		&frames.Text{Text: "frames flow through processors"},
 	)
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := task.Run(context.Background()); err != nil {
 		fmt.Fprintln(os.Stderr, "pipeline failed:", err)
 		os.Exit(1)
