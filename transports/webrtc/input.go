@@ -43,8 +43,14 @@ func (o InputOptions) withDefaults() InputOptions {
 // resampled, in fixed-size frames) and each JSON message from the data
 // channel as a frames.InputTransportMessage. Other frames pass through.
 type Input struct {
-	s      *Session
-	opts   InputOptions
+	s    *Session
+	opts InputOptions
+	// outlet carries the frames of the session's goroutines (pion's track
+	// readers, the data channel's callbacks) into the pipeline.
+	outlet pipeline.Outlet
+	// out is where they go: &outlet, or a recorder in the offline tests.
+	// It is set before the pipeline starts and read once format is set.
+	out    pipeline.Pusher
 	format atomic.Pointer[inputFormat]
 	frames atomic.Uint64
 }
@@ -57,16 +63,18 @@ type inputFormat struct {
 // Name implements pipeline.Namer.
 func (in *Input) Name() string { return "WebRTCInput#" + in.s.id[:8] }
 
-// Setup implements pipeline.Setupper: it connects the session's data
-// channel to the pipeline, replaying messages that arrived earlier.
+// Setup implements pipeline.Setupper: it attaches the input's outlet and
+// connects the session's data channel to the pipeline, replaying messages
+// that arrived earlier.
 func (in *Input) Setup(_ context.Context, su pipeline.Setup) error {
-	in.s.attachInput(su.Out)
+	su.Attach(&in.outlet)
+	in.s.attachInput(&in.outlet)
 	return nil
 }
 
-// Cleanup implements pipeline.Cleaner.
+// Cleanup implements pipeline.Cleaner: audio stops going in (client
+// messages still do, and the ended task's outlet drops them).
 func (in *Input) Cleanup(context.Context) error {
-	in.s.attachInput(nil)
 	in.format.Store(nil)
 	return nil
 }
@@ -166,9 +174,8 @@ func (r *audioReader) prepare(f *inputFormat) error {
 func (r *audioReader) packet(payload []byte) {
 	in := r.in
 	f := in.format.Load()
-	out := in.s.inPush.Load()
-	if f == nil || out == nil || in.s.micOff.Load() {
-		return // not started yet, or the client muted: drop
+	if f == nil || in.s.micOff.Load() {
+		return // not started yet (or over), or the client muted: drop
 	}
 	if err := r.prepare(f); err != nil {
 		if r.failures++; r.failures == 1 {
@@ -198,7 +205,7 @@ func (r *audioReader) packet(payload []byte) {
 		rest := copy(r.acc, r.acc[f.samples:])
 		r.acc = r.acc[:rest]
 		frame.Audio = frames.Audio{PCM: pcm, SampleRate: f.rate, Channels: f.channels}
-		out.p.Push(frame, frames.Downstream)
+		in.out.Push(frame, frames.Downstream)
 		in.frames.Add(1)
 	}
 	in.s.srv.assist.help()

@@ -80,8 +80,13 @@ type Output struct {
 	s    *Session
 	opts OutputOptions
 	q    pipeline.FrameQueue
-	out  pipeline.Pusher
-	log  *zap.Logger
+	// outlet carries the player's frames into the pipeline and runs the
+	// player as background work the task owns.
+	outlet pipeline.Outlet
+	// out is where the player's frames go: &outlet, or a recorder in the
+	// offline tests and benchmarks.
+	out pipeline.Pusher
+	log *zap.Logger
 
 	// mu orders what the player pushes against interruptions, and guards
 	// the fields below.
@@ -105,9 +110,10 @@ func (o *Output) OutputTransport() {}
 // Name implements pipeline.Namer.
 func (o *Output) Name() string { return "WebRTCOutput#" + o.s.id[:8] }
 
-// Setup implements pipeline.Setupper.
+// Setup implements pipeline.Setupper: it attaches the output's outlet.
 func (o *Output) Setup(_ context.Context, su pipeline.Setup) error {
-	o.out, o.log = su.Out, su.Logger
+	su.Attach(&o.outlet)
+	o.log = su.Logger
 	return nil
 }
 
@@ -199,9 +205,18 @@ func (o *Output) startPlayer(rate int) {
 			return
 		}
 	}
-	o.stop, o.done = make(chan struct{}), make(chan struct{})
+	stop, done := make(chan struct{}), make(chan struct{})
+	o.stop, o.done = stop, done
 	p := &player{o: o, c: o.s.srv.codec, defaultRate: rate}
-	go p.run(o.stop, o.done)
+	// The task owns the player: its context ends on Cancel and at
+	// teardown, and the task waits for it.
+	err := o.outlet.Go("player", func(ctx context.Context) error {
+		p.run(ctx, stop, done)
+		return nil
+	})
+	if err != nil { // the task has ended: nothing to play for
+		close(done)
+	}
 }
 
 // stopPlayer stops the player and waits for it; it is idempotent and also
@@ -221,20 +236,12 @@ func (o *Output) stopPlayer() {
 // push sends a frame on from the player; o.mu is held.
 func (o *Output) push(f frames.Frame, dir frames.Direction) { o.out.Push(f, dir) }
 
-func (o *Output) broadcast(mk func() (frames.Frame, frames.Frame)) {
-	down, up := mk()
-	o.push(up, frames.Upstream)
-	o.push(down, frames.Downstream)
-}
-
 func (o *Output) startSpeakingLocked() {
 	if o.speaking {
 		return
 	}
 	o.speaking = true
-	o.broadcast(func() (frames.Frame, frames.Frame) {
-		return frames.Broadcast(func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
-	})
+	pipeline.Broadcast(o.out, func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
 }
 
 func (o *Output) stopSpeakingLocked() {
@@ -242,9 +249,7 @@ func (o *Output) stopSpeakingLocked() {
 		return
 	}
 	o.speaking = false
-	o.broadcast(func() (frames.Frame, frames.Frame) {
-		return frames.Broadcast(func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
-	})
+	pipeline.Broadcast(o.out, func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
 }
 
 // player is the goroutine that paces the output: every 20 ms it takes the
@@ -284,7 +289,9 @@ type player struct {
 	due atomic.Int64
 }
 
-func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
+// run paces the output until stop is closed, ctx ends (the task's
+// Cancel or teardown) or the player has released End or Stop.
+func (p *player) run(ctx context.Context, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	o := p.o
 	// Opus encodes from the pipeline's 24 kHz itself; PCMU needs 8 kHz.
@@ -302,6 +309,8 @@ func (p *player) run(stop <-chan struct{}, done chan<- struct{}) {
 	for {
 		select {
 		case <-stop:
+			return
+		case <-ctx.Done():
 			return
 		case <-timer.C:
 		}
@@ -497,9 +506,7 @@ fill:
 		o.startSpeakingLocked()
 		if p.speakingTicks++; p.speakingTicks*int(period) >= int(o.opts.BotSpeakingInterval) {
 			p.speakingTicks = 0
-			o.broadcast(func() (frames.Frame, frames.Frame) {
-				return frames.Broadcast(p.speakingFrames.New)
-			})
+			pipeline.Broadcast(o.out, p.speakingFrames.New)
 		}
 	} else {
 		payload = p.c.Silence

@@ -97,6 +97,11 @@ type Options struct {
 	// in the data channel's send buffer (a client that stopped reading).
 	// Default: 1 MiB.
 	MaxBufferedBytes int
+	// ShutdownGrace is how long a session's pipeline may take to finish
+	// after [Server.Shutdown] has sent it an End (what is queued plays
+	// out, the turn in flight completes) before it is cancelled.
+	// Default: 10s.
+	ShutdownGrace time.Duration
 
 	// Input configures each session's input transport.
 	Input InputOptions
@@ -132,6 +137,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = 1 << 20
 	}
+	if o.ShutdownGrace <= 0 {
+		o.ShutdownGrace = 10 * time.Second
+	}
 	o.Input = o.Input.withDefaults()
 	o.Output = o.Output.withDefaults()
 	return o
@@ -139,7 +147,9 @@ func (o Options) withDefaults() Options {
 
 // Server serves SmallWebRTC signalling and owns the sessions it creates.
 // It is an http.Handler; mount it at the root or under a prefix with
-// http.StripPrefix. Call [Server.Shutdown] to end every session.
+// http.StripPrefix, or serve it with [ListenAndServe], which also handles
+// the process's signals. [Server.Shutdown] ends every session gracefully,
+// [Server.Close] at once; both wait for the sessions' goroutines.
 type Server struct {
 	opts  Options
 	log   *zap.Logger
@@ -148,8 +158,13 @@ type Server struct {
 	codec codec.Codec
 	mux   *http.ServeMux
 
-	ctx    context.Context
-	cancel context.CancelFunc
+	// ctx is the server's lifetime, the root of its sessions' contexts;
+	// Close ends it. drain ends when Shutdown starts: each session's
+	// pipeline.Runner then ends its pipeline gracefully.
+	ctx        context.Context
+	cancel     context.CancelFunc
+	drain      context.Context
+	startDrain context.CancelFunc
 
 	// governor adapts the outputs' Opus complexity to the load; nil when
 	// the complexity is fixed.
@@ -162,7 +177,10 @@ type Server struct {
 	byPC     map[string]*Session // every pc_id a session ever had
 	sessions map[*Session]struct{}
 	starts   map[string]*startEntry
-	wg       sync.WaitGroup
+	// gone is closed once the server is closed and its last session has
+	// been torn down.
+	gone     chan struct{}
+	goneOnce sync.Once
 }
 
 // startEntry is a /start session id waiting for (or serving) offers.
@@ -186,6 +204,7 @@ func NewServer(opts Options) (*Server, error) {
 		byPC:     map[string]*Session{},
 		sessions: map[*Session]struct{}{},
 		starts:   map[string]*startEntry{},
+		gone:     make(chan struct{}),
 	}
 	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
@@ -196,7 +215,11 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s.api = api
+	// The server is a process-level root: its sessions outlive the
+	// requests that create them, so their contexts derive from the
+	// server's own lifetime, which Close ends.
 	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.drain, s.startDrain = context.WithCancel(s.ctx)
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("POST /api/offer", func(w http.ResponseWriter, r *http.Request) { s.handleOffer(w, r, "") })
 	s.mux.HandleFunc("PATCH /api/offer", func(w http.ResponseWriter, r *http.Request) { s.handlePatch(w, r, "") })
@@ -277,31 +300,58 @@ func (s *Server) originAllowed(origin string) bool {
 	return false
 }
 
-// Shutdown ends every session (the clients get peerLeft), refuses new
-// offers with 503, and waits until everything is torn down or ctx ends.
+// Shutdown stops taking sessions and ends the running ones gracefully.
+// From the first call, new sessions are refused with a 503 and a
+// Retry-After, which the client retries (smallwebrtc.md §1.2), so a load
+// balancer can send it elsewhere; the running sessions keep their
+// signalling (candidates, restarts). Each session's pipeline gets an End,
+// as [pipeline.Runner] ends its tasks, and is cancelled if it has not
+// finished within Options.ShutdownGrace; each client gets peerLeft as its
+// session ends.
+//
+// Shutdown returns nil once every session is torn down, or ctx's error
+// with the number of sessions left if ctx ends first; call [Server.Close]
+// then to cancel them at once.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.stopTaking()
+	s.startDrain()
+	select {
+	case <-s.gone:
+		s.cancel()
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("webrtc: shutdown: %d sessions still running: %w", s.SessionCount(), ctx.Err())
+	}
+}
+
+// Close ends the server at once: new sessions are refused with a 503, the
+// running ones are cancelled (the clients get peerLeft), and Close returns
+// once all of them are torn down. It ends the server's lifetime, the root
+// of its sessions' contexts. Close is safe to call during or after
+// Shutdown and more than once.
+func (s *Server) Close() error {
+	s.stopTaking()
 	s.mu.Lock()
-	s.closed = true
 	list := make([]*Session, 0, len(s.sessions))
 	for ss := range s.sessions {
 		list = append(list, ss)
 	}
 	s.mu.Unlock()
 	for _, ss := range list {
-		ss.Close("server shutting down")
+		ss.Close("server closing")
 	}
-	done := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		s.cancel()
-		return nil
-	case <-ctx.Done():
-		s.cancel()
-		return fmt.Errorf("webrtc: shutdown: %d sessions still closing: %w", s.SessionCount(), ctx.Err())
+	<-s.gone
+	s.cancel()
+	return nil
+}
+
+// stopTaking refuses new sessions from now on.
+func (s *Server) stopTaking() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	if len(s.sessions) == 0 {
+		s.goneOnce.Do(func() { close(s.gone) })
 	}
 }
 
@@ -460,6 +510,7 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
+		w.Header().Set("Retry-After", strconv.Itoa(shutdownRetryAfter))
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
 		return
 	}
@@ -522,14 +573,13 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 	switch {
 	case s.closed:
 		s.mu.Unlock()
-		return answerBody{}, &unavailableError{"the server is shutting down", 5}
+		return answerBody{}, &unavailableError{"the server is shutting down", shutdownRetryAfter}
 	case s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions:
 		s.mu.Unlock()
 		return answerBody{}, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", s.opts.MaxSessions), 2}
 	}
 	sess := newSession(s, startID, data)
 	s.sessions[sess] = struct{}{}
-	s.wg.Add(1)
 	s.mu.Unlock()
 
 	task, err := s.opts.NewPipeline(sess.ctx, sess)
@@ -545,21 +595,30 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 		sess.abandon()
 		return answerBody{}, err
 	}
+	// The server owns the session's goroutine: the session stays in
+	// s.sessions until run has torn it down, and Shutdown and Close wait
+	// for that.
 	go sess.run(task)
 	return ans, nil
 }
 
+// shutdownRetryAfter is the Retry-After, in seconds, of the 503 that a
+// server shutting down answers new sessions with.
+const shutdownRetryAfter = 5
+
 // forget removes a finished session and all its pc_ids.
 func (s *Server) forget(sess *Session, pcIDs []string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	delete(s.sessions, sess)
 	for _, id := range pcIDs {
 		if s.byPC[id] == sess {
 			delete(s.byPC, id)
 		}
 	}
-	s.mu.Unlock()
-	s.wg.Done()
+	if s.closed && len(s.sessions) == 0 {
+		s.goneOnce.Do(func() { close(s.gone) })
+	}
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -40,7 +40,6 @@ type Session struct {
 	offerMu sync.Mutex
 	track   atomic.Pointer[codec.Track]
 	micOff  atomic.Bool
-	inPush  atomic.Pointer[pusherRef]
 
 	mu         sync.Mutex
 	cur        *peer
@@ -54,14 +53,13 @@ type Session struct {
 	grace      *time.Timer // running while the client is silent, with RestartGrace
 	silent     bool        // no ping for PingTimeout
 	closing    bool
-	tracks     [3]bool // trackStatus by receiver index
+	inputOn    bool           // the input transport is set up: deliver to it
+	task       *pipeline.Task // the session's pipeline, once it runs
+	tracks     [3]bool        // trackStatus by receiver index
 	bg         sync.WaitGroup
 	outDropped uint64
 	inDropped  uint64
 }
-
-// pusherRef boxes a Pusher for an atomic pointer.
-type pusherRef struct{ p pipeline.Pusher }
 
 // endCause records why a session ended.
 type endCause struct {
@@ -83,7 +81,9 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 	}
 	s.ctx, s.cancel = context.WithCancel(srv.ctx)
 	s.in = &Input{s: s, opts: srv.opts.Input}
+	s.in.out = &s.in.outlet
 	s.out = &Output{s: s, opts: srv.opts.Output}
+	s.out.out = &s.out.outlet
 	s.out.complexity.Store(-1)
 	return s
 }
@@ -197,23 +197,37 @@ func (s *Session) sendLocked(msg []byte) {
 	}
 }
 
-// end records the first cause and cancels the session's context, which
-// cancels the pipeline; run then tears everything down.
+// end records the first cause and cancels the session: its context and,
+// once it runs, its pipeline; run then tears everything down.
 func (s *Session) end(reason string, clientGone bool) {
 	s.mu.Lock()
 	if s.cause == nil {
 		s.cause = &endCause{reason: reason, clientGone: clientGone}
 		s.log.Info("session ending", zap.String("reason", reason))
 	}
+	reason, task := s.cause.reason, s.task
 	s.mu.Unlock()
 	s.cancel()
+	if task != nil {
+		task.Cancel(reason)
+	}
 }
 
-// run runs the pipeline until it ends or the session is cancelled, then
-// tears the session down.
+// run runs the pipeline until it finishes, then tears the session down.
+// The session's end cancels the pipeline; the server's drain (see
+// [Server.Shutdown]) ends it gracefully through a [pipeline.Runner]: End,
+// then Cancel once Options.ShutdownGrace has passed. The server owns the
+// goroutine run is called on and waits for it.
 func (s *Session) run(task *pipeline.Task) {
-	err := task.Run(s.ctx)
-	if err != nil && !errors.Is(err, context.Canceled) {
+	s.mu.Lock()
+	s.task = task
+	ended := s.cause != nil
+	s.mu.Unlock()
+	if ended { // the session ended while the answer was on its way
+		task.Cancel(s.Reason())
+	}
+	r := pipeline.Runner{Logger: s.log, GracePeriod: s.srv.opts.ShutdownGrace, NoSignals: true}
+	if err := r.Run(s.srv.drain, task); err != nil {
 		s.log.Warn("pipeline failed", zap.Error(err))
 	}
 	s.end("pipeline ended", false)
@@ -671,12 +685,13 @@ func (s *Session) Vanished() bool {
 }
 
 // deliver hands a client message to the pipeline, or queues it until the
-// input transport is set up (an early client-ready must not be lost).
+// input transport is set up (an early client-ready must not be lost). s.mu
+// keeps the messages in order against the replay in attachInput.
 func (s *Session) deliver(msg []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r := s.inPush.Load(); r != nil {
-		r.p.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
+	if s.inputOn {
+		s.in.out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
 		return
 	}
 	if len(s.inbox) >= s.srv.opts.MaxPendingMessages {
@@ -686,20 +701,19 @@ func (s *Session) deliver(msg []byte) {
 	s.inbox = append(s.inbox, msg)
 }
 
-// attachInput connects the input transport's pusher and replays what
-// arrived before; nil detaches it.
+// attachInput makes out where the input transport pushes (its outlet, or
+// a recorder in the offline tests) and replays the client messages that
+// arrived before. It runs before the pipeline's Start, which is what lets
+// the audio path read in.out without a lock (see audioReader.packet).
 func (s *Session) attachInput(out pipeline.Pusher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if out == nil {
-		s.inPush.Store(nil)
-		return
-	}
+	s.in.out = out
 	for _, msg := range s.inbox {
 		out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
 	}
 	s.inbox = nil
-	s.inPush.Store(&pusherRef{out})
+	s.inputOn = true
 }
 
 // writeAudio sends one encoded frame on the current peer's track. Before
