@@ -205,7 +205,7 @@ func (r *request) run(ctx context.Context, out pipeline.Pusher) error {
 		return nil
 	}
 	if err != nil {
-		out.PushError(errorFrame(fmt.Errorf("stt: transcribing %v of audio: %w", r.u.Duration().Round(time.Millisecond), err)))
+		out.PushError(fmt.Errorf("stt: transcribing %v of audio: %w", r.u.Duration().Round(time.Millisecond), err))
 		return nil
 	}
 	var data []frames.Metric
@@ -232,14 +232,10 @@ func (r *request) run(ctx context.Context, out pipeline.Pusher) error {
 	return nil
 }
 
-// Modeler is implemented by transcribers and streamers that name their
-// model, for metrics.
-type Modeler interface {
-	Model() string
-}
-
+// model names the model of a transcriber or streamer that implements
+// [frames.Modeler], for metrics.
 func model(v any) string {
-	if m, ok := v.(Modeler); ok {
+	if m, ok := v.(frames.Modeler); ok {
 		return m.Model()
 	}
 	return ""

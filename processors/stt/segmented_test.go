@@ -176,7 +176,7 @@ func TestSegmentedInterruptionDoesNotCancelTheRequest(t *testing.T) {
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
 	interrupted := make(chan struct{})
 	var once sync.Once
-	res.Task.OnReachedDownstream(pipeline.OfType[*frames.Interruption](), func(frames.Frame) { once.Do(func() { close(interrupted) }) })
+	pipeline.OnDownstream(res.Task, func(*frames.Interruption) { once.Do(func() { close(interrupted) }) })
 	res.Task.QueueFrames(seq(one(&frames.VADUserStartedSpeaking{}), speech(5, true), one(&frames.VADUserStoppedSpeaking{}))...)
 	for len(tr.utterances()) < 1 {
 		time.Sleep(time.Millisecond)
@@ -184,7 +184,7 @@ func TestSegmentedInterruptionDoesNotCancelTheRequest(t *testing.T) {
 	res.Task.QueueFrame(&frames.Interruption{})
 	<-interrupted
 	close(gate)
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if got := transcriptions(res.Down()); len(got) != 1 || got[0].Text != "still wanted" {
 		t.Errorf("transcriptions %v, want the one requested before the interruption", got)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,33 +74,35 @@ type Streaming struct {
 	opts     StreamingOptions
 	name     string
 
-	out pipeline.Pusher
+	// out pushes the session's results and runs its manager and reader as
+	// the task's background work.
+	out pipeline.Outlet
 	log *zap.Logger
 
+	// Shared by the node goroutine (which queues), the manager (which
+	// sends) and the reader (which pushes results): the queue is safe for
+	// concurrent use and the counters are atomic.
 	q           pipeline.FrameQueue // audio and finalize marks for the writer
 	queuedBytes atomic.Int64
 	maxBytes    atomic.Int64
 	dropped     atomic.Int64
+	userID      atomic.Pointer[string]
+	finalizedAt atomic.Int64 // unix ns of the last VAD stop, 0 once measured
+	sentBytes   atomic.Int64 // audio sent since the last usage report
 
-	userID       atomic.Pointer[string]
-	finalizedAt  atomic.Int64 // unix ns of the last VAD stop, 0 once measured
-	sentBytes    atomic.Int64 // audio sent since the last usage report
+	// Set by the node goroutine at Start, before the manager starts; read
+	// by the manager and the reader.
 	metrics      bool
 	usageMetrics bool
+	format       frames.Audio // sample rate and channels of the session
 
 	// Owned by the manager goroutine.
 	pending frames.Frame // taken from q, not yet sent
 
 	// Owned by the node goroutine.
-	format frames.Audio // sample rate and channels of the session
-	rs     *audio.Resampler
-	mono   []byte
-
-	mu      sync.Mutex
-	running bool
-	stop    context.CancelFunc
-	closing chan struct{}
-	stopped chan struct{}
+	rs   *audio.Resampler
+	mono []byte
+	mgr  *manager // the running session manager, nil when none
 
 	// testHookManage, when set, runs first on the manager goroutine: tests
 	// use it to let End come before the first connection attempt.
@@ -142,17 +143,12 @@ func (s *Streaming) Name() string { return s.name }
 // could not keep up or was down longer than MaxBuffered.
 func (s *Streaming) Dropped() int64 { return s.dropped.Load() }
 
-// Setup implements [pipeline.Setupper]: the session's goroutines push
-// through s.Out.
+// Setup implements [pipeline.Setupper]: the session's goroutines are the
+// task's background work, so the task ends them (Cancel, teardown after
+// End or Stop) and waits for them.
 func (s *Streaming) Setup(_ context.Context, su pipeline.Setup) error {
-	s.out, s.log = su.Out, su.Logger
-	return nil
-}
-
-// Cleanup implements [pipeline.Cleaner]: it ends the session and waits for
-// its goroutines.
-func (s *Streaming) Cleanup(ctx context.Context) error {
-	s.halt()
+	s.log = su.Logger
+	su.Attach(&s.out)
 	return nil
 }
 
@@ -160,8 +156,8 @@ func (s *Streaming) Cleanup(ctx context.Context) error {
 func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 	switch f := f.(type) {
 	case *frames.Start:
-		if s.isRunning() {
-			return nil // a task reusing the processor after Stop: keep the session
+		if s.mgr.live() {
+			return nil // already running (a second Start)
 		}
 		s.metrics, s.usageMetrics = f.EnableMetrics, f.EnableUsageMetrics
 		rate := f.AudioInSampleRate
@@ -170,7 +166,7 @@ func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f fram
 		}
 		s.format = frames.Audio{SampleRate: rate, Channels: 1}
 		s.maxBytes.Store(int64(audio.FrameBytes(rate, 1, s.opts.MaxBuffered)))
-		s.launch()
+		s.launch(ctx)
 	case *frames.InputAudioRaw:
 		if f.UserID != "" {
 			if cur := s.userID.Load(); cur == nil || *cur != f.UserID {
@@ -184,13 +180,16 @@ func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f fram
 		s.q.Push(f, frames.Downstream) // a mark: finalize after the audio before it
 	case *frames.End:
 		h.Consume()
+		ss := s.mgr
+		s.mgr = nil
 		h.Go(func(ctx context.Context, out pipeline.Pusher) error {
-			s.finish(ctx)
+			ss.finish(ctx, s.opts.CloseTimeout)
 			out.Push(f, frames.Downstream)
 			return nil
 		})
 	case *frames.Cancel:
-		s.halt()
+		s.mgr.halt()
+		s.mgr = nil
 	}
 	return nil
 }
@@ -246,60 +245,79 @@ func (s *Streaming) dropOldestAudio() {
 	}
 }
 
-func (s *Streaming) isRunning() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running
+// manager is one run of the session manager, from Start to End or Cancel.
+// Its fields are set before the manager starts and not changed after.
+type manager struct {
+	stop    context.CancelFunc // ends the manager at once
+	closing chan struct{}      // closed by End: finish and stop
+	stopped chan struct{}      // closed when the manager has returned
 }
 
-// launch starts the session manager.
-func (s *Streaming) launch() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running {
-		return
+// live reports whether ss is a manager that has not stopped. A manager
+// stops with its task (it is the task's background work), so a processor
+// reused after Stop starts a new one.
+func (ss *manager) live() bool {
+	if ss == nil {
+		return false
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.running, s.stop = true, cancel
-	s.closing, s.stopped = make(chan struct{}), make(chan struct{})
-	go s.manage(ctx, s.closing, s.stopped)
+	select {
+	case <-ss.stopped:
+		return false
+	default:
+		return true
+	}
 }
 
-// halt stops the session at once and waits for its goroutines.
-func (s *Streaming) halt() {
-	s.mu.Lock()
-	running, stop, stopped := s.running, s.stop, s.stopped
-	s.running = false
-	s.mu.Unlock()
-	if !running {
-		return
+// halt stops the manager at once; the task waits for it.
+func (ss *manager) halt() {
+	if ss != nil {
+		ss.stop()
 	}
-	stop()
-	<-stopped
 }
 
-// finish asks the session for its last results and waits for them,
-// bounded by CloseTimeout, then stops it.
-func (s *Streaming) finish(ctx context.Context) {
-	s.mu.Lock()
-	running, closing, stopped := s.running, s.closing, s.stopped
-	s.mu.Unlock()
-	if !running {
+// finish asks the manager for the session's last results and waits for
+// them, bounded by closeTimeout, then stops it.
+func (ss *manager) finish(ctx context.Context, closeTimeout time.Duration) {
+	if ss == nil {
 		return
 	}
-	close(closing)
-	t := time.NewTimer(s.opts.CloseTimeout + 250*time.Millisecond)
+	close(ss.closing)
+	t := time.NewTimer(closeTimeout + 250*time.Millisecond)
 	defer t.Stop()
 	select {
-	case <-stopped:
+	case <-ss.stopped:
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	s.halt()
+	ss.stop()
+}
+
+// launch starts the session manager as background work of the task. ctx
+// is the task's context (what Start is handled under); Cancel and the
+// task's teardown end the manager through the background context too.
+func (s *Streaming) launch(ctx context.Context) {
+	mctx, stop := context.WithCancel(ctx)
+	ss := &manager{stop: stop, closing: make(chan struct{}), stopped: make(chan struct{})}
+	err := s.out.Go("session manager", func(bg context.Context) error {
+		defer stop()
+		defer context.AfterFunc(bg, stop)()
+		s.manage(mctx, ss.closing, ss.stopped)
+		return nil
+	})
+	if err != nil {
+		stop()
+		close(ss.stopped)
+		s.log.Warn("stt: cannot start the session", zap.Error(err))
+	}
+	s.mgr = ss
 }
 
 // errClosing reports a session ended by End.
 var errClosing = errors.New("stt: closing")
+
+// errReaderPanicked reports a reader that panicked; the task has turned the
+// panic into an error frame.
+var errReaderPanicked = errors.New("stt: the session reader panicked")
 
 // manage keeps a session open until ctx ends or End closes it.
 func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped chan<- struct{}) {
@@ -344,12 +362,12 @@ func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped
 		default:
 		}
 		if permanent(err) {
-			s.out.PushError(errorFrame(fmt.Errorf("stt: giving up on the session: %w", err)))
+			s.out.PushError(fmt.Errorf("stt: giving up on the session: %w", err))
 			return
 		}
 		failures++
 		if failures == 1 {
-			s.out.PushError(errorFrame(fmt.Errorf("stt: session failed, reconnecting: %w", err)))
+			s.out.PushError(fmt.Errorf("stt: session failed, reconnecting: %w", err))
 		}
 		s.log.Warn("stt: session failed; reconnecting", zap.Error(err), zap.Int("failures", failures), zap.Duration("backoff", backoff))
 		t := time.NewTimer(backoff)
@@ -373,7 +391,17 @@ func (s *Streaming) session(ctx context.Context, st Stream, closing <-chan struc
 	defer cancel()
 	var got atomic.Bool
 	readErr := make(chan error, 1)
-	go func() { readErr <- s.read(sctx, st, &got) }()
+	err = s.out.Go("session reader", func(context.Context) error {
+		// sctx ends with the manager's, which ends with the task's.
+		err := errReaderPanicked
+		defer func() { readErr <- err }()
+		err = s.read(sctx, st, &got)
+		return nil
+	})
+	if err != nil {
+		_ = st.Abort()
+		return false, err
+	}
 	defer func() {
 		cancel()
 		_ = st.Abort()

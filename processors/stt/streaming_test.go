@@ -197,7 +197,7 @@ func TestStreamingSendsAudioAndPushesResults(t *testing.T) {
 	st.events <- Event{Kind: EventSpeechStarted}
 	st.events <- Event{Kind: EventFinal, Text: "hello there", Language: "en-US", Finalized: true}
 	st.events <- Event{Kind: EventFinal, Text: "   "}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	var got []string
 	for _, f := range res.Down() {
@@ -237,7 +237,7 @@ func TestStreamingReconnectsAndReplaysHeldAudio(t *testing.T) {
 	res.Task.QueueFrames(numbered(10, 5)...)
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	second.waitFor(t, "finalize")
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	all := append(first.sent(), second.sent()...)
 	if !bytes.Equal(all, pcmOf(numbered(0, 15))) {
@@ -274,7 +274,7 @@ func TestStreamingGivesUpOnPermanentErrors(t *testing.T) {
 		}
 		return false
 	})
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	var errs []*frames.Error
 	for _, f := range res.Up() {
@@ -301,7 +301,7 @@ func TestStreamingIgnoresInterruptions(t *testing.T) {
 	st := <-fs.opened
 	interrupted := make(chan struct{})
 	var once sync.Once
-	res.Task.OnReachedDownstream(pipeline.OfType[*frames.Interruption](), func(frames.Frame) { once.Do(func() { close(interrupted) }) })
+	pipeline.OnDownstream(res.Task, func(*frames.Interruption) { once.Do(func() { close(interrupted) }) })
 	res.Task.QueueFrames(numbered(0, 3)...)
 	res.Task.QueueFrame(&frames.Interruption{})
 	<-interrupted
@@ -309,7 +309,7 @@ func TestStreamingIgnoresInterruptions(t *testing.T) {
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	st.waitFor(t, "finalize")
 	st.events <- Event{Kind: EventFinal, Text: "barge in", Finalized: true}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if !bytes.Equal(st.sent(), pcmOf(numbered(0, 6))) || fs.attemptCount() != 1 {
 		t.Errorf("the session did not carry on through the interruption: %d bytes, %d sessions", len(st.sent()), fs.attemptCount())
@@ -333,7 +333,7 @@ func TestStreamingKeepsIdleSessionsAlive(t *testing.T) {
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
 	st := <-fs.opened
 	st.waitFor(t, "keepalive")
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 }
 
@@ -363,7 +363,7 @@ func TestStreamingMetrics(t *testing.T) {
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	st.waitFor(t, "finalize")
 	st.events <- Event{Kind: EventFinal, Text: "done", Finalized: true}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	checkTTFBAndUsage(t, res.Down(), "dg", "nova-test", 0.5)
 }
@@ -377,7 +377,7 @@ func TestStreamingResamplesOtherRates(t *testing.T) {
 	res.Task.QueueFrame(in)
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	st.waitFor(t, "finalize")
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	// 20 ms of 48 kHz stereo becomes 20 ms of 16 kHz mono.
 	if n := len(st.sent()); n != 640 {

@@ -2,7 +2,6 @@ package stt
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -123,26 +122,8 @@ type Event struct {
 	Finalized bool
 }
 
-// Categorizer is implemented by errors that know their category.
-type Categorizer interface {
-	Category() frames.ErrorCategory
-}
-
-// errorFrame wraps err into an error frame with its category.
-func errorFrame(err error) *frames.Error {
-	ef := &frames.Error{Err: err}
-	var c Categorizer
-	if errors.As(err, &c) {
-		ef.Category = c.Category()
-	}
-	return ef
-}
-
 // permanent reports whether err says retrying cannot help.
-func permanent(err error) bool {
-	var c Categorizer
-	return errors.As(err, &c) && c.Category() == frames.ErrorPermanent
-}
+func permanent(err error) bool { return frames.CategoryOf(err) == frames.ErrorPermanent }
 
 // Timestamp formats t as Pipecat does for transcription frames: ISO 8601
 // in UTC with milliseconds, "2025-01-02T15:04:05.123+00:00".

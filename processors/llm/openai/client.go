@@ -115,7 +115,7 @@ func New(o Options) *Client {
 	return &Client{opts: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions"}
 }
 
-// Model implements [llm.Modeler].
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // Stream implements [llm.Provider]: it sends req and yields the answer as
@@ -235,7 +235,7 @@ func (e *APIError) Error() string {
 	return openaiapi.Error(*e).Describe("openai", "error in stream")
 }
 
-// Category implements [llm.Categorizer]: 429 and 5xx are transient.
+// Category implements [frames.Categorizer]: 429 and 5xx are transient.
 func (e *APIError) Category() frames.ErrorCategory {
 	return openaiapi.Category(e.StatusCode, false)
 }

@@ -95,7 +95,7 @@ func New(o Options) *Client {
 	return &Client{opts: o}
 }
 
-// Model implements stt.Modeler.
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // Query returns the query parameters of a session for f.
@@ -288,7 +288,7 @@ func (e *CloseError) Error() string {
 	return s
 }
 
-// Category implements stt.Categorizer: a dropped session is transient.
+// Category implements [frames.Categorizer]: a dropped session is transient.
 func (e *CloseError) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // closeError maps the end of a session: a normal close is io.EOF.
@@ -307,7 +307,7 @@ type transient struct{ error }
 
 func (e *transient) Unwrap() error { return e.error }
 
-// Category implements stt.Categorizer.
+// Category implements [frames.Categorizer].
 func (e *transient) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // HandshakeError is a refused connection.
@@ -337,7 +337,7 @@ func (e *HandshakeError) Error() string {
 	return b.String()
 }
 
-// Category implements stt.Categorizer: bad credentials and bad parameters
+// Category implements [frames.Categorizer]: bad credentials and bad parameters
 // (401, 403, 400) are permanent, 429 and 5xx transient.
 func (e *HandshakeError) Category() frames.ErrorCategory {
 	switch {

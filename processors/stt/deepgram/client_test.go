@@ -134,7 +134,7 @@ func TestReconnectsAfterNET0001(t *testing.T) {
 		}
 		return false
 	})
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	var errs []string
 	for _, fr := range res.Up() {
@@ -160,7 +160,7 @@ func TestDATA0000IsReportedAndRetried(t *testing.T) {
 	waitUntil(t, "a second connection", func() bool { return f.connections() == 2 })
 	res.Task.QueueFrames(audioFrames(5)...)
 	waitUntil(t, "a result", func() bool { return len(results(res.Down())) == 1 })
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	found := false
 	for _, fr := range res.Up() {
@@ -201,7 +201,7 @@ func TestHandshakeRefusals(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v\nwant %q", err, tc.want)
 			}
-			var c stt.Categorizer
+			var c frames.Categorizer
 			if !errors.As(err, &c) || (c.Category() == frames.ErrorPermanent) != tc.permanent {
 				t.Errorf("category %v", c)
 			}
@@ -221,7 +221,7 @@ func TestRateLimitedHandshakeIsRetried(t *testing.T) {
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
 	res.Task.QueueFrames(audioFrames(5)...)
 	waitUntil(t, "a result", func() bool { return len(results(res.Down())) == 1 })
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if f.connections() != 3 {
 		t.Errorf("%d attempts, want 3", f.connections())
@@ -263,7 +263,7 @@ func TestKeepAliveWhileIdle(t *testing.T) {
 		}
 		return false
 	})
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 }
 

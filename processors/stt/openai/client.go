@@ -104,7 +104,7 @@ func New(o Options) *Client {
 	return &Client{opts: o, url: o.BaseURL + "/audio/transcriptions"}
 }
 
-// Model implements stt.Modeler.
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // maxBackoff caps the wait between retries.
@@ -251,7 +251,7 @@ type transient struct{ error }
 
 func (e *transient) Unwrap() error { return e.error }
 
-// Category implements stt.Categorizer.
+// Category implements [frames.Categorizer].
 func (e *transient) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // APIError is an error answer from the server.
@@ -270,7 +270,7 @@ func (e *APIError) Error() string {
 	return openaiapi.Error(*e).Describe("openai stt", "")
 }
 
-// Category implements stt.Categorizer: 429 and 5xx are transient; 401 and
+// Category implements [frames.Categorizer]: 429 and 5xx are transient; 401 and
 // 403 are permanent.
 func (e *APIError) Category() frames.ErrorCategory {
 	return openaiapi.Category(e.StatusCode, true)

@@ -131,7 +131,7 @@ func New(o Options) *Client {
 	return &Client{opts: o, url: o.URL + sep + q.Encode()}
 }
 
-// Model implements tts.Modeler.
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // WordTimestamps implements tts.WordTimer: Cartesia reports when each
@@ -354,7 +354,7 @@ type connError struct{ error }
 
 func (e *connError) Unwrap() error { return e.error }
 
-// Category implements tts.Categorizer: connection failures are transient.
+// Category implements [frames.Categorizer]: connection failures are transient.
 func (e *connError) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 func retryable(err error) bool {
@@ -383,7 +383,7 @@ func (e *HandshakeError) Error() string {
 	return s
 }
 
-// Category implements tts.Categorizer: bad credentials are permanent, 429
+// Category implements [frames.Categorizer]: bad credentials are permanent, 429
 // and 5xx transient.
 func (e *HandshakeError) Category() frames.ErrorCategory {
 	switch {

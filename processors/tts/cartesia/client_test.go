@@ -204,7 +204,7 @@ func TestDropMidGenerationFailsItThenReconnects(t *testing.T) {
 	if len(r.audio) == 0 {
 		t.Error("the audio before the drop was not delivered")
 	}
-	var c2 tts.Categorizer
+	var c2 frames.Categorizer
 	if !errors.As(r.err, &c2) || c2.Category() != frames.ErrorTransient {
 		t.Errorf("a dropped connection should be transient")
 	}
@@ -271,7 +271,7 @@ func TestHandshakeRefusals(t *testing.T) {
 			if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", r.err, tc.want)
 			}
-			var cat tts.Categorizer
+			var cat frames.Categorizer
 			if !errors.As(r.err, &cat) || cat.Category() != tc.category {
 				t.Errorf("category %v, want %v", cat, tc.category)
 			}

@@ -131,7 +131,7 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Category implements tts.Categorizer.
+// Category implements [frames.Categorizer].
 func (e *APIError) Category() frames.ErrorCategory {
 	switch {
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:

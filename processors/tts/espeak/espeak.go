@@ -78,7 +78,7 @@ func New(o Options) *Synthesizer {
 	return &Synthesizer{opts: o, args: args}
 }
 
-// Model implements tts.Modeler: the engine and voice, for metrics.
+// Model implements [frames.Modeler]: the engine and voice, for metrics.
 func (s *Synthesizer) Model() string { return "espeak-ng/" + s.opts.Voice }
 
 // Available reports whether the command can be found, with an error that

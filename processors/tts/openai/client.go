@@ -108,7 +108,7 @@ func New(o Options) *Client {
 	return &Client{opts: o, url: o.BaseURL + "/audio/speech"}
 }
 
-// Model implements tts.Modeler.
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // maxBackoff caps the wait between retries.
@@ -261,7 +261,7 @@ func (e *APIError) Error() string {
 	return openaiapi.Error(*e).Describe("openai tts", "")
 }
 
-// Category implements tts.Categorizer: 429 and 5xx are transient; 401 and
+// Category implements [frames.Categorizer]: 429 and 5xx are transient; 401 and
 // 403 (bad or missing credentials) are permanent.
 func (e *APIError) Category() frames.ErrorCategory {
 	return openaiapi.Category(e.StatusCode, true)
