@@ -2,7 +2,6 @@ package tts
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -74,7 +73,9 @@ type Service struct {
 	words bool
 	model string
 
-	log *zap.Logger // set at Start, before any job runs
+	log *zap.Logger // set in Setup, before any job runs
+	// out runs the synthesizer's warm-up as background work of the task.
+	out pipeline.Outlet
 
 	// Owned by the node goroutine.
 	agg          SentenceAggregator
@@ -106,7 +107,7 @@ func NewService(synth Synthesizer, opts Options) *Service {
 	if wt, ok := synth.(WordTimer); ok {
 		s.words = wt.WordTimestamps()
 	}
-	if m, ok := synth.(Modeler); ok {
+	if m, ok := synth.(frames.Modeler); ok {
 		s.model = m.Model()
 	}
 	s.agg.MaxBytes = opts.MaxSentenceBytes
@@ -116,6 +117,15 @@ func NewService(synth Synthesizer, opts Options) *Service {
 
 // Name implements [pipeline.Namer].
 func (s *Service) Name() string { return s.name }
+
+// Setup implements [pipeline.Setupper]: the synthesizer's warm-up is
+// background work of the task, which ends it on Cancel and at teardown and
+// waits for it.
+func (s *Service) Setup(_ context.Context, su pipeline.Setup) error {
+	s.log = su.Logger
+	su.Attach(&s.out)
+	return nil
+}
 
 // Cleanup implements [pipeline.Cleaner]: it closes the synthesizer when it
 // is an io.Closer (a websocket client).
@@ -134,10 +144,11 @@ func (s *Service) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 			s.cfg.outRate = f.AudioOutSampleRate
 		}
 		s.cfg.metrics, s.cfg.usage, s.cfg.onlyFirstTTFB = f.EnableMetrics, f.EnableUsageMetrics, f.ReportOnlyInitialTTFB
-		s.log = h.Logger()
 		if w, ok := s.synth.(Warmer); ok {
+			// Task-scoped work, not a job for the Start frame: the task
+			// names it in its log should it ignore its context.
 			log := s.log
-			h.GoBackground(func(ctx context.Context, _ pipeline.Pusher) error {
+			_ = s.out.Go("warm-up", func(ctx context.Context) error {
 				if err := w.Warm(ctx); err != nil && ctx.Err() == nil {
 					log.Warn("tts: warming up the synthesizer failed; the first request will try again", zap.Error(err))
 				}
@@ -365,12 +376,7 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 		return // interrupted: nothing more from this request
 	}
 	if failure != nil {
-		ef := &frames.Error{Err: fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure)}
-		var c Categorizer
-		if errors.As(failure, &c) {
-			ef.Category = c.Category()
-		}
-		out.PushError(ef)
+		out.PushError(fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure))
 	}
 	if s.words && r.wordsSent+len(r.words) > 0 {
 		r.release(true)

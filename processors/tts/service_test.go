@@ -375,12 +375,12 @@ func (s *blockingSynth) Synthesize(ctx context.Context, req Request) iter.Seq2[C
 	}
 }
 
-// reachedEnd returns a channel closed once a frame that satisfies match
-// has left the pipeline downstream (so every processor has handled it).
-func reachedEnd(task *pipeline.Task, match func(frames.Frame) bool) <-chan struct{} {
+// reachedEnd returns a channel closed once a frame of type T has left the
+// pipeline downstream (so every processor has handled it).
+func reachedEnd[T frames.Frame](task *pipeline.Task) <-chan struct{} {
 	ch := make(chan struct{})
 	var once sync.Once
-	task.OnReachedDownstream(match, func(frames.Frame) { once.Do(func() { close(ch) }) })
+	pipeline.OnDownstream(task, func(T) { once.Do(func() { close(ch) }) })
 	return ch
 }
 
@@ -388,8 +388,8 @@ func TestServiceInterruptionCancelsSynthesisAndKeepsUninterruptibleFrames(t *tes
 	synth := &blockingSynth{started: make(chan string, 4), cancelled: make(chan string, 4)}
 	svc := NewService(synth, Options{})
 	res := pipelinetest.Start(t, svc, pipelinetest.Options{NoEnd: true})
-	audioOut := reachedEnd(res.Task, pipeline.OfType[*frames.TTSAudioRaw]())
-	interruptionOut := reachedEnd(res.Task, pipeline.OfType[*frames.Interruption]())
+	audioOut := reachedEnd[*frames.TTSAudioRaw](res.Task)
+	interruptionOut := reachedEnd[*frames.Interruption](res.Task)
 	cancelQueued := make(chan struct{})
 	var once sync.Once
 	res.Task.AddObserver(observers.Func(func(e observers.Event) {
@@ -420,7 +420,7 @@ func TestServiceInterruptionCancelsSynthesisAndKeepsUninterruptibleFrames(t *tes
 	if got := <-synth.started; got != "After." {
 		t.Fatalf("after the interruption, synthesizing %q; want the next request", got)
 	}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -437,12 +437,15 @@ func TestServiceInterruptionCancelsSynthesisAndKeepsUninterruptibleFrames(t *tes
 }
 
 // processedBy returns a channel closed once p has begun processing a frame
-// that satisfies match.
-func processedBy(task *pipeline.Task, p pipeline.Processor, match func(frames.Frame) bool) <-chan struct{} {
+// of type T that satisfies match (any frame of type T when match is nil).
+func processedBy[T frames.Frame](task *pipeline.Task, p pipeline.Processor, match func(T) bool) <-chan struct{} {
 	ch := make(chan struct{})
 	var once sync.Once
 	task.AddObserver(observers.Func(func(e observers.Event) {
-		if e.Kind == observers.Processed && e.Destination != nil && e.Destination.Processor() == p && match(e.Frame) {
+		if e.Kind != observers.Processed || e.Destination == nil || e.Destination.Processor() != p {
+			return
+		}
+		if f, ok := e.Frame.(T); ok && (match == nil || match(f)) {
 			once.Do(func() { close(ch) })
 		}
 	}))
@@ -453,14 +456,14 @@ func TestServiceInterruptionDropsHalfASentence(t *testing.T) {
 	synth := &fakeSynth{rate: 24000, chunk: 4800}
 	svc := NewService(synth, Options{})
 	res := pipelinetest.Start(t, svc, pipelinetest.Options{NoEnd: true})
-	half := processedBy(res.Task, svc, func(f frames.Frame) bool { t, ok := f.(*frames.LLMText); return ok && t.Text == "Half a sen" })
-	interrupted := processedBy(res.Task, svc, pipeline.OfType[*frames.Interruption]())
+	half := processedBy(res.Task, svc, func(t *frames.LLMText) bool { return t.Text == "Half a sen" })
+	interrupted := processedBy[*frames.Interruption](res.Task, svc, nil)
 	res.Task.QueueFrame(&frames.LLMText{Text: "Half a sen"})
 	<-half
 	res.Task.QueueFrame(&frames.Interruption{})
 	<-interrupted
 	res.Task.QueueFrame(&frames.LLMText{Text: "Fresh start."})
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if res.Err != nil {
 		t.Fatal(res.Err)

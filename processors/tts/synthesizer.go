@@ -4,8 +4,6 @@ import (
 	"context"
 	"iter"
 	"time"
-
-	"github.com/framewire/framewire/frames"
 )
 
 // Request is one synthesis request: one sentence of an LLM answer, or the
@@ -77,16 +75,4 @@ type WordTimer interface {
 // logged; the first request tries again.
 type Warmer interface {
 	Warm(ctx context.Context) error
-}
-
-// Modeler is implemented by synthesizers that name their model, for
-// metrics.
-type Modeler interface {
-	Model() string
-}
-
-// Categorizer is implemented by errors that know their category
-// (transient for a 429 or a 5xx, permanent for bad credentials).
-type Categorizer interface {
-	Category() frames.ErrorCategory
 }

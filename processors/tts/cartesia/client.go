@@ -321,7 +321,7 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
-	cn := newConn(ws, c.opts.Logger)
+	cn := newConn(ctx, ws, c.opts.Logger)
 	c.mu.Lock()
 	if c.closes != closes {
 		c.mu.Unlock()
@@ -330,7 +330,7 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 	}
 	c.conn = cn
 	c.mu.Unlock()
-	go cn.read()
+	go cn.read() // the conn owns its reader: close waits for it
 	return cn, nil
 }
 
@@ -424,10 +424,17 @@ func errorText(body []byte) string {
 	return s
 }
 
-// conn is one websocket connection and the requests waiting on it.
+// conn is one websocket connection and the requests waiting on it. It
+// outlives the request that dialled it (later requests share it) and lives
+// until close, which waits for its reader goroutine.
 type conn struct {
 	ws  *websocket.Conn
 	log *zap.Logger
+	// ctx is the connection's lifetime: the dialling caller's context
+	// without its cancellation (the connection outlives that request),
+	// cancelled by close. The reader and the cancel messages run under it.
+	ctx  context.Context
+	stop context.CancelFunc
 
 	mu       sync.Mutex
 	contexts map[string]*inbox
@@ -439,8 +446,10 @@ type conn struct {
 // when a consumer falls that far behind.
 const inboxSize = 64
 
-func newConn(ws *websocket.Conn, log *zap.Logger) *conn {
-	return &conn{ws: ws, log: log, contexts: map[string]*inbox{}, done: make(chan struct{})}
+func newConn(ctx context.Context, ws *websocket.Conn, log *zap.Logger) *conn {
+	cn := &conn{ws: ws, log: log, contexts: map[string]*inbox{}, done: make(chan struct{})}
+	cn.ctx, cn.stop = context.WithCancel(context.WithoutCancel(ctx))
+	return cn
 }
 
 func (cn *conn) dead() bool {
@@ -496,15 +505,18 @@ func (cn *conn) unregister(id string) {
 func (cn *conn) cancel(id string) {
 	cn.unregister(id)
 	msg, _ := json.Marshal(map[string]any{"context_id": id, "cancel": true})
-	ctx, stop := context.WithTimeout(context.Background(), time.Second)
+	ctx, stop := context.WithTimeout(cn.ctx, time.Second)
 	defer stop()
 	if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 		cn.log.Debug("cartesia: sending cancel failed", zap.String("context_id", id), zap.Error(err))
 	}
 }
 
+// close closes the connection (the close handshake is bounded by the
+// websocket library), ends its context and waits for the reader.
 func (cn *conn) close(code websocket.StatusCode, reason string) {
 	_ = cn.ws.Close(code, reason)
+	cn.stop()
 	<-cn.done
 }
 
@@ -520,12 +532,13 @@ func (cn *conn) read() {
 			delete(cn.contexts, id)
 		}
 		cn.mu.Unlock()
+		cn.stop()
 		close(cn.done)
 	}()
 	for {
 		var typ websocket.MessageType
 		var data []byte
-		typ, data, err = cn.ws.Read(context.Background())
+		typ, data, err = cn.ws.Read(cn.ctx)
 		if err != nil {
 			err = closeError(err)
 			return
