@@ -239,11 +239,15 @@ type TurnTracker struct {
 	stopTimeout time.Duration
 	interrupt   bool
 
-	// mu guards the turn state, shared with the stop timer. Audio frames
-	// pass without taking it.
+	// out pushes the turn stops the timer decides, and runs the timer's
+	// goroutine as background work of the task (started in Setup; the
+	// task ends it on Cancel and at teardown, and waits for it).
+	out pipeline.Outlet
+
+	// mu guards the turn state, shared by the node goroutine and the
+	// timer's goroutine. Audio frames pass without taking it.
 	mu           sync.Mutex
-	out          pipeline.Pusher
-	timer        *time.Timer
+	timer        *time.Timer // created in Setup; fires into the timer's goroutine
 	closed       bool
 	turnOpen     bool
 	emulated     bool
@@ -270,14 +274,28 @@ func NewTurnTracker(opts TurnTrackerOptions) *TurnTracker {
 	}
 }
 
-// Setup implements [pipeline.Setupper]: the stop timer pushes through
-// s.Out.
+// Setup implements [pipeline.Setupper]: it starts the stop timer's
+// goroutine as background work of the task.
 func (t *TurnTracker) Setup(_ context.Context, s pipeline.Setup) error {
+	s.Attach(&t.out)
 	t.mu.Lock()
-	t.out = s.Out
 	t.closed = false
+	if t.timer == nil {
+		t.timer = time.NewTimer(time.Hour)
+		t.timer.Stop()
+	}
+	timer := t.timer
 	t.mu.Unlock()
-	return nil
+	return t.out.Go("stop timer", func(ctx context.Context) error {
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-timer.C: // no stale tick after Stop or Reset (Go 1.23 timers)
+				t.onTimer()
+			}
+		}
+	})
 }
 
 // Cleanup implements [pipeline.Cleaner]: it stops the timer.
@@ -335,7 +353,7 @@ func (t *TurnTracker) ProcessFrame(_ context.Context, h *pipeline.Handle, f fram
 	// stop timer pushes; pushes never block.
 	if started {
 		emulated := t.emulated
-		broadcast(h.Pusher(), func() frames.Frame { return &frames.UserStartedSpeaking{Emulated: emulated} })
+		pipeline.Broadcast(h.Pusher(), func() *frames.UserStartedSpeaking { return &frames.UserStartedSpeaking{Emulated: emulated} })
 		if t.interrupt {
 			h.Interrupt()
 		}
@@ -396,15 +414,11 @@ func (t *TurnTracker) closeTurnLocked(out pipeline.Pusher) {
 		s.TurnStopped()
 	}
 	emulated := t.emulated
-	broadcast(out, func() frames.Frame { return &frames.UserStoppedSpeaking{Emulated: emulated} })
+	pipeline.Broadcast(out, func() *frames.UserStoppedSpeaking { return &frames.UserStoppedSpeaking{Emulated: emulated} })
 }
 
 func (t *TurnTracker) armLocked(d time.Duration) {
-	if t.closed || t.out == nil {
-		return
-	}
-	if t.timer == nil {
-		t.timer = time.AfterFunc(d, t.onTimer)
+	if t.closed || t.timer == nil {
 		return
 	}
 	t.timer.Reset(d)
@@ -421,13 +435,6 @@ func (t *TurnTracker) onTimer() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.closed {
-		t.checkLocked(t.out, time.Now())
+		t.checkLocked(&t.out, time.Now())
 	}
-}
-
-// broadcast pushes a sibling pair built by mk downstream and upstream.
-func broadcast(out pipeline.Pusher, mk func() frames.Frame) {
-	down, up := frames.Broadcast(mk)
-	out.Push(down, frames.Downstream)
-	out.Push(up, frames.Upstream)
 }

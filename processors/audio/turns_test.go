@@ -42,13 +42,7 @@ func runTurns(t *testing.T, opts TurnTrackerOptions, end time.Duration, steps ..
 		start := time.Now()
 		res := pipelinetest.Start(t, NewTurnTracker(opts), pipelinetest.Options{NoEnd: true, Timeout: time.Hour})
 		var mu sync.Mutex
-		res.Task.OnReachedDownstream(func(f frames.Frame) bool {
-			switch f.(type) {
-			case *frames.UserStartedSpeaking, *frames.UserStoppedSpeaking, *frames.Interruption:
-				return true
-			}
-			return false
-		}, func(f frames.Frame) {
+		pipeline.OnDownstream(res.Task, func(f frames.Frame) {
 			name := frames.TypeName(f)
 			switch f := f.(type) {
 			case *frames.UserStartedSpeaking:
@@ -59,6 +53,9 @@ func runTurns(t *testing.T, opts TurnTrackerOptions, end time.Duration, steps ..
 				if f.Emulated {
 					name += "(emulated)"
 				}
+			case *frames.Interruption:
+			default:
+				return
 			}
 			mu.Lock()
 			marks = append(marks, mark{time.Since(start), name})
@@ -70,7 +67,7 @@ func runTurns(t *testing.T, opts TurnTrackerOptions, end time.Duration, steps ..
 		}
 		time.Sleep(end - time.Since(start))
 		synctest.Wait()
-		res.Task.StopWhenDone()
+		res.Task.EndWhenDone()
 		res.Wait()
 		if res.Err != nil {
 			t.Fatal(res.Err)
@@ -221,7 +218,7 @@ func TestVADAndTurnTrackerOnSpeech(t *testing.T) {
 		turns := NewTurnTracker(TurnTrackerOptions{Stop: []TurnStopStrategy{&SpeechTimeoutTurnStop{IgnoreTranscripts: true}}})
 		res := pipelinetest.Start(t, pipelineOf(vad, turns), pipelinetest.Options{Send: send, NoEnd: true, Timeout: time.Hour})
 		time.Sleep(2 * time.Second)
-		res.Task.StopWhenDone()
+		res.Task.EndWhenDone()
 		res.Wait()
 		got := events(t, res.Down(), send)
 		var kinds []string

@@ -164,7 +164,5 @@ func (p *VADProcessor) emit(h *pipeline.Handle, mk func() frames.Frame) {
 		h.Push(mk(), frames.Downstream)
 		return
 	}
-	down, up := frames.Broadcast(mk)
-	h.Push(down, frames.Downstream)
-	h.Push(up, frames.Upstream)
+	pipeline.Broadcast(h, mk)
 }
