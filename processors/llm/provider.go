@@ -28,11 +28,12 @@ func (fn ProviderFunc) Stream(ctx context.Context, req *frames.LLMContext) iter.
 	return fn(ctx, req)
 }
 
-// Modeler is optionally implemented by a [Provider] to name its model in
-// metrics.
-type Modeler interface {
-	Model() string
-}
+// Modeler is the old name of [frames.Modeler], which a [Provider]
+// optionally implements to name its model in metrics.
+//
+// Deprecated: use frames.Modeler. This alias goes once the packages outside
+// processors/llm that still name it (llm/anthropic, uiagent) have moved.
+type Modeler = frames.Modeler
 
 // EventKind says what an [Event] carries.
 type EventKind uint8
@@ -68,9 +69,10 @@ func ToolCallEvent(call frames.LLMToolCall) Event { return Event{Kind: EventTool
 // UsageEvent returns an [EventUsage] event.
 func UsageEvent(u frames.LLMTokenUsage) Event { return Event{Kind: EventUsage, Usage: u} }
 
-// Categorizer is optionally implemented by errors a [Provider] yields, to
-// classify them in the [frames.Error] the service reports (for example
-// transient for an HTTP 429 or 5xx).
-type Categorizer interface {
-	Category() frames.ErrorCategory
-}
+// Categorizer is the old name of [frames.Categorizer], which errors a
+// [Provider] yields optionally implement to classify them in the
+// [frames.Error] the service reports (transient for an HTTP 429 or 5xx).
+//
+// Deprecated: use frames.Categorizer. This alias goes once the packages
+// outside processors/llm that still name it (llm/anthropic) have moved.
+type Categorizer = frames.Categorizer
