@@ -1,0 +1,19 @@
+// Package telemetry exports what framewire sessions do as OpenTelemetry
+// traces and metrics, and serves the metrics to Prometheus.
+//
+// It sits beside the runtime, never inside it: a [Session] is an observer
+// (package observers) that derives a span tree (session, turn, STT, each
+// LLM inference, each tool call, each TTS) and the session metrics from the
+// frames it sees, so no processor imports telemetry and nothing in the
+// core does. What only a transport or the runtime knows (late output
+// frames, Opus complexity, signalling responses, limit refusals) it reports
+// through the small [Metrics] API.
+//
+// [Setup] configures everything from the standard OTEL_* environment
+// variables through the SDK's own handling, plus FRAMEWIRE_METRICS_ADDR for
+// a Prometheus listener. When nothing is configured, [Telemetry.StartSession]
+// returns a nil *Session whose methods do nothing, so no observer is added
+// and the frame path does no work at all.
+//
+// The live session inspector is in the sub-package inspector.
+package telemetry
