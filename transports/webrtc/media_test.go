@@ -37,16 +37,13 @@ func TestAudioFramesSentDownArriveDecodedWithTheSameFrequency(t *testing.T) {
 	var speaking []string
 	var mu = make(chan struct{}, 1)
 	mu <- struct{}{}
-	task.OnReachedDownstream(func(f frames.Frame) bool {
+	pipeline.OnDownstream(task, func(f frames.Frame) {
 		switch f.(type) {
 		case *frames.BotStartedSpeaking, *frames.BotStoppedSpeaking:
-			return true
+			<-mu
+			speaking = append(speaking, frames.TypeName(f))
+			mu <- struct{}{}
 		}
-		return false
-	}, func(f frames.Frame) {
-		<-mu
-		speaking = append(speaking, frames.TypeName(f))
-		mu <- struct{}{}
 	})
 	c.Received() // forget the silence so far
 	// 1.5 s of 660 Hz at the pipeline's 24 kHz, in 40 ms frames as Pipecat's

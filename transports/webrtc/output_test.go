@@ -70,7 +70,11 @@ func textIs(s string) func(frames.Frame) bool {
 
 func runOutput(t *testing.T, s *Session, k *sink) (*pipeline.Task, chan error) {
 	task := pipeline.NewTask(pipeline.New(s.Input(), s.Output()), pipeline.TaskOptions{})
-	task.OnReachedDownstream(func(f frames.Frame) bool { _, ok := f.(*frames.Start); return !ok }, k.record)
+	pipeline.OnDownstream(task, func(f frames.Frame) {
+		if _, ok := f.(*frames.Start); !ok {
+			k.record(f)
+		}
+	})
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
 	return task, done

@@ -13,18 +13,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	pion "github.com/pion/webrtc/v4"
@@ -35,6 +32,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -44,7 +42,7 @@ func main() {
 	flag.StringVar(&recordDir, "record", "", "save the first offer and PATCH bodies (fuzz seeds) in this directory")
 	flag.Parse()
 	log, _ := zap.NewDevelopment()
-	if err := run(*addr, *static, log); err != nil {
+	if err := run(context.Background(), *addr, *static, log); err != nil {
 		log.Error("e2eserver", zap.Error(err))
 		os.Exit(1)
 	}
@@ -93,36 +91,19 @@ func newHandler(static string, out io.Writer, log *zap.Logger, settings func(*pi
 	return srv, logRequests(mux), nil
 }
 
-func run(addr, static string, log *zap.Logger) error {
+func run(ctx context.Context, addr, static string, log *zap.Logger) error {
 	srv, handler, err := newHandler(static, os.Stdout, log, nil)
 	if err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
+		_ = srv.Close()
 		return err
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	fmt.Printf("listening on http://%s\n", ln.Addr())
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
-	select {
-	case err := <-errc:
-		return err
-	case <-sig:
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_ = hs.Shutdown(ctx)
-	if err := srv.Shutdown(ctx); err != nil {
-		return err
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	// Until SIGINT or SIGTERM: then the sessions end, and run returns.
+	return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{Handler: handler})
 }
 
 var recordDir string
@@ -175,8 +156,8 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, echoLLM{}, s.Output()),
 		pipeline.TaskOptions{Logger: log, Observers: []observers.Observer{obs}})
 	event("session", map[string]any{"session": s.ID(), "pc_id": s.PCID(), "start_id": s.StartID()})
-	rp.OnClientReady(func(_ context.Context, r rtvi.ClientReady) {
-		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.ID})
+	rp.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
+		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.MsgID})
 	})
 	rp.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
 		event("client-message", map[string]any{"session": s.ID(), "t": m.Type})
@@ -191,7 +172,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 			}
 			f := &rtvi.UICommandFrame{Command: req.Command}
 			if len(req.Payload) > 0 {
-				f.Payload = rtvi.RawJSON(req.Payload)
+				f.Payload = wire.RawJSON(req.Payload)
 			}
 			task.QueueFrame(f)
 			return
@@ -219,7 +200,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 		name, _ := json.Marshal(ev.Event)
 		payload := ev.Payload.AppendJSON(nil)
 		data := fmt.Sprintf(`{"type":"ui_event","event":%s,"payload":%s}`, name, payload)
-		if err := rp.SendServerMessage(rtvi.RawJSON(data)); err != nil {
+		if err := rp.SendServerMessage(wire.RawJSON(data)); err != nil {
 			log.Warn("ui_event", zap.Error(err))
 		}
 	})

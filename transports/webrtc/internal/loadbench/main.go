@@ -93,7 +93,7 @@ func main() {
 	}
 	if *clientMode {
 		n, _ := strconv.Atoi(*ns)
-		if err := runClientProcess(n, *url, *idle); err != nil {
+		if err := runClientProcess(context.Background(), n, *url, *idle); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench clients:", err)
 			os.Exit(1)
 		}
@@ -105,7 +105,7 @@ func main() {
 		traceFile: *traceFile, memProfile: *memProfile, flightFile: *flight,
 		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
 	}
-	if err := runServer(cfg); err != nil {
+	if err := runServer(context.Background(), cfg); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
@@ -180,7 +180,7 @@ type config struct {
 	output                webrtc.OutputOptions
 }
 
-func runServer(cfg config) error {
+func runServer(ctx context.Context, cfg config) error {
 	var mu sync.Mutex
 	live := map[*webrtc.Session]bool{}
 	srv, err := webrtc.NewServer(webrtc.Options{
@@ -256,7 +256,7 @@ func runServer(cfg config) error {
 		if cfg.separate {
 			cl, err = startClientProcess(n, offerURL, cfg.idle)
 		} else {
-			cl, err = startClients(n, offerURL, cfg.idle)
+			cl, err = startClients(ctx, n, offerURL, cfg.idle)
 		}
 		if err != nil {
 			return err
@@ -326,7 +326,7 @@ func runServer(cfg config) error {
 		fmt.Println(string(b))
 	}
 	fmt.Printf(`{"kind":"summary","largest_n_without_underruns":%d,"gomaxprocs":%d}`+"\n", largestHeld(counts, held), runtime.GOMAXPROCS(0))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return srv.Shutdown(ctx)
 }
@@ -563,8 +563,8 @@ type clientLoad struct {
 }
 
 // startClients connects n clients in this process.
-func startClients(n int, url string, idle bool) (clientLoad, error) {
-	clients, err := dialClients(n, url, idle)
+func startClients(ctx context.Context, n int, url string, idle bool) (clientLoad, error) {
+	clients, err := dialClients(ctx, n, url, idle)
 	if err != nil {
 		closeClients(clients)
 		return clientLoad{}, err
@@ -622,8 +622,8 @@ func startClientProcess(n int, url string, idle bool) (clientLoad, error) {
 // runClientProcess is the second process of -separate: it connects n
 // clients, prints "ready", streams until SIGTERM, then prints the packets
 // received and closes them.
-func runClientProcess(n int, url string, idle bool) error {
-	clients, err := dialClients(n, url, idle)
+func runClientProcess(ctx context.Context, n int, url string, idle bool) error {
+	clients, err := dialClients(ctx, n, url, idle)
 	defer closeClients(clients)
 	if err != nil {
 		return err
@@ -638,7 +638,7 @@ func runClientProcess(n int, url string, idle bool) error {
 
 // dialClients connects n clients, eight at a time, each streaming a tone
 // up unless idle.
-func dialClients(n int, url string, idle bool) ([]*testclient.Client, error) {
+func dialClients(ctx context.Context, n int, url string, idle bool) ([]*testclient.Client, error) {
 	var payloads [][]byte
 	if !idle {
 		var err error
@@ -646,7 +646,7 @@ func dialClients(n int, url string, idle bool) ([]*testclient.Client, error) {
 			return nil, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	clients := make([]*testclient.Client, 0, n)
 	sem := make(chan struct{}, 8)

@@ -20,16 +20,15 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestEchoSendsTheUsersAudioBackAsBotAudio(t *testing.T) {
 	task := pipeline.NewTask(pipeline.New(&echo{}), pipeline.TaskOptions{})
 	got := make(chan frames.Frame, 4)
-	task.OnReachedDownstream(func(f frames.Frame) bool {
+	pipeline.OnDownstream(task, func(f frames.Frame) {
 		switch f.(type) {
 		case *frames.InputAudioRaw, *frames.OutputAudioRaw:
-			return true
+			got <- f
 		}
-		return false
-	}, func(f frames.Frame) { got <- f })
+	})
 	pcm := make([]byte, 640)
 	task.QueueFrame(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: 16000, Channels: 1}})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := task.Run(ctx); err != nil {

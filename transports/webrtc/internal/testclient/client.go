@@ -151,7 +151,8 @@ func Dial(ctx context.Context, opts Options) (*Client, error) {
 		return nil, err
 	}
 	c.api = api
-	c.ctx, c.cancel = context.WithCancel(context.Background())
+	// The client lives until Close, past the ctx that bounds dialling.
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	c.pinging.Store(!opts.NoPings)
 	if err := c.negotiate(ctx, true, opts.RequestData); err != nil {
 		c.Close()
