@@ -1,8 +1,8 @@
 package pipeline_test
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
