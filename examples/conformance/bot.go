@@ -16,6 +16,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
+	rtviwire "github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -58,7 +59,7 @@ func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	// Rows 5, 6, 7, 8, 10 and 13: ui_state and ui_event server-messages,
 	// start-job-group and its cancellation.
 	uiagent.WireConformance(rt, groups)
-	rt.OnClientReady(func(_ context.Context, r rtvi.ClientReady) {
+	rt.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
 		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
 			zap.String("library_version", r.About.LibraryVersion))
 	})
@@ -87,7 +88,7 @@ func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 // {command, payload?}, into the frame that sends it back: command must be
 // a non-empty string; payload, any JSON value, is passed on untouched (and
 // left out when the client left it out).
-func parseUICommand(d rtvi.RawJSON) (*rtvi.UICommandFrame, error) {
+func parseUICommand(d rtviwire.RawJSON) (*rtvi.UICommandFrame, error) {
 	trimmed := bytes.TrimSpace(d)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return nil, errors.New("ui-command: the data must be an object {command, payload}")
@@ -104,7 +105,7 @@ func parseUICommand(d rtvi.RawJSON) (*rtvi.UICommandFrame, error) {
 	}
 	f := &rtvi.UICommandFrame{Command: *req.Command}
 	if len(req.Payload) > 0 {
-		f.Payload = rtvi.RawJSON(req.Payload)
+		f.Payload = rtviwire.RawJSON(req.Payload)
 	}
 	return f, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -171,7 +172,7 @@ func (p *pageSide) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.
 		return fmt.Errorf("the server sent invalid JSON: %w", err)
 	}
 	key := msg.Type
-	if msg.Type == rtvi.TypeUIJobGroup {
+	if msg.Type == wire.TypeUIJobGroup {
 		key, _ = msg.Data["kind"].(string)
 		fmt.Fprintf(p.w, "page <- %s %s\n", msg.Type, describe(msg.Data))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -83,7 +84,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 		panic(err)
 	}
 	rt := rtvi.NewProcessor(rtvi.Options{
-		About: rtvi.JSON(map[string]string{
+		About: wire.JSON(map[string]string{
 			"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
 		}),
 		// bot-ready goes out from OnClientReady, before the greeting.
@@ -112,7 +113,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task 
 		IdleTimeout: 15 * time.Minute,
 		IsActivity:  isActivity,
 	})
-	rt.OnClientReady(func(ctx context.Context, r rtvi.ClientReady) {
+	rt.OnClientReady(func(ctx context.Context, r *rtvi.ClientReadyFrame) {
 		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
 			zap.String("brain", b.brain.Label))
 		if err := rt.SetBotReady(nil); err != nil {

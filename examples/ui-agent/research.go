@@ -10,7 +10,7 @@ import (
 
 	"github.com/framewire/framewire/examples/ui-agent/demobrain"
 	"github.com/framewire/framewire/processors/llm"
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -58,7 +58,7 @@ func researchTool(agent *uiagent.Agent, step time.Duration, announce func(text s
 func findings(query string, done []uiagent.Completion) string {
 	var parts []string
 	for _, c := range done {
-		if c.Status != rtvi.StatusCompleted {
+		if c.Status != wire.StatusCompleted {
 			return ""
 		}
 		var r struct {

@@ -61,7 +61,7 @@ func (b *bot) task(in, out pipeline.Processor) *pipeline.Task {
 		EnableUsageMetrics: true,
 	})
 	greeting := b.greeting()
-	rtviProc.OnClientReady(func(context.Context, rtvi.ClientReady) {
+	rtviProc.OnClientReady(func(context.Context, *rtvi.ClientReadyFrame) {
 		if cfg.TTS.missing != "" {
 			// Nothing can speak: say it as bot text (bot-llm-text).
 			task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: greeting}, &frames.LLMFullResponseEnd{})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // bigSnapshot returns the JSON of a snapshot of n nodes shaped like what
@@ -50,15 +51,9 @@ func bigSnapshot(n int) []byte {
 	return []byte(sb.String())
 }
 
-func countNodes(s *Snapshot) int {
-	n := 0
-	s.Root.Walk(func(*Node, int) bool { n++; return true })
-	return n
-}
-
 func TestBigSnapshotShape(t *testing.T) {
 	b := bigSnapshot(200)
-	s, err := DecodeSnapshot(b)
+	s, err := wire.DecodeSnapshot(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,64 +72,6 @@ func TestBigSnapshotShape(t *testing.T) {
 	}
 	if f, ok := down[0].(*UISnapshotFrame); !ok || countNodes(f.Tree) != 200 || f.Tree.Find("e4") == nil {
 		t.Errorf("pushed %#v", down[0])
-	}
-}
-
-// BenchmarkDecodeSnapshot decodes a 200-node, ~60 KB snapshot (target:
-// under 1 ms).
-func BenchmarkDecodeSnapshot(b *testing.B) {
-	data := bigSnapshot(200)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := DecodeSnapshot(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkDecodeUISnapshotMessage decodes the whole ui-snapshot message
-// (envelope check, JSON validation, snapshot).
-func BenchmarkDecodeUISnapshotMessage(b *testing.B) {
-	data := []byte(`{"label":"rtvi-ai","type":"ui-snapshot","id":"big","data":{"tree":` + string(bigSnapshot(200)) + `}}`)
-	b.SetBytes(int64(len(data)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Decode(data); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-func BenchmarkEncodeSnapshot(b *testing.B) {
-	s, err := DecodeSnapshot(bigSnapshot(200))
-	if err != nil {
-		b.Fatal(err)
-	}
-	buf := make([]byte, 0, 70_000)
-	b.ReportAllocs()
-	for b.Loop() {
-		buf = s.AppendJSON(buf[:0])
-	}
-	b.SetBytes(int64(len(buf)))
-}
-
-// BenchmarkEncodeBotLLMText encodes one bot-llm-text message into a new
-// buffer (target: under 2 µs, at most 2 allocations).
-func BenchmarkEncodeBotLLMText(b *testing.B) {
-	b.ReportAllocs()
-	for b.Loop() {
-		_ = EncodeTextMessage(TypeBotLLMText, " sunny")
-	}
-}
-
-func BenchmarkDecodeSendText(b *testing.B) {
-	data := []byte(`{"label":"rtvi-ai","type":"send-text","id":"5e6f7a8b","data":{"content":"What's the weather?","options":{}}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := Decode(data); err != nil {
-			b.Fatal(err)
-		}
 	}
 }
 
@@ -183,4 +120,9 @@ func BenchmarkProcessorHandleUIEvent(b *testing.B) {
 	for b.Loop() {
 		p.handleRaw(ctx, nopPusher{}, data)
 	}
+}
+func countNodes(s *wire.Snapshot) int {
+	n := 0
+	s.Root.Walk(func(*wire.Node, int) bool { n++; return true })
+	return n
 }

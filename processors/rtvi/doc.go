@@ -2,13 +2,10 @@
 // Pipecat browser clients (@pipecat-ai/client-js), including the UI Agent
 // Protocol, as Python Pipecat speaks it (docs/protocol.md describes the wire).
 //
-// It has four parts:
+// The messages and their JSON codec are in package
+// [github.com/framewire/framewire/processors/rtvi/wire]; this package
+// is the protocol on top of them, in three parts:
 //
-//   - Wire models for every message in both directions, with hand-written
-//     encoders (fixed key order, no reflection) and decoders that validate
-//     like Pipecat's pydantic models: [Message], [Decode] (client messages),
-//     [DecodeServerMessage] (for Go clients), the *Data types, the
-//     accessibility [Snapshot] and the built-in UI command payloads.
 //   - RTVI frames: [UICommandFrame] and [UITaskFrame] that the UI agent
 //     pushes to drive the page, and the inbound [UIEventFrame],
 //     [UISnapshotFrame], [UICancelTaskFrame], [ClientMessageFrame] and

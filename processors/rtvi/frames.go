@@ -2,6 +2,7 @@ package rtvi
 
 import (
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // The RTVI frames. Every one of them is a system frame, as in Python
@@ -21,11 +22,11 @@ type UICommandFrame struct {
 	Command string
 	// Payload is the command's payload; nil omits the payload key. The
 	// built-in payloads (Toast, ScrollTo, ...) implement [Command].
-	Payload Payload
+	Payload wire.Payload
 }
 
 // NewUICommand returns the frame for a built-in command payload.
-func NewUICommand(c Command) *UICommandFrame {
+func NewUICommand(c wire.Command) *UICommandFrame {
 	return &UICommandFrame{Command: c.CommandName(), Payload: c}
 }
 
@@ -37,7 +38,7 @@ type UITaskFrame struct {
 	frames.Base
 	frames.System
 	// Event is a GroupStarted, TaskUpdate, TaskCompleted or GroupCompleted.
-	Event TaskEvent
+	Event wire.TaskEvent
 }
 
 // UIMessage is an inbound UI message, as given to OnUIMessage handlers:
@@ -59,7 +60,7 @@ type UIEventFrame struct {
 	// Event is the app-defined event name.
 	Event string
 	// Payload is the app-defined payload, verbatim; nil when absent.
-	Payload RawJSON
+	Payload wire.RawJSON
 }
 
 // UISnapshotFrame is a ui-snapshot from the client, pushed downstream.
@@ -68,7 +69,7 @@ type UISnapshotFrame struct {
 	frames.Base
 	frames.System
 	MsgID string
-	Tree  *Snapshot
+	Tree  *wire.Snapshot
 }
 
 // UICancelTaskFrame is a request from the client to cancel a task (job)
@@ -85,7 +86,7 @@ type UICancelTaskFrame struct {
 	// default is "cancelled by user").
 	Reason string
 	// Vocabulary is the message type the client used.
-	Vocabulary Vocabulary
+	Vocabulary wire.Vocabulary
 }
 
 // MessageID implements [UIMessage].
@@ -110,7 +111,7 @@ type ClientMessage struct {
 	// Type is the app-defined type (t).
 	Type string
 	// Data is the app-defined data (d), verbatim; nil when absent.
-	Data RawJSON
+	Data wire.RawJSON
 }
 
 // ClientMessageFrame is a client-message, pushed downstream before the
@@ -126,7 +127,7 @@ type ClientMessageFrame struct {
 type ServerMessageFrame struct {
 	frames.Base
 	frames.System
-	Data Payload
+	Data wire.Payload
 }
 
 // ServerResponseFrame answers a client message: server-response {t, d}, or
@@ -137,7 +138,7 @@ type ServerResponseFrame struct {
 	// Request is the message being answered.
 	Request ClientMessage
 	// Data is the answer (d); nil omits it.
-	Data Payload
+	Data wire.Payload
 	// Error, when not empty, turns the answer into an error-response.
 	Error string
 }
@@ -149,15 +150,24 @@ type ServerResponseFrame struct {
 type FunctionCallResultFrame = frames.FunctionCallResult
 
 // ClientReadyFrame is pushed downstream when the client has sent
-// client-ready (after the version check, before bot-ready). An input
-// transport that holds back audio until the client is ready starts on it;
-// it stands in for Pipecat's InputTransportStartAudioStreamingFrame.
+// client-ready (after the version check, before bot-ready), and is what
+// OnClientReady handlers get. An input transport that holds back audio
+// until the client is ready starts on it; it stands in for Pipecat's
+// InputTransportStartAudioStreamingFrame.
 type ClientReadyFrame struct {
 	frames.Base
 	frames.System
+	// MsgID is the client-ready message id (echoed in bot-ready).
 	MsgID string
-	// Version is the client's parsed version (zero when unknown).
-	Version ClientVersion
+	// Version is the version the client sent ("" when none).
+	Version string
+	// Parsed is the parsed version; zero when unknown or unparseable.
+	Parsed wire.ClientVersion
+	// VersionError is the error text sent to the client, or "".
+	VersionError string
+	// About describes the client; {library:"unknown"} when it sent none
+	// or an invalid one.
+	About wire.AboutClient
 }
 
 // ConfigureObserverFrame changes the observer's settings at run time; it
@@ -169,5 +179,5 @@ type ConfigureObserverFrame struct {
 	// (see [ObserverOptions.FunctionCallReportLevels]).
 	FunctionCallReportLevels map[string]ReportLevel
 	// VADUserSpeaking turns vad-user-started/stopped-speaking on or off.
-	VADUserSpeaking OptBool
+	VADUserSpeaking wire.OptBool
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // vector is one entry of testdata/rtvi_vectors.json (a copy of
@@ -28,7 +29,7 @@ type vector struct {
 
 func loadVectors(t testing.TB) []vector {
 	t.Helper()
-	b, err := os.ReadFile("testdata/rtvi_vectors.json")
+	b, err := os.ReadFile("wire/testdata/rtvi_vectors.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func testProcessor(clientVersion string) (*Processor, *pusher) {
 	rec := &pusher{}
 	p.out.Store(&pusherBox{rec})
 	if clientVersion != "" {
-		v, _ := CheckClientVersion(clientVersion)
+		v, _ := wire.CheckClientVersion(clientVersion)
 		p.version.Store(&v)
 	}
 	return p, rec

@@ -12,6 +12,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // OutputTransport is implemented by output transport processors (the
@@ -69,7 +70,7 @@ type OutputText struct {
 	AggregatedBy string
 	// Progress is set for progress messages; the transform must keep it
 	// consistent with Text.
-	Progress *SpokenProgress
+	Progress *wire.SpokenProgress
 }
 
 // Transform rewrites bot text before it is sent, for one aggregation (or
@@ -248,19 +249,19 @@ func (o *Observer) handle(f frames.Frame) {
 	opts := &o.opts
 	switch f := f.(type) {
 	case *frames.UserStartedSpeaking:
-		o.event(!opts.DisableUserSpeaking, TypeUserStartedSpeaking)
+		o.event(!opts.DisableUserSpeaking, wire.TypeUserStartedSpeaking)
 	case *frames.UserStoppedSpeaking:
-		o.event(!opts.DisableUserSpeaking, TypeUserStoppedSpeaking)
+		o.event(!opts.DisableUserSpeaking, wire.TypeUserStoppedSpeaking)
 	case *frames.VADUserStartedSpeaking:
-		o.event(o.vad, TypeVADUserStartedSpeaking)
+		o.event(o.vad, wire.TypeVADUserStartedSpeaking)
 	case *frames.VADUserStoppedSpeaking:
-		o.event(o.vad, TypeVADUserStoppedSpeaking)
+		o.event(o.vad, wire.TypeVADUserStoppedSpeaking)
 	case *frames.UserMuteStarted:
-		o.event(!opts.DisableUserMute, TypeUserMuteStarted)
+		o.event(!opts.DisableUserMute, wire.TypeUserMuteStarted)
 	case *frames.UserMuteStopped:
-		o.event(!opts.DisableUserMute, TypeUserMuteStopped)
+		o.event(!opts.DisableUserMute, wire.TypeUserMuteStopped)
 	case *frames.BotStartedSpeaking:
-		o.event(!opts.DisableBotSpeaking, TypeBotStartedSpeaking)
+		o.event(!opts.DisableBotSpeaking, wire.TypeBotStartedSpeaking)
 		// Unlike Python, flush whatever the speaking flag says (§6.4).
 		o.botSpeaking = true
 		for _, q := range o.queued {
@@ -269,44 +270,44 @@ func (o *Observer) handle(f frames.Frame) {
 		clear(o.queued)
 		o.queued = o.queued[:0]
 	case *frames.BotStoppedSpeaking:
-		o.event(!opts.DisableBotSpeaking, TypeBotStoppedSpeaking)
+		o.event(!opts.DisableBotSpeaking, wire.TypeBotStoppedSpeaking)
 		o.botSpeaking = false
 	case *frames.Interruption:
-		o.event(!opts.DisableBotSpeaking, TypeBotInterrupted)
+		o.event(!opts.DisableBotSpeaking, wire.TypeBotInterrupted)
 		// Text held for speech that was cut off is never spoken.
 		clear(o.queued)
 		o.queued = o.queued[:0]
 	case *frames.Transcription:
 		if !opts.DisableUserTranscription {
-			o.sendData(TypeUserTranscription, TranscriptionData{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp, Final: true})
+			o.sendData(wire.TypeUserTranscription, wire.Transcription{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp, Final: true})
 		}
 	case *frames.InterimTranscription:
 		if !opts.DisableUserTranscription {
-			o.sendData(TypeUserTranscription, TranscriptionData{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp})
+			o.sendData(wire.TypeUserTranscription, wire.Transcription{Text: f.Text, UserID: f.UserID, Timestamp: f.Timestamp})
 		}
 	case *frames.LLMContext:
 		if !opts.DisableUserLLM {
 			o.userLLMText(f)
 		}
 	case *frames.LLMFullResponseStart:
-		o.event(!opts.DisableBotLLM, TypeBotLLMStarted)
+		o.event(!opts.DisableBotLLM, wire.TypeBotLLMStarted)
 	case *frames.LLMFullResponseEnd:
 		if !opts.DisableBotLLM {
-			o.event(true, TypeBotLLMStopped)
+			o.event(true, wire.TypeBotLLMStopped)
 			o.flushTranscript()
 		}
 	case *frames.LLMText:
 		if !opts.DisableBotLLM {
-			o.sendText(TypeBotLLMText, f.Text)
+			o.sendText(wire.TypeBotLLMText, f.Text)
 			o.transcript = append(o.transcript, f.Text...)
 			if endOfSentence(o.transcript) {
 				o.flushTranscript()
 			}
 		}
 	case *frames.TTSStarted:
-		o.event(!opts.DisableBotTTS, TypeBotTTSStarted)
+		o.event(!opts.DisableBotTTS, wire.TypeBotTTSStarted)
 	case *frames.TTSStopped:
-		o.event(!opts.DisableBotTTS, TypeBotTTSStopped)
+		o.event(!opts.DisableBotTTS, wire.TypeBotTTSStopped)
 	case *frames.AggregatedTextProgress:
 		o.progress(f)
 	case *frames.AggregatedText:
@@ -315,7 +316,7 @@ func (o *Observer) handle(f frames.Frame) {
 		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, tts: true, willBeSpoken: true, segment: f.ID()})
 	case *frames.Metrics:
 		if !opts.DisableMetrics {
-			o.sendData(TypeMetrics, metricsData(f))
+			o.sendData(wire.TypeMetrics, metricsData(f))
 		}
 	case *frames.FunctionCallsStarted:
 		for _, c := range f.Calls {
@@ -323,70 +324,70 @@ func (o *Observer) handle(f frames.Frame) {
 			if lvl == ReportDisabled {
 				continue
 			}
-			d := FunctionCallStartedData{}
+			d := wire.FunctionCallStarted{}
 			if lvl.name() {
 				d.FunctionName = c.Name
 			}
-			o.sendData(TypeLLMFunctionCallStarted, d)
+			o.sendData(wire.TypeLLMFunctionCallStarted, d)
 		}
 	case *frames.FunctionCallInProgress:
 		lvl := o.level(f.Name)
 		if lvl == ReportDisabled {
 			return
 		}
-		d := FunctionCallInProgressData{ToolCallID: f.ToolCallID}
+		d := wire.FunctionCallInProgress{ToolCallID: f.ToolCallID}
 		if lvl.name() {
 			d.FunctionName = f.Name
 		}
 		if lvl.arguments() && len(f.Arguments) > 0 {
-			d.Arguments = RawJSON(f.Arguments)
+			d.Arguments = wire.RawJSON(f.Arguments)
 		}
-		o.sendData(TypeLLMFunctionCallInProgress, d)
+		o.sendData(wire.TypeLLMFunctionCallInProgress, d)
 	case *frames.FunctionCallCancel:
 		lvl := o.level(f.Name)
 		if lvl == ReportDisabled {
 			return
 		}
-		d := FunctionCallStoppedData{ToolCallID: f.ToolCallID, Cancelled: true}
+		d := wire.FunctionCallStopped{ToolCallID: f.ToolCallID, Cancelled: true}
 		if lvl.name() {
 			d.FunctionName = f.Name
 		}
-		o.sendData(TypeLLMFunctionCallStopped, d)
+		o.sendData(wire.TypeLLMFunctionCallStopped, d)
 	case *frames.FunctionCallResult:
 		lvl := o.level(f.Name)
 		if lvl == ReportDisabled {
 			return
 		}
-		d := FunctionCallStoppedData{ToolCallID: f.ToolCallID}
+		d := wire.FunctionCallStopped{ToolCallID: f.ToolCallID}
 		if lvl.name() {
 			d.FunctionName = f.Name
 		}
 		if lvl == ReportFull {
-			if r := RawJSON(appendAnyJSON(nil, f.Result)); !falsyJSON(r) {
+			if r := wire.RawJSON(wire.AppendAnyJSON(nil, f.Result)); !r.Falsy() {
 				d.Result = r
 			}
 		}
-		o.sendData(TypeLLMFunctionCallStopped, d)
+		o.sendData(wire.TypeLLMFunctionCallStopped, d)
 	case *ServerMessageFrame:
-		o.send(Message{Type: TypeServerMessage, Data: f.Data})
+		o.send(wire.Message{Type: wire.TypeServerMessage, Data: f.Data})
 	case *ServerResponseFrame:
 		if f.Error != "" {
-			o.send(Message{Type: TypeErrorResponse, ID: f.Request.ID, Data: ErrorResponseData{Error: f.Error}})
+			o.send(wire.Message{Type: wire.TypeErrorResponse, ID: f.Request.ID, Data: wire.ErrorResponse{Error: f.Error}})
 		} else {
-			o.send(Message{Type: TypeServerResponse, ID: f.Request.ID, Data: ServerResponseData{T: f.Request.Type, D: f.Data}})
+			o.send(wire.Message{Type: wire.TypeServerResponse, ID: f.Request.ID, Data: wire.ServerResponse{T: f.Request.Type, D: f.Data}})
 		}
 	case *UICommandFrame:
-		o.send(Message{Type: TypeUICommand, Data: UICommandData{Command: f.Command, Payload: f.Payload}})
+		o.send(wire.Message{Type: wire.TypeUICommand, Data: wire.UICommand{Command: f.Command, Payload: f.Payload}})
 	case *UITaskFrame:
 		if f.Event != nil {
-			o.send(TaskMessage(f.Event, o.p.ClientVersion().Vocabulary()))
+			o.send(wire.TaskMessage(f.Event, o.p.ClientVersion().Vocabulary()))
 		}
 	case *ConfigureObserverFrame:
 		if f.FunctionCallReportLevels != nil {
 			o.levels = copyLevels(f.FunctionCallReportLevels)
 		}
-		if f.VADUserSpeaking != OptUnset {
-			o.vad = f.VADUserSpeaking == OptTrue
+		if f.VADUserSpeaking != wire.OptUnset {
+			o.vad = f.VADUserSpeaking == wire.OptTrue
 		}
 	}
 }
@@ -408,7 +409,7 @@ func (o *Observer) push() {
 	}
 }
 
-func (o *Observer) send(m Message) {
+func (o *Observer) send(m wire.Message) {
 	o.buf = m.AppendJSON(o.buf[:0])
 	o.push()
 }
@@ -416,12 +417,12 @@ func (o *Observer) send(m Message) {
 // event sends a message without data when on is true.
 func (o *Observer) event(on bool, typ string) {
 	if on {
-		o.send(Message{Type: typ})
+		o.send(wire.Message{Type: typ})
 	}
 }
 
 // sendData sends a message whose data is d, without boxing d.
-func sendDataTo[T Payload](o *Observer, typ string, d T) {
+func sendDataTo[T wire.Payload](o *Observer, typ string, d T) {
 	o.buf = append(o.buf[:0], `{"label":"rtvi-ai","type":"`...)
 	o.buf = append(o.buf, typ...)
 	o.buf = append(o.buf, `","data":`...)
@@ -429,18 +430,18 @@ func sendDataTo[T Payload](o *Observer, typ string, d T) {
 	o.push()
 }
 
-func (o *Observer) sendData(typ string, d Payload) { sendDataTo(o, typ, d) }
+func (o *Observer) sendData(typ string, d wire.Payload) { sendDataTo(o, typ, d) }
 
 // sendText sends a text message on the hot path.
 func (o *Observer) sendText(typ, text string) {
-	o.buf = AppendTextMessage(o.buf[:0], typ, text)
+	o.buf = wire.AppendTextMessage(o.buf[:0], typ, text)
 	o.push()
 }
 
 // flushTranscript sends the buffered LLM text as bot-transcription.
 func (o *Observer) flushTranscript() {
 	if len(bytes.TrimSpace(o.transcript)) > 0 {
-		o.sendText(TypeBotTranscription, string(o.transcript))
+		o.sendText(wire.TypeBotTranscription, string(o.transcript))
 	}
 	o.transcript = o.transcript[:0]
 }
@@ -472,7 +473,7 @@ func (o *Observer) userLLMText(f *frames.LLMContext) {
 	} else if text == "" && len(m.Raw) > 0 {
 		return // a provider-specific message this observer cannot read
 	}
-	o.sendText(TypeUserLLMText, text)
+	o.sendText(wire.TypeUserLLMText, text)
 }
 
 // aggregated queues bot text that will be spoken until the bot speaks, or
@@ -518,23 +519,23 @@ func (o *Observer) sendAggregated(q queuedText) {
 	suppress := !legacy && (q.aggregatedBy == "word" || q.aggregatedBy == "token")
 	text := o.transform(OutputText{Text: q.text, AggregatedBy: q.aggregatedBy}).Text
 	if !o.opts.DisableBotOutput && !suppress {
-		d := BotOutputData{Text: text, AggregatedBy: q.aggregatedBy, Spoken: OptBoolOf(q.tts)}
+		d := wire.BotOutput{Text: text, AggregatedBy: q.aggregatedBy, Spoken: wire.OptBoolOf(q.tts)}
 		if !legacy {
 			d.SegmentID = q.segment
-			d.WillBeSpoken = OptBoolOf(q.willBeSpoken)
+			d.WillBeSpoken = wire.OptBoolOf(q.willBeSpoken)
 			switch {
 			case q.willBeSpoken && q.tts:
-				d.SpokenStatus = SpokenCompleted
-				d.SpokenProgress = &SpokenProgress{AccumulatedText: text}
+				d.SpokenStatus = wire.SpokenCompleted
+				d.SpokenProgress = &wire.SpokenProgress{AccumulatedText: text}
 			case q.willBeSpoken:
-				d.SpokenStatus = SpokenNew
-				d.SpokenProgress = &SpokenProgress{RemainingText: text}
+				d.SpokenStatus = wire.SpokenNew
+				d.SpokenProgress = &wire.SpokenProgress{RemainingText: text}
 			}
 		}
-		sendDataTo(o, TypeBotOutput, d)
+		sendDataTo(o, wire.TypeBotOutput, d)
 	}
 	if q.tts && !o.opts.DisableBotTTS {
-		o.sendText(TypeBotTTSText, text)
+		o.sendText(wire.TypeBotTTSText, text)
 	}
 }
 
@@ -544,18 +545,18 @@ func (o *Observer) progress(f *frames.AggregatedTextProgress) {
 		return
 	}
 	t := o.transform(OutputText{Text: f.Text, AggregatedBy: f.AggregatedBy,
-		Progress: &SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}})
-	prog := SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}
+		Progress: &wire.SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}})
+	prog := wire.SpokenProgress{AccumulatedText: f.AccumulatedText, RemainingText: f.RemainingText}
 	if t.Progress != nil {
 		prog = *t.Progress
 	}
-	status := SpokenInProgress
+	status := wire.SpokenInProgress
 	if prog.RemainingText == "" {
-		status = SpokenCompleted
+		status = wire.SpokenCompleted
 	}
-	sendDataTo(o, TypeBotOutput, BotOutputData{
+	sendDataTo(o, wire.TypeBotOutput, wire.BotOutput{
 		Text: t.Text, AggregatedBy: f.AggregatedBy, SegmentID: f.SegmentID,
-		WillBeSpoken: OptTrue, SpokenStatus: status, SpokenProgress: &prog,
+		WillBeSpoken: wire.OptTrue, SpokenStatus: status, SpokenProgress: &prog,
 	})
 }
 
@@ -573,12 +574,12 @@ func (o *Observer) audioLevel(e observers.Event) {
 		if !o.opts.EnableUserAudioLevel {
 			return
 		}
-		a, typ, last, sent = &f.Audio, TypeUserAudioLevel, &o.userLevelAt, &o.userLevel
+		a, typ, last, sent = &f.Audio, wire.TypeUserAudioLevel, &o.userLevelAt, &o.userLevel
 	case *frames.TTSAudioRaw:
 		if !o.opts.EnableBotAudioLevel {
 			return
 		}
-		a, typ, last, sent = &f.Audio, TypeBotAudioLevel, &o.botLevelAt, &o.botLevel
+		a, typ, last, sent = &f.Audio, wire.TypeBotAudioLevel, &o.botLevelAt, &o.botLevel
 	default:
 		return
 	}
@@ -586,7 +587,7 @@ func (o *Observer) audioLevel(e observers.Event) {
 		return
 	}
 	*last, *sent = e.At, true
-	sendDataTo(o, typ, AudioLevelData{Value: audioLevel(a.PCM)})
+	sendDataTo(o, typ, wire.AudioLevel{Value: audioLevel(a.PCM)})
 }
 
 // audioLevel maps the RMS of 16-bit PCM to [0, 1]: -60 dBFS and below is
@@ -612,64 +613,29 @@ func audioLevel(pcm []byte) float64 {
 
 // metricsData groups a metrics frame's entries by kind (§6.5). Kinds the
 // protocol has no key for are dropped.
-func metricsData(f *frames.Metrics) MetricsData {
-	var d MetricsData
+func metricsData(f *frames.Metrics) wire.Metrics {
+	var d wire.Metrics
 	for i := range f.Data {
 		m := &f.Data[i]
 		switch m.Kind {
 		case frames.MetricTTFB:
-			d.TTFB = append(d.TTFB, TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
+			d.TTFB = append(d.TTFB, wire.TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
 		case frames.MetricProcessing:
-			d.Processing = append(d.Processing, TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
+			d.Processing = append(d.Processing, wire.TimingMetric{Processor: m.Processor, Model: m.Model, Value: m.Value.Seconds()})
 		case frames.MetricLLMUsage:
-			d.Tokens = append(d.Tokens, TokenUsage{
+			d.Tokens = append(d.Tokens, wire.TokenUsage{
 				PromptTokens: m.Usage.PromptTokens, CompletionTokens: m.Usage.CompletionTokens,
 				TotalTokens: m.Usage.TotalTokens, CacheReadInputTokens: m.Usage.CacheReadTokens,
 				ReasoningTokens: m.Usage.ReasoningTokens,
 			})
 		case frames.MetricSTTUsage:
-			d.STTUsage = append(d.STTUsage, STTUsageMetric{Processor: m.Processor, Model: m.Model, AudioSeconds: m.AudioSeconds})
+			d.STTUsage = append(d.STTUsage, wire.STTUsageMetric{Processor: m.Processor, Model: m.Model, AudioSeconds: m.AudioSeconds})
 		case frames.MetricTTSUsage:
-			d.Characters = append(d.Characters, CharactersMetric{Processor: m.Processor, Model: m.Model, Value: m.Characters})
+			d.Characters = append(d.Characters, wire.CharactersMetric{Processor: m.Processor, Model: m.Model, Value: m.Characters})
 		}
 	}
 	return d
 }
-
-// falsyJSON reports whether j is a value Python treats as false: null,
-// false, 0, "", {} or [].
-func falsyJSON(j RawJSON) bool {
-	r := reader{b: j}
-	switch r.peek() {
-	case kindNull, kindInvalid:
-		return true
-	case kindBool:
-		v, _ := r.boolean()
-		return !v
-	case kindNumber:
-		v, err := r.number()
-		return err == nil && v == 0
-	case kindString:
-		b, err := r.stringBytes(&r.scratch)
-		return err == nil && len(b) == 0
-	case kindObject:
-		empty := true
-		_ = r.object(func([]byte) error { empty = false; return errStop })
-		return empty
-	case kindArray:
-		empty := true
-		_ = r.array(func(int) error { empty = false; return errStop })
-		return empty
-	}
-	return false
-}
-
-// errStop ends a walk early.
-var errStop = stopError{}
-
-type stopError struct{}
-
-func (stopError) Error() string { return "stop" }
 
 // endOfSentence reports whether text ends a sentence, with the rules of
 // Pipecat's classic pattern: a final . ? ! : or ; that does not follow a

@@ -13,6 +13,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 func msgData(typ string, data obj) obj { return obj{"label": "rtvi-ai", "type": typ, "data": data} }
@@ -34,7 +35,7 @@ func TestObserverReportsEachFrameOnce(t *testing.T) {
 	// Later hops of the same frame are not first pushes.
 	o.Observe(observers.Event{Kind: observers.Pushed, Source: transportNode, Frame: f, Direction: frames.Downstream})
 	o.Observe(observers.Event{Kind: observers.Processed, Destination: transportNode, Frame: f, Direction: frames.Downstream})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeBotLLMStarted}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotLLMStarted}) {
 		t.Errorf("messages %v, want one bot-llm-started", got)
 	}
 }
@@ -48,7 +49,7 @@ func TestObserverUsesTheDownstreamCopyOfBroadcasts(t *testing.T) {
 		t.Fatalf("upstream copy produced %v", got)
 	}
 	o.Observe(observers.Event{Kind: observers.Pushed, Source: transportNode, Frame: down, Direction: frames.Downstream, FirstSeen: true})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeBotStartedSpeaking}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotStartedSpeaking}) {
 		t.Errorf("messages %v", got)
 	}
 }
@@ -66,7 +67,7 @@ func TestObserverTakesBotTextFromTheOutputTransport(t *testing.T) {
 	}
 	// The output transport pushes it on after playing it.
 	o.Observe(observers.Event{Kind: observers.Pushed, Source: transportNode, Frame: f, Direction: frames.Downstream})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeBotOutput, TypeBotTTSText}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotOutput, wire.TypeBotTTSText}) {
 		t.Errorf("messages %v", got)
 	}
 }
@@ -82,7 +83,7 @@ func TestBotOutputIsQueuedUntilTheBotSpeaks(t *testing.T) {
 	// The flag silences bot-started-speaking but the queue still flushes.
 	observe(o, transportNode, &frames.BotStartedSpeaking{})
 	got := rec.messages(t)
-	if d := cmp.Diff([]string{TypeBotOutput, TypeBotOutput, TypeBotTTSText}, types(got)); d != "" {
+	if d := cmp.Diff([]string{wire.TypeBotOutput, wire.TypeBotOutput, wire.TypeBotTTSText}, types(got)); d != "" {
 		t.Fatalf("(-want +got):\n%s", d)
 	}
 	if got[0].(obj)["data"].(obj)["text"] != "One." || got[1].(obj)["data"].(obj)["text"] != "Two." {
@@ -90,7 +91,7 @@ func TestBotOutputIsQueuedUntilTheBotSpeaks(t *testing.T) {
 	}
 	// While speaking, text goes out at once.
 	observe(o, transportNode, &frames.AggregatedText{Text: "Three.", AggregatedBy: "sentence", WillBeSpoken: true})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeBotOutput}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotOutput}) {
 		t.Errorf("while speaking: %v", got)
 	}
 	// Once stopped, text waits again.
@@ -107,7 +108,7 @@ func TestInterruptionDropsTextThatWasNeverSpoken(t *testing.T) {
 	observe(o, transportNode, &frames.AggregatedText{Text: "Stale.", AggregatedBy: "sentence", WillBeSpoken: true})
 	observe(o, llmNode, &frames.Interruption{})
 	observe(o, transportNode, &frames.BotStartedSpeaking{})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeBotInterrupted, TypeBotStartedSpeaking}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotInterrupted, wire.TypeBotStartedSpeaking}) {
 		t.Errorf("messages %v", got)
 	}
 }
@@ -119,7 +120,7 @@ func TestUnspokenTextIsNotQueued(t *testing.T) {
 	o := NewObserver(p, ObserverOptions{})
 	observe(o, transportNode, &frames.AggregatedText{Text: "Here it is.", AggregatedBy: "sentence"})
 	msgs := rec.messages(t)
-	if len(msgs) != 1 || msgs[0].(obj)["type"] != TypeBotOutput || msgs[0].(obj)["data"].(obj)["will_be_spoken"] != false {
+	if len(msgs) != 1 || msgs[0].(obj)["type"] != wire.TypeBotOutput || msgs[0].(obj)["data"].(obj)["will_be_spoken"] != false {
 		t.Fatalf("messages %v, want one unspoken bot-output", msgs)
 	}
 }
@@ -151,11 +152,11 @@ func TestWordLevelOutputPerClientVersion(t *testing.T) {
 		return types(rec.messages(t))[1:]
 	}
 	// 2.x: no bot-output for words or tokens, but bot-tts-text and progress.
-	if got := words("2.1.0"); !cmp.Equal(got, []string{TypeBotTTSText, TypeBotOutput}) {
+	if got := words("2.1.0"); !cmp.Equal(got, []string{wire.TypeBotTTSText, wire.TypeBotOutput}) {
 		t.Errorf("2.1.0 client: %v", got)
 	}
 	// 1.x: bot-output for every aggregation, never progress.
-	if got := words("1.4.0"); !cmp.Equal(got, []string{TypeBotOutput, TypeBotTTSText, TypeBotOutput}) {
+	if got := words("1.4.0"); !cmp.Equal(got, []string{wire.TypeBotOutput, wire.TypeBotTTSText, wire.TypeBotOutput}) {
 		t.Errorf("1.4.0 client: %v", got)
 	}
 }
@@ -182,11 +183,11 @@ func TestSkipAggregatedByAndTransforms(t *testing.T) {
 	observe(o, transportNode, &frames.AggregatedTextProgress{Text: "hi there", AggregatedBy: "sentence", SegmentID: 3, AccumulatedText: "hi", RemainingText: " there"})
 	got := rec.messages(t)[1:]
 	want := []any{
-		msgData(TypeBotOutput, obj{"text": "HI!", "aggregated_by": "sentence", "segment_id": got[0].(obj)["data"].(obj)["segment_id"],
+		msgData(wire.TypeBotOutput, obj{"text": "HI!", "aggregated_by": "sentence", "segment_id": got[0].(obj)["data"].(obj)["segment_id"],
 			"spoken": true, "will_be_spoken": true, "spoken_status": "completed",
 			"spoken_progress": obj{"accumulated_text": "HI!", "remaining_text": ""}}),
-		msgData(TypeBotTTSText, obj{"text": "HI!"}),
-		msgData(TypeBotOutput, obj{"text": "HI THERE!", "aggregated_by": "sentence", "segment_id": 3.0,
+		msgData(wire.TypeBotTTSText, obj{"text": "HI!"}),
+		msgData(wire.TypeBotOutput, obj{"text": "HI THERE!", "aggregated_by": "sentence", "segment_id": 3.0,
 			"will_be_spoken": true, "spoken_status": "in-progress",
 			"spoken_progress": obj{"accumulated_text": "HI", "remaining_text": " THERE"}}),
 	}
@@ -210,12 +211,12 @@ func TestFunctionCallReportLevels(t *testing.T) {
 	observe(o, llmNode, &frames.FunctionCallResult{FunctionCall: call("lookup"), Result: map[string]int{"n": 1}})
 	observe(o, llmNode, &frames.FunctionCallCancel{Name: "secret", ToolCallID: "id-secret"})
 	want := []any{
-		msgData(TypeLLMFunctionCallStarted, obj{"function_name": "lookup"}),
-		msgData(TypeLLMFunctionCallStarted, obj{"function_name": "other"}),
-		msgData(TypeLLMFunctionCallInProgress, obj{"tool_call_id": "id-lookup", "function_name": "lookup", "arguments": obj{"q": 1.0}}),
-		msgData(TypeLLMFunctionCallInProgress, obj{"tool_call_id": "id-other", "function_name": "other"}),
+		msgData(wire.TypeLLMFunctionCallStarted, obj{"function_name": "lookup"}),
+		msgData(wire.TypeLLMFunctionCallStarted, obj{"function_name": "other"}),
+		msgData(wire.TypeLLMFunctionCallInProgress, obj{"tool_call_id": "id-lookup", "function_name": "lookup", "arguments": obj{"q": 1.0}}),
+		msgData(wire.TypeLLMFunctionCallInProgress, obj{"tool_call_id": "id-other", "function_name": "other"}),
 		// ARGUMENTS does not reveal results.
-		msgData(TypeLLMFunctionCallStopped, obj{"tool_call_id": "id-lookup", "cancelled": false, "function_name": "lookup"}),
+		msgData(wire.TypeLLMFunctionCallStopped, obj{"tool_call_id": "id-lookup", "cancelled": false, "function_name": "lookup"}),
 	}
 	if d := cmp.Diff(want, rec.messages(t)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -223,11 +224,11 @@ func TestFunctionCallReportLevels(t *testing.T) {
 }
 
 func TestFalsyResultsAreOmittedAtFull(t *testing.T) {
-	for _, result := range []any{nil, map[string]any{}, "", 0, 0.0, false, []int{}, RawJSON(" { } "), RawJSON(`null`)} {
+	for _, result := range []any{nil, map[string]any{}, "", 0, 0.0, false, []int{}, wire.RawJSON(" { } "), wire.RawJSON(`null`)} {
 		p, rec := testProcessor("2.1.0")
 		o := NewObserver(p, ObserverOptions{FunctionCallReportLevels: map[string]ReportLevel{"*": ReportFull}})
 		observe(o, llmNode, &frames.FunctionCallResult{FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: "c"}, Result: result})
-		want := []any{msgData(TypeLLMFunctionCallStopped, obj{"tool_call_id": "c", "cancelled": false, "function_name": "f"})}
+		want := []any{msgData(wire.TypeLLMFunctionCallStopped, obj{"tool_call_id": "c", "cancelled": false, "function_name": "f"})}
 		if d := cmp.Diff(want, rec.messages(t)); d != "" {
 			t.Errorf("result %#v (-want +got):\n%s", result, d)
 		}
@@ -238,10 +239,10 @@ func TestConfigureObserverFrame(t *testing.T) {
 	p, rec := testProcessor("2.1.0")
 	o := NewObserver(p, ObserverOptions{})
 	observe(o, llmNode, &frames.VADUserStartedSpeaking{})
-	observe(o, llmNode, &ConfigureObserverFrame{VADUserSpeaking: OptTrue, FunctionCallReportLevels: map[string]ReportLevel{"*": ReportDisabled}})
+	observe(o, llmNode, &ConfigureObserverFrame{VADUserSpeaking: wire.OptTrue, FunctionCallReportLevels: map[string]ReportLevel{"*": ReportDisabled}})
 	observe(o, llmNode, &frames.VADUserStartedSpeaking{})
 	observe(o, llmNode, &frames.FunctionCallCancel{Name: "f", ToolCallID: "c"})
-	if got := types(rec.messages(t)); !cmp.Equal(got, []string{TypeVADUserStartedSpeaking}) {
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeVADUserStartedSpeaking}) {
 		t.Errorf("messages %v", got)
 	}
 }
@@ -278,13 +279,13 @@ func TestDisabledMessages(t *testing.T) {
 		t.Errorf("messages %v", got)
 	}
 	// Never gated: server messages, UI commands and responses.
-	observe(o, llmNode, &ServerMessageFrame{Data: RawJSON(`1`)})
+	observe(o, llmNode, &ServerMessageFrame{Data: wire.RawJSON(`1`)})
 	observe(o, llmNode, &UICommandFrame{Command: "c"})
 	observe(o, llmNode, &ServerResponseFrame{Request: ClientMessage{ID: "r", Type: "t"}, Error: "no"})
 	observe(o, llmNode, &ServerResponseFrame{Request: ClientMessage{ID: "r2", Type: "t"}})
 	want := []any{
-		msgData(TypeServerMessage, nil),
-		msgData(TypeUICommand, obj{"command": "c"}),
+		msgData(wire.TypeServerMessage, nil),
+		msgData(wire.TypeUICommand, obj{"command": "c"}),
 		obj{"label": "rtvi-ai", "type": "error-response", "id": "r", "data": obj{"error": "no"}},
 		obj{"label": "rtvi-ai", "type": "server-response", "id": "r2", "data": obj{"t": "t"}},
 	}
@@ -301,7 +302,7 @@ func TestUserLLMText(t *testing.T) {
 		{Type: "text", Text: "look at"}, {Type: "image_url", ImageURL: "https://x"}, {Type: "text", Text: "this"}}}}})
 	observe(o, llmNode, &frames.LLMContext{Messages: []frames.LLMMessage{{Role: "user", Content: "q"}, {Role: "assistant", Content: "a"}}})
 	observe(o, llmNode, &frames.LLMContext{})
-	want := []any{msgData(TypeUserLLMText, obj{"text": "look at this"})}
+	want := []any{msgData(wire.TypeUserLLMText, obj{"text": "look at this"})}
 	if d := cmp.Diff(want, rec.messages(t)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
@@ -315,7 +316,7 @@ func TestBotTranscriptionSentences(t *testing.T) {
 	}
 	observe(o, llmNode, &frames.LLMFullResponseEnd{})
 	var got []string
-	for _, m := range ofType(rec.messages(t), TypeBotTranscription) {
+	for _, m := range ofType(rec.messages(t), wire.TypeBotTranscription) {
 		got = append(got, m.(obj)["data"].(obj)["text"].(string))
 	}
 	want := []string{"Dr. Smith paid $3.50 in the U.S. Really?", " Yes!", " And then"}
@@ -348,14 +349,14 @@ func TestMetricsFromFrame(t *testing.T) {
 	}})
 	observe(o, llmNode, &frames.Metrics{})
 	want := []any{
-		msgData(TypeMetrics, obj{
+		msgData(wire.TypeMetrics, obj{
 			"ttfb":       []any{obj{"processor": "tts", "value": 0.2}},
 			"processing": []any{obj{"processor": "llm", "model": "m", "value": 0.05}},
 			"tokens":     []any{obj{"prompt_tokens": 10.0, "completion_tokens": 20.0, "total_tokens": 30.0, "cache_read_input_tokens": 4.0}},
 			"stt_usage":  []any{obj{"processor": "stt", "value": obj{"audio_seconds": 1.5}}},
 			"characters": []any{obj{"processor": "tts", "value": 42.0}},
 		}),
-		msgData(TypeMetrics, obj{}),
+		msgData(wire.TypeMetrics, obj{}),
 	}
 	if d := cmp.Diff(want, rec.messages(t)); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -409,12 +410,12 @@ func TestWants(t *testing.T) {
 // one cancelled, the end.
 func lifecycle() []frames.Frame {
 	return []frames.Frame{
-		&UITaskFrame{Event: GroupStarted{TaskID: "g1", Agents: []string{"search", "summarize"}, Label: "Research", Cancellable: true, At: 100}},
-		&UITaskFrame{Event: TaskUpdate{TaskID: "g1", AgentName: "search", Data: RawJSON(`{"text":"searching"}`), At: 101}},
-		&UITaskFrame{Event: TaskUpdate{TaskID: "g1", AgentName: "summarize", At: 102}},
-		&UITaskFrame{Event: TaskCompleted{TaskID: "g1", AgentName: "search", Status: StatusCompleted, Response: RawJSON(`{"hits":3}`), At: 103}},
-		&UITaskFrame{Event: TaskCompleted{TaskID: "g1", AgentName: "summarize", Status: StatusCancelled, At: 104}},
-		&UITaskFrame{Event: GroupCompleted{TaskID: "g1", At: 105}},
+		&UITaskFrame{Event: wire.GroupStarted{TaskID: "g1", Agents: []string{"search", "summarize"}, Label: "Research", Cancellable: true, At: 100}},
+		&UITaskFrame{Event: wire.TaskUpdate{TaskID: "g1", AgentName: "search", Data: wire.RawJSON(`{"text":"searching"}`), At: 101}},
+		&UITaskFrame{Event: wire.TaskUpdate{TaskID: "g1", AgentName: "summarize", At: 102}},
+		&UITaskFrame{Event: wire.TaskCompleted{TaskID: "g1", AgentName: "search", Status: wire.StatusCompleted, Response: wire.RawJSON(`{"hits":3}`), At: 103}},
+		&UITaskFrame{Event: wire.TaskCompleted{TaskID: "g1", AgentName: "summarize", Status: wire.StatusCancelled, At: 104}},
+		&UITaskFrame{Event: wire.GroupCompleted{TaskID: "g1", At: 105}},
 		&UITaskFrame{}, // no event: nothing is sent
 	}
 }
@@ -460,12 +461,12 @@ func TestTaskLifecyclePerVocabulary(t *testing.T) {
 			t.Errorf("2.1.0 message carries task names: %s", s)
 		}
 	}
-	want := msgData(TypeUITask, obj{"kind": "group_started", "task_id": "g1", "agents": []any{"search", "summarize"},
+	want := msgData(wire.TypeUITask, obj{"kind": "group_started", "task_id": "g1", "agents": []any{"search", "summarize"},
 		"label": "Research", "cancellable": true, "at": 100.0})
 	if d := cmp.Diff(want, legacy[0]); d != "" {
 		t.Errorf("group_started (-want +got):\n%s", d)
 	}
-	wantCancelled := msgData(TypeUIJobGroup, obj{"kind": "job_completed", "job_id": "g1", "worker_name": "summarize", "status": "cancelled", "at": 104.0})
+	wantCancelled := msgData(wire.TypeUIJobGroup, obj{"kind": "job_completed", "job_id": "g1", "worker_name": "summarize", "status": "cancelled", "at": 104.0})
 	if d := cmp.Diff(wantCancelled, current[4]); d != "" {
 		t.Errorf("job_completed (-want +got):\n%s", d)
 	}
@@ -487,9 +488,9 @@ func TestObserverInPipeline(t *testing.T) {
 		&frames.TTSText{Text: "Hello there.", AggregatedBy: "sentence"},
 	}
 	want := []string{
-		TypeUserStartedSpeaking, TypeUserTranscription, TypeUserStoppedSpeaking, TypeBotLLMStarted,
-		TypeBotLLMText, TypeBotLLMText, TypeBotTranscription, TypeBotLLMStopped,
-		TypeBotStartedSpeaking, TypeBotOutput, TypeBotTTSText,
+		wire.TypeUserStartedSpeaking, wire.TypeUserTranscription, wire.TypeUserStoppedSpeaking, wire.TypeBotLLMStarted,
+		wire.TypeBotLLMText, wire.TypeBotLLMText, wire.TypeBotTranscription, wire.TypeBotLLMStopped,
+		wire.TypeBotStartedSpeaking, wire.TypeBotOutput, wire.TypeBotTTSText,
 	}
 	got := runWithClientN(t, "2.1.0", fs, len(want))
 	if d := cmp.Diff(want, types(got)); d != "" {

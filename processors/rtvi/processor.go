@@ -15,6 +15,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // LibraryVersion is the framewire version announced in bot-ready's default
@@ -25,7 +26,7 @@ const LibraryVersion = "0.1.0"
 type Options struct {
 	// About is the about object of bot-ready. Default:
 	// {"library":"framewire","library_version":LibraryVersion}.
-	About Payload
+	About wire.Payload
 	// ManualBotReady leaves bot-ready to the application, which calls
 	// [Processor.SetBotReady]. By default the processor sends it right
 	// before the OnClientReady handlers run, so what they send follows it.
@@ -39,21 +40,6 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Logger receives the processor's logs. Default: the task's logger.
 	Logger *zap.Logger
-}
-
-// ClientReady is what OnClientReady handlers get.
-type ClientReady struct {
-	// ID is the client-ready message id (echoed in bot-ready).
-	ID string
-	// Version is the version the client sent ("" when none).
-	Version string
-	// Parsed is the parsed version; zero when unknown or unparseable.
-	Parsed ClientVersion
-	// VersionError is the error text sent to the client, or "".
-	VersionError string
-	// About describes the client; {library:"unknown"} when it sent none
-	// or an invalid one.
-	About AboutClient
 }
 
 // Processor is the inbound half of RTVI. It sits at the head of the
@@ -76,7 +62,7 @@ type Processor struct {
 
 	out     atomic.Pointer[pusherBox]
 	log     atomic.Pointer[zap.Logger]
-	version atomic.Pointer[ClientVersion]
+	version atomic.Pointer[wire.ClientVersion]
 	skipTTS atomic.Bool
 
 	inbox       pipeline.FrameQueue
@@ -88,7 +74,7 @@ type Processor struct {
 	readyID       string
 	clientReady   bool
 	botReady      bool
-	onReady       []func(context.Context, ClientReady)
+	onReady       []func(context.Context, *ClientReadyFrame)
 	onMessage     []func(context.Context, ClientMessage)
 	onUI          []func(context.Context, UIMessage)
 	flushToken    uint64
@@ -154,8 +140,9 @@ func (p *Processor) logger() *zap.Logger {
 }
 
 // OnClientReady registers fn to run when a client-ready has been handled
-// (after the version check, before bot-ready is sent).
-func (p *Processor) OnClientReady(fn func(ctx context.Context, r ClientReady)) {
+// (after the version check, before bot-ready is sent). fn gets the frame
+// pushed downstream; it must not change it.
+func (p *Processor) OnClientReady(fn func(ctx context.Context, r *ClientReadyFrame)) {
 	p.mu.Lock()
 	p.onReady = append(p.onReady, fn)
 	p.mu.Unlock()
@@ -181,11 +168,11 @@ func (p *Processor) OnUIMessage(fn func(ctx context.Context, m UIMessage)) {
 // ClientVersion returns the version of the connected client (zero until a
 // client-ready with a parseable version has arrived). It is safe to call
 // from any goroutine.
-func (p *Processor) ClientVersion() ClientVersion {
+func (p *Processor) ClientVersion() wire.ClientVersion {
 	if v := p.version.Load(); v != nil {
 		return *v
 	}
-	return ClientVersion{}
+	return wire.ClientVersion{}
 }
 
 // ClientReadyReceived reports whether the client has sent client-ready.
@@ -259,7 +246,7 @@ func (p *Processor) waitDrained(ctx context.Context) {
 var ErrNotRunning = errors.New("rtvi: processor is not running in a task")
 
 // Send encodes m and pushes it downstream as an urgent transport message.
-func (p *Processor) Send(m Message) error {
+func (p *Processor) Send(m wire.Message) error {
 	return p.sendBytes(m.Encode())
 }
 
@@ -274,14 +261,14 @@ func (p *Processor) sendBytes(b []byte) error {
 }
 
 // SendServerMessage sends server-message with data (nil omits it).
-func (p *Processor) SendServerMessage(data Payload) error {
-	return p.Send(Message{Type: TypeServerMessage, Data: data})
+func (p *Processor) SendServerMessage(data wire.Payload) error {
+	return p.Send(wire.Message{Type: wire.TypeServerMessage, Data: data})
 }
 
 // SendServerResponse answers the client message req with server-response
 // {t: req.Type, d: data}.
-func (p *Processor) SendServerResponse(req ClientMessage, data Payload) error {
-	return p.Send(Message{Type: TypeServerResponse, ID: req.ID, Data: ServerResponseData{T: req.Type, D: data}})
+func (p *Processor) SendServerResponse(req ClientMessage, data wire.Payload) error {
+	return p.Send(wire.Message{Type: wire.TypeServerResponse, ID: req.ID, Data: wire.ServerResponse{T: req.Type, D: data}})
 }
 
 // SendErrorResponse answers the client message req with error-response.
@@ -290,13 +277,13 @@ func (p *Processor) SendErrorResponse(req ClientMessage, text string) error {
 }
 
 func (p *Processor) sendErrorResponse(id, text string) error {
-	return p.Send(Message{Type: TypeErrorResponse, ID: id, Data: ErrorResponseData{Error: text}})
+	return p.Send(wire.Message{Type: wire.TypeErrorResponse, ID: id, Data: wire.ErrorResponse{Error: text}})
 }
 
 // SendError sends error {error: text, fatal: false}. (A fatal error makes
 // the client disconnect; push a permanent frames.Error for that.)
 func (p *Processor) SendError(text string) error {
-	return p.Send(Message{Type: TypeError, Data: ErrorData{Error: text}})
+	return p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}})
 }
 
 // sendErrorFrame reports an error frame passing through: fatal when the
@@ -306,30 +293,30 @@ func (p *Processor) sendErrorFrame(e *frames.Error) {
 	if e.Err != nil {
 		text = e.Err.Error()
 	}
-	_ = p.Send(Message{Type: TypeError, Data: ErrorData{Error: text, Fatal: e.Permanent()}})
+	_ = p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text, Fatal: e.Permanent()}})
 }
 
 // SetBotReady sends bot-ready: the id of the client's client-ready ("" if
 // none has arrived), the version rule of §2.3, and about (nil: the
 // Options' About, or framewire's default).
-func (p *Processor) SetBotReady(about Payload) error {
-	if !present(about) {
+func (p *Processor) SetBotReady(about wire.Payload) error {
+	if !wire.Present(about) {
 		about = p.opts.About
 	}
-	if !present(about) {
+	if !wire.Present(about) {
 		about = defaultAbout
 	}
 	p.mu.Lock()
 	p.botReady = true
 	id := p.readyID
 	p.mu.Unlock()
-	return p.Send(Message{Type: TypeBotReady, ID: id, Data: BotReadyData{
+	return p.Send(wire.Message{Type: wire.TypeBotReady, ID: id, Data: wire.BotReady{
 		Version: p.ClientVersion().BotReadyVersion(),
 		About:   about,
 	}})
 }
 
-var defaultAbout = RawJSON(`{"library":"framewire","library_version":"` + LibraryVersion + `"}`)
+var defaultAbout = wire.RawJSON(`{"library":"framewire","library_version":"` + LibraryVersion + `"}`)
 
 // InterruptBot interrupts the bot: it pushes an interruption both
 // upstream and downstream (a broadcast pair), as Pipecat's interrupt_bot.
@@ -376,27 +363,27 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 // as §5.1 prescribes.
 func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []byte) {
 	log := p.logger()
-	m, err := Decode(raw)
+	m, err := wire.Decode(raw)
 	if err != nil {
 		var (
-			envErr  *EnvelopeError
-			dataErr *DataError
+			envErr  *wire.EnvelopeError
+			dataErr *wire.DataError
 		)
 		switch {
-		case errors.Is(err, ErrInvalidJSON):
+		case errors.Is(err, wire.ErrInvalidJSON):
 			if bytes.HasPrefix(raw, []byte("ping")) { // a transport keep-alive that got through
 				log.Debug("dropping keep-alive", zap.Int("bytes", len(raw)))
 			} else {
 				log.Warn("dropping transport message that is not JSON", zap.Error(err), zap.Int("bytes", len(raw)))
 			}
-		case errors.Is(err, ErrNotRTVI):
+		case errors.Is(err, wire.ErrNotRTVI):
 			log.Warn("ignoring transport message that is not RTVI", zap.Int("bytes", len(raw)))
 		case errors.As(err, &envErr):
 			log.Warn("invalid RTVI transport message", zap.Error(err))
 			_ = p.SendError(envErr.Error())
 		case errors.As(err, &dataErr):
 			switch m.Type {
-			case TypeRawAudio, TypeRawAudioBatch:
+			case wire.TypeRawAudio, wire.TypeRawAudioBatch:
 				// Python only logs audio problems.
 				log.Error("invalid audio message", zap.String("id", m.ID), zap.Error(err))
 			default:
@@ -417,56 +404,56 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 	p.dispatch(ctx, out, m)
 }
 
-func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m Message) {
+func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Message) {
 	switch d := m.Data.(type) {
-	case *ClientReadyData:
+	case *wire.ClientReady:
 		p.handleClientReady(ctx, out, m.ID, d)
 		return
 	case nil:
 		switch m.Type {
-		case TypeClientReady:
+		case wire.TypeClientReady:
 			p.handleClientReady(ctx, out, m.ID, nil)
 			return
-		case TypeDisconnectBot:
+		case wire.TypeDisconnectBot:
 			out.Push(&frames.EndTask{Reason: "client sent disconnect-bot"}, frames.Upstream)
 			return
 		}
-	case *EmptyData:
-		if m.Type == TypeDisconnectBot {
+	case *wire.Empty:
+		if m.Type == wire.TypeDisconnectBot {
 			out.Push(&frames.EndTask{Reason: "client sent disconnect-bot"}, frames.Upstream)
 			return
 		}
-	case *ClientMessageData:
+	case *wire.ClientMessage:
 		cm := ClientMessage{ID: m.ID, Type: d.T, Data: d.D}
 		out.Push(&ClientMessageFrame{ClientMessage: cm}, frames.Downstream)
 		for _, fn := range handlersCopy(&p.mu, &p.onMessage) {
 			fn(ctx, cm)
 		}
 		return
-	case *SendTextData:
+	case *wire.SendText:
 		p.handleSendText(ctx, out, d)
 		return
-	case *FunctionCallResultData:
+	case *wire.FunctionCallResult:
 		out.Push(functionCallResult(d), frames.Downstream)
 		return
-	case *DTMFData:
+	case *wire.DTMF:
 		for _, k := range d.Keys() {
 			out.Push(&frames.InputDTMF{Button: k}, frames.Downstream)
 		}
 		return
-	case *RawAudioData:
+	case *wire.RawAudio:
 		p.pushAudio(out, []string{d.Base64Audio}, d.SampleRate, d.NumChannels)
 		return
-	case *RawAudioBatchData:
+	case *wire.RawAudioBatch:
 		p.pushAudio(out, d.Base64AudioBatch, d.SampleRate, d.NumChannels)
 		return
-	case *UIEventData:
+	case *wire.UIEvent:
 		p.pushUI(ctx, out, &UIEventFrame{MsgID: m.ID, Event: d.Event, Payload: d.Payload})
 		return
-	case *UISnapshotData:
+	case *wire.UISnapshot:
 		p.pushUI(ctx, out, &UISnapshotFrame{MsgID: m.ID, Tree: d.Tree})
 		return
-	case *UICancelData:
+	case *wire.UICancel:
 		p.pushUI(ctx, out, &UICancelTaskFrame{MsgID: m.ID, TaskID: d.TaskID, Reason: d.Reason, Vocabulary: d.Vocabulary})
 		return
 	}
@@ -489,9 +476,9 @@ func (p *Processor) pushUI(ctx context.Context, out pipeline.Pusher, f UIMessage
 
 // handleClientReady runs the handshake of §2: version check (error-response
 // first), ClientReadyFrame, OnClientReady, then bot-ready.
-func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, id string, d *ClientReadyData) {
+func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, id string, d *wire.ClientReady) {
 	log := p.logger()
-	ready := ClientReady{ID: id, About: AboutClient{Library: "unknown"}}
+	ready := &ClientReadyFrame{MsgID: id, About: wire.AboutClient{Library: "unknown"}}
 	if d != nil {
 		ready.Version = d.Version
 		switch {
@@ -501,7 +488,7 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 			log.Warn("invalid about in client-ready; ignoring it", zap.Error(d.AboutError()))
 		}
 	}
-	ready.Parsed, ready.VersionError = CheckClientVersion(ready.Version)
+	ready.Parsed, ready.VersionError = wire.CheckClientVersion(ready.Version)
 	log.Debug("client-ready", zap.String("version", ready.Version), zap.String("library", ready.About.Library),
 		zap.String("library_version", ready.About.LibraryVersion))
 	if ready.VersionError != "" {
@@ -510,7 +497,7 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 	}
 	v := ready.Parsed
 	p.version.Store(&v)
-	out.Push(&ClientReadyFrame{MsgID: id, Version: v}, frames.Downstream)
+	out.Push(ready, frames.Downstream)
 	p.mu.Lock()
 	p.readyID = id
 	p.clientReady = true
@@ -529,8 +516,8 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 // run_immediately, interrupt the bot and wait for the pipeline to drain;
 // toggle skip-TTS around the append when audio_response asks for it; then
 // append the user message (and run the LLM with run_immediately).
-func (p *Processor) handleSendText(ctx context.Context, out pipeline.Pusher, d *SendTextData) {
-	var opts SendTextOptions
+func (p *Processor) handleSendText(ctx context.Context, out pipeline.Pusher, d *wire.SendText) {
+	var opts wire.SendTextOptions
 	if d.Options != nil {
 		opts = *d.Options
 	}
@@ -596,7 +583,7 @@ func (p *Processor) flushReturnedHere(token uint64) bool {
 
 // functionCallResult builds the core frame for a client function result:
 // an object result stays raw JSON, a string result becomes a Go string.
-func functionCallResult(d *FunctionCallResultData) *frames.FunctionCallResult {
+func functionCallResult(d *wire.FunctionCallResult) *frames.FunctionCallResult {
 	var result any = json.RawMessage(d.Result)
 	var s string
 	if len(d.Result) > 0 && d.Result[0] == '"' && json.Unmarshal(d.Result, &s) == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 var testAbout = obj{"library": "framewire", "library_version": LibraryVersion}
@@ -37,38 +38,38 @@ func TestHandshake(t *testing.T) {
 		name    string
 		message string
 		want    []any
-		parsed  ClientVersion
-		vocab   Vocabulary
+		parsed  wire.ClientVersion
+		vocab   wire.Vocabulary
 	}{
-		{"2.1.0 is current", withVersion("2.1.0"), []any{botReady("R", "2.1.0")}, ClientVersion{2, 1, 0}, VocabularyJobGroup},
-		{"2.0.0 is compatible", withVersion("2.0.0"), []any{botReady("R", "2.1.0")}, ClientVersion{2, 0, 0}, VocabularyJobGroup},
-		{"1.4.0 is legacy: version echoed", withVersion("1.4.0"), []any{botReady("R", "1.4.0")}, ClientVersion{1, 4, 0}, VocabularyJobGroup},
-		{"1.3.0 is legacy with the task vocabulary", withVersion("1.3.0"), []any{botReady("R", "1.3.0")}, ClientVersion{1, 3, 0}, VocabularyTask},
-		{"1.3.7 also gets the task vocabulary", withVersion("1.3.7"), []any{botReady("R", "1.3.7")}, ClientVersion{1, 3, 7}, VocabularyTask},
+		{"2.1.0 is current", withVersion("2.1.0"), []any{botReady("R", "2.1.0")}, wire.ClientVersion{Major: 2, Minor: 1, Patch: 0}, wire.VocabularyJobGroup},
+		{"2.0.0 is compatible", withVersion("2.0.0"), []any{botReady("R", "2.1.0")}, wire.ClientVersion{Major: 2, Minor: 0, Patch: 0}, wire.VocabularyJobGroup},
+		{"1.4.0 is legacy: version echoed", withVersion("1.4.0"), []any{botReady("R", "1.4.0")}, wire.ClientVersion{Major: 1, Minor: 4, Patch: 0}, wire.VocabularyJobGroup},
+		{"1.3.0 is legacy with the task vocabulary", withVersion("1.3.0"), []any{botReady("R", "1.3.0")}, wire.ClientVersion{Major: 1, Minor: 3, Patch: 0}, wire.VocabularyTask},
+		{"1.3.7 also gets the task vocabulary", withVersion("1.3.7"), []any{botReady("R", "1.3.7")}, wire.ClientVersion{Major: 1, Minor: 3, Patch: 7}, wire.VocabularyTask},
 		{"missing version", ready(`{"about":` + aboutOK + `}`),
-			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, wire.ClientVersion{}, wire.VocabularyJobGroup},
 		{"missing data", `{"label":"rtvi-ai","type":"client-ready","id":"R"}`,
-			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, wire.ClientVersion{}, wire.VocabularyJobGroup},
 		{"version that is not a string", ready(`{"version":2,"about":` + aboutOK + `}`),
-			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+			[]any{errorResponse("R", unknown), botReady("R", "2.1.0")}, wire.ClientVersion{}, wire.VocabularyJobGroup},
 		{"1.2 has two parts", withVersion("1.2"),
-			[]any{errorResponse("R", "Invalid client version format (1.2). Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+			[]any{errorResponse("R", "Invalid client version format (1.2). Compatibility issues may occur."), botReady("R", "2.1.0")}, wire.ClientVersion{}, wire.VocabularyJobGroup},
 		{"2.1.0-beta is not a number", withVersion("2.1.0-beta"),
-			[]any{errorResponse("R", "Invalid client version format (2.1.0-beta). Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{}, VocabularyJobGroup},
+			[]any{errorResponse("R", "Invalid client version format (2.1.0-beta). Compatibility issues may occur."), botReady("R", "2.1.0")}, wire.ClientVersion{}, wire.VocabularyJobGroup},
 		{"3.0.0 is too new", withVersion("3.0.0"),
-			[]any{errorResponse("R", "RTVI version 3.0.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{3, 0, 0}, VocabularyJobGroup},
+			[]any{errorResponse("R", "RTVI version 3.0.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, wire.ClientVersion{Major: 3, Minor: 0, Patch: 0}, wire.VocabularyJobGroup},
 		{"0.3.0 is too old", withVersion("0.3.0"),
-			[]any{errorResponse("R", "RTVI version 0.3.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, ClientVersion{0, 3, 0}, VocabularyJobGroup},
+			[]any{errorResponse("R", "RTVI version 0.3.0 is not compatible with server protocol 2.1.0. Compatibility issues may occur."), botReady("R", "2.1.0")}, wire.ClientVersion{Major: 0, Minor: 3, Patch: 0}, wire.VocabularyJobGroup},
 		{"bad about is ignored, never an error", ready(`{"version":"2.1.0","about":{"library_version":5}}`),
-			[]any{botReady("R", "2.1.0")}, ClientVersion{2, 1, 0}, VocabularyJobGroup},
+			[]any{botReady("R", "2.1.0")}, wire.ClientVersion{Major: 2, Minor: 1, Patch: 0}, wire.VocabularyJobGroup},
 		{"about that is not an object is ignored", ready(`{"version":"1.4.0","about":"me"}`),
-			[]any{botReady("R", "1.4.0")}, ClientVersion{1, 4, 0}, VocabularyJobGroup},
+			[]any{botReady("R", "1.4.0")}, wire.ClientVersion{Major: 1, Minor: 4, Patch: 0}, wire.VocabularyJobGroup},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewProcessor(Options{})
-			var got ClientReady
-			p.OnClientReady(func(_ context.Context, r ClientReady) { got = r })
+			var got *ClientReadyFrame
+			p.OnClientReady(func(_ context.Context, r *ClientReadyFrame) { got = r })
 			res := runProcessor(t, p, tc.message)
 			if d := cmp.Diff(tc.want, sent(t, res.Down())); d != "" {
 				t.Errorf("replies (-want +got):\n%s", d)
@@ -76,7 +77,7 @@ func TestHandshake(t *testing.T) {
 			if p.ClientVersion() != tc.parsed || p.ClientVersion().Vocabulary() != tc.vocab {
 				t.Errorf("client version %v (%v), want %v (%v)", p.ClientVersion(), p.ClientVersion().Vocabulary(), tc.parsed, tc.vocab)
 			}
-			if got.ID != "R" || got.Parsed != tc.parsed {
+			if got == nil || got.MsgID != "R" || got.Parsed != tc.parsed {
 				t.Errorf("OnClientReady got %+v", got)
 			}
 			if !p.ClientReadyReceived() || !p.BotReadySent() {
@@ -86,7 +87,7 @@ func TestHandshake(t *testing.T) {
 			if len(ready) != 1 {
 				t.Fatalf("frames pushed downstream: %v", ready)
 			}
-			if f, ok := ready[0].(*ClientReadyFrame); !ok || f.MsgID != "R" || f.Version != tc.parsed {
+			if f, ok := ready[0].(*ClientReadyFrame); !ok || f.MsgID != "R" || f.Parsed != tc.parsed || f != got {
 				t.Errorf("pushed %#v, want a ClientReadyFrame", ready[0])
 			}
 		})
@@ -95,8 +96,8 @@ func TestHandshake(t *testing.T) {
 
 func TestHandshakeAboutDefaultsToUnknown(t *testing.T) {
 	p := NewProcessor(Options{})
-	var got []ClientReady
-	p.OnClientReady(func(_ context.Context, r ClientReady) { got = append(got, r) })
+	var got []*ClientReadyFrame
+	p.OnClientReady(func(_ context.Context, r *ClientReadyFrame) { got = append(got, r) })
 	runProcessor(t, p,
 		`{"label":"rtvi-ai","type":"client-ready","id":"1","data":{"version":"2.1.0"}}`,
 		`{"label":"rtvi-ai","type":"client-ready","id":"2","data":{"version":"2.1.0","about":{"library":"x","platform":null}}}`)
@@ -107,9 +108,9 @@ func TestHandshakeAboutDefaultsToUnknown(t *testing.T) {
 
 func TestManualBotReady(t *testing.T) {
 	p := NewProcessor(Options{ManualBotReady: true})
-	p.OnClientReady(func(context.Context, ClientReady) {
-		_ = p.SendServerMessage(RawJSON(`"warming up"`))
-		_ = p.SetBotReady(RawJSON(`{"library":"mine"}`))
+	p.OnClientReady(func(context.Context, *ClientReadyFrame) {
+		_ = p.SendServerMessage(wire.RawJSON(`"warming up"`))
+		_ = p.SetBotReady(wire.RawJSON(`{"library":"mine"}`))
 	})
 	res := runProcessor(t, p, `{"label":"rtvi-ai","type":"client-ready","id":"X","data":{"version":"1.4.0","about":{"library":"c"}}}`)
 	want := []any{
@@ -212,15 +213,15 @@ func TestInboundFrames(t *testing.T) {
 		up      []frames.Frame
 	}{
 		{"ui-event", msg("ui-event", "m1", `{"event":"nav_click","payload":{"view":"home"}}`),
-			[]frames.Frame{&UIEventFrame{MsgID: "m1", Event: "nav_click", Payload: RawJSON(`{"view":"home"}`)}}, nil},
+			[]frames.Frame{&UIEventFrame{MsgID: "m1", Event: "nav_click", Payload: wire.RawJSON(`{"view":"home"}`)}}, nil},
 		{"ui-event without payload", msg("ui-event", "e1", `{"event":"hello"}`),
 			[]frames.Frame{&UIEventFrame{MsgID: "e1", Event: "hello"}}, nil},
 		{"ui-cancel-job-group", msg("ui-cancel-job-group", "m3", `{"job_id":"t-99","reason":"user"}`),
 			[]frames.Frame{&UICancelTaskFrame{MsgID: "m3", TaskID: "t-99", Reason: "user"}}, nil},
 		{"ui-cancel-task from a 1.3.0 client", msg("ui-cancel-task", "m4", `{"task_id":"t-98"}`),
-			[]frames.Frame{&UICancelTaskFrame{MsgID: "m4", TaskID: "t-98", Vocabulary: VocabularyTask}}, nil},
+			[]frames.Frame{&UICancelTaskFrame{MsgID: "m4", TaskID: "t-98", Vocabulary: wire.VocabularyTask}}, nil},
 		{"client-message", msg("client-message", "c1", `{"t":"get-location","d":{"precise":true}}`),
-			[]frames.Frame{&ClientMessageFrame{ClientMessage: ClientMessage{ID: "c1", Type: "get-location", Data: RawJSON(`{"precise":true}`)}}}, nil},
+			[]frames.Frame{&ClientMessageFrame{ClientMessage: ClientMessage{ID: "c1", Type: "get-location", Data: wire.RawJSON(`{"precise":true}`)}}}, nil},
 		{"dtmf buttons, one frame per key in order", msg("dtmf", "d1", `{"buttons":["1","2","3","#"]}`),
 			[]frames.Frame{&frames.InputDTMF{Button: "1"}, &frames.InputDTMF{Button: "2"}, &frames.InputDTMF{Button: "3"}, &frames.InputDTMF{Button: "#"}}, nil},
 		{"dtmf single button (2.0.x form)", msg("dtmf", "d2", `{"button":"*"}`),
@@ -416,7 +417,7 @@ func TestCallbacks(t *testing.T) {
 	)
 	p.OnClientMessage(func(_ context.Context, m ClientMessage) {
 		msgs = append(msgs, m)
-		_ = p.SendServerResponse(m, RawJSON(`{"ok":true}`))
+		_ = p.SendServerResponse(m, wire.RawJSON(`{"ok":true}`))
 	})
 	p.OnUIMessage(func(_ context.Context, m UIMessage) { ui = append(ui, m) })
 	res := runProcessor(t, p,

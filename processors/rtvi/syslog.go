@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap/zapcore"
+
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // SystemLogCore returns a zap core that sends every log entry at or above
@@ -64,7 +66,7 @@ func (c *systemLogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 			sb.WriteString(strings.TrimSpace(strings.ReplaceAll(fmt.Sprint(v), "\n", " ")))
 		}
 	}
-	_ = c.p.sendBytes(EncodeTextMessage(TypeSystemLog, sb.String()))
+	_ = c.p.sendBytes(wire.EncodeTextMessage(wire.TypeSystemLog, sb.String()))
 	return nil
 }
 

@@ -3,165 +3,18 @@ package rtvi
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // The golden tests: every vector of rtvi_vectors.json is checked. Client
 // vectors are decoded to their typed model and re-encoded; server vectors
 // are produced from the equivalent frame (through the observer) or call
 // (through the processor) and compared as decoded JSON.
-
-// clientModel is the typed data each client message type decodes to.
-var clientModel = map[string]reflect.Type{
-	TypeClientReady:           reflect.TypeFor[*ClientReadyData](),
-	TypeClientMessage:         reflect.TypeFor[*ClientMessageData](),
-	TypeSendText:              reflect.TypeFor[*SendTextData](),
-	TypeAppendToContext:       reflect.TypeFor[*AppendToContextData](),
-	TypeDisconnectBot:         reflect.TypeFor[*EmptyData](),
-	TypeLLMFunctionCallResult: reflect.TypeFor[*FunctionCallResultData](),
-	TypeDTMF:                  reflect.TypeFor[*DTMFData](),
-	TypeRawAudio:              reflect.TypeFor[*RawAudioData](),
-	TypeRawAudioBatch:         reflect.TypeFor[*RawAudioBatchData](),
-	TypeUIEvent:               reflect.TypeFor[*UIEventData](),
-	TypeUISnapshot:            reflect.TypeFor[*UISnapshotData](),
-	TypeUICancelJobGroup:      reflect.TypeFor[*UICancelData](),
-	TypeUICancelTask:          reflect.TypeFor[*UICancelData](),
-}
-
-func TestClientVectorsDecodeAndReencode(t *testing.T) {
-	n := 0
-	for _, v := range loadVectors(t) {
-		if v.Direction != "client->server" {
-			continue
-		}
-		n++
-		t.Run(v.Name, func(t *testing.T) {
-			m, err := Decode(v.JSON)
-			if v.Name == "envelope invalid (missing id) -> error" {
-				var ee *EnvelopeError
-				if !errors.As(err, &ee) {
-					t.Fatalf("Decode error = %v, want an *EnvelopeError", err)
-				}
-				if !strings.HasPrefix(ee.Error(), "Invalid RTVI transport message: ") {
-					t.Errorf("error text %q lacks the required prefix", ee.Error())
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Decode: %v", err)
-			}
-			want, known := clientModel[m.Type]
-			if !known {
-				want = reflect.TypeFor[RawJSON]()
-			}
-			if got := reflect.TypeOf(m.Data); got != want {
-				t.Errorf("data decoded to %v, want %v", got, want)
-			}
-			if d := diffJSON(decodeAny(t, v.JSON), decodeAny(t, m.Encode())); d != "" {
-				t.Errorf("re-encoded message differs (-vector +encoded):\n%s", d)
-			}
-		})
-	}
-	if n != 27 {
-		t.Errorf("checked %d client vectors, want 27", n)
-	}
-}
-
-// TestClientVectorsTypedFields pins the typed values of the vectors whose
-// shape is tricky: explicit nulls, text leaves, extras, both DTMF forms.
-func TestClientVectorsTypedFields(t *testing.T) {
-	decode := func(name string) Message {
-		t.Helper()
-		m, err := Decode(vectorByName(t, name).JSON)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
-		return m
-	}
-	t.Run("client-ready with null about fields", func(t *testing.T) {
-		d := decode("client-ready (eval harness; null about fields)").Data.(*ClientReadyData)
-		if d.Version != "2.1.0" || d.About == nil || d.About.Library != "pipecat-evals" || d.About.LibraryVersion != "" {
-			t.Errorf("got %+v (about %+v)", d, d.About)
-		}
-	})
-	t.Run("client-ready with empty data has no version", func(t *testing.T) {
-		d := decode("client-ready with empty data").Data.(*ClientReadyData)
-		if d.Version != "" || d.About != nil {
-			t.Errorf("got %+v", d)
-		}
-	})
-	t.Run("send-text options", func(t *testing.T) {
-		d := decode("send-text (text-only reply)").Data.(*SendTextData)
-		if d.Options == nil || !d.Options.RunImmediately.Or(false) || d.Options.AudioResponse.Or(true) {
-			t.Errorf("got %+v", d.Options)
-		}
-		if d := decode("send-text (minimal, from test)").Data.(*SendTextData); d.Options != nil {
-			t.Errorf("minimal send-text has options %+v", d.Options)
-		}
-	})
-	t.Run("dtmf both forms", func(t *testing.T) {
-		if got := decode("dtmf (2.1.0 buttons)").Data.(*DTMFData).Keys(); !reflect.DeepEqual(got, []string{"1", "2", "3", "#"}) {
-			t.Errorf("buttons: %q", got)
-		}
-		if got := decode("dtmf (2.0.x legacy single button)").Data.(*DTMFData).Keys(); !reflect.DeepEqual(got, []string{"#"}) {
-			t.Errorf("button: %q", got)
-		}
-	})
-	t.Run("snapshot from client-js", func(t *testing.T) {
-		s := decode("ui-snapshot (as client-js sends it)").Data.(*UISnapshotData).Tree
-		if s.CapturedAt != 1752494400123 || s.Selection == nil || s.Selection.Text != "First" || s.Selection.StartOffset != nil {
-			t.Errorf("snapshot fields: %+v %+v", s, s.Selection)
-		}
-		main := &s.Root.Children[0]
-		leaf := main.Children[2]
-		if leaf.Ref != "" || leaf.Role != "text" || leaf.Name != "Interstitial copy" {
-			t.Errorf("text leaf = %+v", leaf)
-		}
-		heading := s.Find("e3")
-		if heading == nil || !heading.Has(FieldLevel) || heading.Level != 1 || heading.Has(FieldChildren) {
-			t.Errorf("heading = %+v", heading)
-		}
-		grid := s.Find("e14")
-		if grid == nil || grid.ColCount != 8 || grid.RowCount != 2 {
-			t.Errorf("grid = %+v", grid)
-		}
-	})
-	t.Run("snapshot with explicit nulls", func(t *testing.T) {
-		s := decode("ui-snapshot (PY test, with explicit nulls)").Data.(*UISnapshotData).Tree
-		if s.Root.Has(FieldName) || s.Root.Has(FieldLevel) || len(s.Root.Children) != 1 {
-			t.Errorf("root = %+v", s.Root)
-		}
-		if s.Selection.StartOffset == nil || *s.Selection.StartOffset != 0 || *s.Selection.EndOffset != 4 {
-			t.Errorf("selection = %+v", s.Selection)
-		}
-	})
-	t.Run("snapshot extras are kept in order", func(t *testing.T) {
-		s := decode("ui-snapshot with unknown/future fields").Data.(*UISnapshotData).Tree
-		if len(s.Extra) != 1 || s.Extra[0].Key != "viewport" {
-			t.Errorf("snapshot extras = %v", s.Extra)
-		}
-		if len(s.Root.Extra) != 1 || s.Root.Extra[0].Key != "bounds" ||
-			diffJSON(decodeAny(t, s.Root.Extra[0].Value), obj{"x": 1.0, "y": 2.0}) != "" {
-			t.Errorf("root extras = %v", s.Root.Extra)
-		}
-		if len(s.Selection.Extra) != 1 || s.Selection.Extra[0].Key != "direction" {
-			t.Errorf("selection extras = %v", s.Selection.Extra)
-		}
-	})
-	t.Run("cancel vocabularies", func(t *testing.T) {
-		jg := decode("ui-cancel-job-group").Data.(*UICancelData)
-		task := decode("ui-cancel-task (RTVI 1.3.0 only)").Data.(*UICancelData)
-		if *jg != (UICancelData{TaskID: "t-99", Reason: "user", Vocabulary: VocabularyJobGroup}) ||
-			*task != (UICancelData{TaskID: "t-99", Reason: "user", Vocabulary: VocabularyTask}) {
-			t.Errorf("job group %+v, task %+v", jg, task)
-		}
-	})
-}
 
 // serverCase produces the message(s) equivalent to one server vector and
 // says how the vector is compared.
@@ -199,7 +52,7 @@ func observed(v string, opts ObserverOptions, mk func() []frames.Frame) func(t *
 // the vectors' Python server had it) and returns the replies.
 func handshake(msgs ...string) func(t *testing.T) []any {
 	return func(t *testing.T) []any {
-		p := NewProcessor(Options{About: RawJSON(`{"library":"pipecat-ai","library_version":"1.7.0"}`)})
+		p := NewProcessor(Options{About: wire.RawJSON(`{"library":"pipecat-ai","library_version":"1.7.0"}`)})
 		res := runProcessor(t, p, msgs...)
 		return sent(t, res.Down())
 	}
@@ -243,10 +96,10 @@ func serverCases() map[string]serverCase {
 	speaking := func(v string, f func() frames.Frame) func(t *testing.T) []any {
 		return observed(v, ObserverOptions{}, func() []frames.Frame { return []frames.Frame{&frames.BotStartedSpeaking{}, f()} })
 	}
-	cmd := func(c Command) serverCase {
+	cmd := func(c wire.Command) serverCase {
 		return serverCase{produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame { return []frames.Frame{NewUICommand(c)} })}
 	}
-	task := func(v string, e TaskEvent, adjust func(want, got obj)) serverCase {
+	task := func(v string, e wire.TaskEvent, adjust func(want, got obj)) serverCase {
 		return serverCase{produce: observed(v, ObserverOptions{}, func() []frames.Frame { return []frames.Frame{&UITaskFrame{Event: e}} }), adjust: adjust}
 	}
 	levels := func(l ReportLevel) ObserverOptions {
@@ -286,11 +139,11 @@ func serverCases() map[string]serverCase {
 			prefix:  "Invalid message: ",
 		},
 		"server-response": {produce: called(func(p *Processor) {
-			_ = p.SendServerResponse(clientMsg, RawJSON(`{"lat": 41.4, "lon": 2.17}`))
+			_ = p.SendServerResponse(clientMsg, wire.RawJSON(`{"lat": 41.4, "lon": 2.17}`))
 		})},
 		"error-response to a client-message": {produce: called(func(p *Processor) { _ = p.SendErrorResponse(clientMsg, "location unavailable") })},
 		"server-message": {produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
-			return []frames.Frame{&ServerMessageFrame{Data: RawJSON(`{"kind":"score","value":3}`)}}
+			return []frames.Frame{&ServerMessageFrame{Data: wire.RawJSON(`{"kind":"score","value":3}`)}}
 		})},
 		"user-started-speaking":     noData(func() frames.Frame { return &frames.UserStartedSpeaking{} }),
 		"user-stopped-speaking":     noData(func() frames.Frame { return &frames.UserStoppedSpeaking{} }),
@@ -327,10 +180,10 @@ func serverCases() map[string]serverCase {
 			msgs := observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
 				return []frames.Frame{&frames.LLMText{Text: "It's"}, &frames.LLMText{Text: " sunny"}, &frames.LLMText{Text: " today."}}
 			})(t)
-			return ofType(msgs, TypeBotTranscription)
+			return ofType(msgs, wire.TypeBotTranscription)
 		}},
 		"bot-tts-text": {produce: func(t *testing.T) []any {
-			return ofType(speaking("2.1.0", func() frames.Frame { return &frames.TTSText{Text: "sunny", AggregatedBy: "word"} })(t), TypeBotTTSText)
+			return ofType(speaking("2.1.0", func() frames.Frame { return &frames.TTSText{Text: "sunny", AggregatedBy: "word"} })(t), wire.TypeBotTTSText)
 		}},
 		"bot-output v2: new spoken segment (word-timestamp TTS)": {
 			produce: botOutput("2.1.0", func() frames.Frame {
@@ -393,8 +246,8 @@ func serverCases() map[string]serverCase {
 		// id; the model is encoded directly.
 		"llm-function-call (deprecated)": {
 			produce: called(func(p *Processor) {
-				_ = p.Send(Message{Type: TypeLLMFunctionCall, Data: LLMFunctionCallData{
-					FunctionName: "deprecatedFunction", ToolCallID: "call-999", Args: RawJSON(`{"deprecated":true}`)}})
+				_ = p.Send(wire.Message{Type: wire.TypeLLMFunctionCall, Data: wire.LLMFunctionCall{
+					FunctionName: "deprecatedFunction", ToolCallID: "call-999", Args: wire.RawJSON(`{"deprecated":true}`)}})
 			}),
 			adjust: dropKeys("id"),
 		},
@@ -406,13 +259,13 @@ func serverCases() map[string]serverCase {
 		// vector is produced from the wire model; TestMetricsFromFrame
 		// covers every kind a frame can carry.
 		"metrics (all types in one frame)": {produce: called(func(p *Processor) {
-			_ = p.Send(Message{Type: TypeMetrics, Data: MetricsData{
-				TTFB:       []TimingMetric{{Processor: "cartesia_tts", Value: 0.2}},
-				TTFA:       []TTFAMetric{{Processor: "cartesia_tts", TTFA: 0.6, TTFB: 0.2, LeadingSilence: 0.4}},
-				Processing: []TimingMetric{{Processor: "llm", Value: 0.05}},
-				Tokens:     []TokenUsage{{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, InputAudioTokens: 7, OutputAudioTokens: 13}},
-				STTUsage:   []STTUsageMetric{{Processor: "soniox_stt", AudioSeconds: 1.5}},
-				Characters: []CharactersMetric{{Processor: "cartesia_tts", Value: 42}},
+			_ = p.Send(wire.Message{Type: wire.TypeMetrics, Data: wire.Metrics{
+				TTFB:       []wire.TimingMetric{{Processor: "cartesia_tts", Value: 0.2}},
+				TTFA:       []wire.TTFAMetric{{Processor: "cartesia_tts", TTFA: 0.6, TTFB: 0.2, LeadingSilence: 0.4}},
+				Processing: []wire.TimingMetric{{Processor: "llm", Value: 0.05}},
+				Tokens:     []wire.TokenUsage{{PromptTokens: 10, CompletionTokens: 20, TotalTokens: 30, InputAudioTokens: 7, OutputAudioTokens: 13}},
+				STTUsage:   []wire.STTUsageMetric{{Processor: "soniox_stt", AudioSeconds: 1.5}},
+				Characters: []wire.CharactersMetric{{Processor: "cartesia_tts", Value: 42}},
 			}})
 		})},
 		"user-audio-level": {produce: observed("2.1.0", ObserverOptions{EnableUserAudioLevel: true}, func() []frames.Frame {
@@ -423,51 +276,51 @@ func serverCases() map[string]serverCase {
 		})},
 		// framewire does not forward its logs; the model is encoded directly.
 		"system-log": {produce: called(func(p *Processor) {
-			_ = p.Send(Message{Type: TypeSystemLog, Data: TextData{Text: "2026-07-14 12:00:00.000 | DEBUG | ..."}})
+			_ = p.Send(wire.Message{Type: wire.TypeSystemLog, Data: wire.Text{Text: "2026-07-14 12:00:00.000 | DEBUG | ..."}})
 		})},
 		"bot-llm-search-response (Google observer)": {produce: called(func(p *Processor) {
-			_ = p.Send(Message{Type: TypeBotLLMSearchResponse, Data: SearchResponseData{
+			_ = p.Send(wire.Message{Type: wire.TypeBotLLMSearchResponse, Data: wire.SearchResponse{
 				SearchResult: "Paris is the capital of France.", RenderedContent: "<div>...</div>",
-				Origins: []SearchOrigin{{SiteURI: "https://example.org", SiteTitle: "Example",
-					Results: []SearchResult{{Text: "Paris is the capital", Confidence: []float64{0.98}}}}},
+				Origins: []wire.SearchOrigin{{SiteURI: "https://example.org", SiteTitle: "Example",
+					Results: []wire.SearchResult{{Text: "Paris is the capital", Confidence: []float64{0.98}}}}},
 			}})
 		})},
 		"ui-command toast (PY test)": {produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
-			return []frames.Frame{&UICommandFrame{Command: "toast", Payload: RawJSON(`{"title":"Saved"}`)}}
+			return []frames.Frame{&UICommandFrame{Command: "toast", Payload: wire.RawJSON(`{"title":"Saved"}`)}}
 		})},
 		"ui-command toast (JS test)": {
 			produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
-				return []frames.Frame{&UICommandFrame{Command: "toast", Payload: JSON(map[string]string{"title": "Hi"})}}
+				return []frames.Frame{&UICommandFrame{Command: "toast", Payload: wire.JSON(map[string]string{"title": "Hi"})}}
 			}),
 			adjust: dropKeys("id"),
 		},
-		"ui-command toast via UIWorker.send_command (test_toast_required_only)":                                 cmd(Toast{Title: "Saved"}),
-		"ui-command navigate via UIWorker.send_command (test_navigate)":                                         cmd(Navigate{View: "home", Params: RawJSON(`{"id":"42"}`)}),
-		"ui-command scroll_to via UIWorker.send_command (test_scroll_to_with_ref)":                              cmd(ScrollTo{Ref: "e42", Behavior: "smooth"}),
-		"ui-command highlight via UIWorker.send_command (test_highlight_with_target_id)":                        cmd(Highlight{TargetID: "cta", DurationMS: 2000}),
-		"ui-command focus via UIWorker.send_command (test_focus)":                                               cmd(Focus{Ref: "e7"}),
-		"ui-command click via UIWorker.send_command (test_click)":                                               cmd(Click{Ref: "e9"}),
-		"ui-command set_input_value via UIWorker.send_command (test_set_input_value_default_replace_true)":      cmd(SetInputValue{Value: "Marie Curie", Ref: "e3"}),
-		"ui-command set_input_value via UIWorker.send_command (test_set_input_value_append)":                    cmd(SetInputValue{Value: "more", Ref: "e3", Append: true}),
-		"ui-command select_text via UIWorker.send_command (test_select_text_full)":                              cmd(SelectText{Ref: "e15", StartOffset: new(4), EndOffset: new(12)}),
-		"ui-command select_text via UIWorker.send_command (test_select_text_whole_target_when_offsets_omitted)": cmd(SelectText{Ref: "e15"}),
+		"ui-command toast via UIWorker.send_command (test_toast_required_only)":                                 cmd(wire.Toast{Title: "Saved"}),
+		"ui-command navigate via UIWorker.send_command (test_navigate)":                                         cmd(wire.Navigate{View: "home", Params: wire.RawJSON(`{"id":"42"}`)}),
+		"ui-command scroll_to via UIWorker.send_command (test_scroll_to_with_ref)":                              cmd(wire.ScrollTo{Ref: "e42", Behavior: "smooth"}),
+		"ui-command highlight via UIWorker.send_command (test_highlight_with_target_id)":                        cmd(wire.Highlight{TargetID: "cta", DurationMS: 2000}),
+		"ui-command focus via UIWorker.send_command (test_focus)":                                               cmd(wire.Focus{Ref: "e7"}),
+		"ui-command click via UIWorker.send_command (test_click)":                                               cmd(wire.Click{Ref: "e9"}),
+		"ui-command set_input_value via UIWorker.send_command (test_set_input_value_default_replace_true)":      cmd(wire.SetInputValue{Value: "Marie Curie", Ref: "e3"}),
+		"ui-command set_input_value via UIWorker.send_command (test_set_input_value_append)":                    cmd(wire.SetInputValue{Value: "more", Ref: "e3", Append: true}),
+		"ui-command select_text via UIWorker.send_command (test_select_text_full)":                              cmd(wire.SelectText{Ref: "e15", StartOffset: new(4), EndOffset: new(12)}),
+		"ui-command select_text via UIWorker.send_command (test_select_text_whole_target_when_offsets_omitted)": cmd(wire.SelectText{Ref: "e15"}),
 		"ui-command with no payload (observer path)": {produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
 			return []frames.Frame{&UICommandFrame{Command: "refresh"}}
 		})},
-		"ui-job-group group_started (PY test values)": task("2.1.0", GroupStarted{TaskID: "t-1", Agents: []string{"a", "b"}, Label: "Search", Cancellable: true, At: 42}, nil),
-		"ui-job-group group_started (JS test)":        task("2.0.0", GroupStarted{TaskID: "t1", Agents: []string{"w1", "w2"}, Label: "Doing stuff", Cancellable: true, At: 1700}, dropKeys("id")),
-		"ui-job-group job_update (JS test)": task("1.4.0", TaskUpdate{TaskID: "t1", AgentName: "w1",
-			Data: RawJSON(`{"kind":"tool_call","tool":"WebSearch"}`), At: 1701}, dropKeys("id")),
-		"ui-job-group job_completed (react test values)": task("2.1.0", TaskCompleted{TaskID: "t1", AgentName: "w1", Status: StatusCompleted,
-			Response: RawJSON(`{"ok":true}`), At: 1702}, nil),
-		"ui-job-group job_completed cancelled (after ui-cancel-job-group)": task("2.1.0", TaskCompleted{TaskID: "t1", AgentName: "w2", Status: StatusCancelled, At: 1703}, nil),
-		"ui-job-group group_completed (react test values)":                 task("2.1.0", GroupCompleted{TaskID: "t1", At: 1704}, nil),
-		"ui-task group_started (RTVI 1.3.0)":                               task("1.3.0", GroupStarted{TaskID: "t1", Agents: []string{"w1", "w2"}, Label: "Doing stuff", Cancellable: true, At: 1700}, dropKeys("id")),
-		"ui-task task_update (RTVI 1.3.0)": task("1.3.0", TaskUpdate{TaskID: "t1", AgentName: "w1",
-			Data: RawJSON(`{"kind":"tool_call","tool":"WebSearch"}`), At: 1701}, dropKeys("id")),
-		"ui-task task_completed (RTVI 1.3.0)": task("1.3.0", TaskCompleted{TaskID: "t-1", AgentName: "a", Status: StatusCompleted,
-			Response: RawJSON(`{"ok":true}`), At: 44}, nil),
-		"ui-task group_completed (RTVI 1.3.0)": task("1.3.0", GroupCompleted{TaskID: "t-1", At: 45}, nil),
+		"ui-job-group group_started (PY test values)": task("2.1.0", wire.GroupStarted{TaskID: "t-1", Agents: []string{"a", "b"}, Label: "Search", Cancellable: true, At: 42}, nil),
+		"ui-job-group group_started (JS test)":        task("2.0.0", wire.GroupStarted{TaskID: "t1", Agents: []string{"w1", "w2"}, Label: "Doing stuff", Cancellable: true, At: 1700}, dropKeys("id")),
+		"ui-job-group job_update (JS test)": task("1.4.0", wire.TaskUpdate{TaskID: "t1", AgentName: "w1",
+			Data: wire.RawJSON(`{"kind":"tool_call","tool":"WebSearch"}`), At: 1701}, dropKeys("id")),
+		"ui-job-group job_completed (react test values)": task("2.1.0", wire.TaskCompleted{TaskID: "t1", AgentName: "w1", Status: wire.StatusCompleted,
+			Response: wire.RawJSON(`{"ok":true}`), At: 1702}, nil),
+		"ui-job-group job_completed cancelled (after ui-cancel-job-group)": task("2.1.0", wire.TaskCompleted{TaskID: "t1", AgentName: "w2", Status: wire.StatusCancelled, At: 1703}, nil),
+		"ui-job-group group_completed (react test values)":                 task("2.1.0", wire.GroupCompleted{TaskID: "t1", At: 1704}, nil),
+		"ui-task group_started (RTVI 1.3.0)":                               task("1.3.0", wire.GroupStarted{TaskID: "t1", Agents: []string{"w1", "w2"}, Label: "Doing stuff", Cancellable: true, At: 1700}, dropKeys("id")),
+		"ui-task task_update (RTVI 1.3.0)": task("1.3.0", wire.TaskUpdate{TaskID: "t1", AgentName: "w1",
+			Data: wire.RawJSON(`{"kind":"tool_call","tool":"WebSearch"}`), At: 1701}, dropKeys("id")),
+		"ui-task task_completed (RTVI 1.3.0)": task("1.3.0", wire.TaskCompleted{TaskID: "t-1", AgentName: "a", Status: wire.StatusCompleted,
+			Response: wire.RawJSON(`{"ok":true}`), At: 44}, nil),
+		"ui-task group_completed (RTVI 1.3.0)": task("1.3.0", wire.GroupCompleted{TaskID: "t-1", At: 45}, nil),
 	}
 }
 
@@ -482,7 +335,7 @@ func botOutput(v string, f func() frames.Frame) func(t *testing.T) []any {
 	return func(t *testing.T) []any {
 		return ofType(observed(v, ObserverOptions{}, func() []frames.Frame {
 			return []frames.Frame{&frames.BotStartedSpeaking{}, f()}
-		})(t), TypeBotOutput)
+		})(t), wire.TypeBotOutput)
 	}
 }
 
@@ -543,59 +396,5 @@ func TestServerVectorsProducedFromFramesAndCalls(t *testing.T) {
 	}
 	if seen != 78 || len(cases) != seen {
 		t.Errorf("checked %d server vectors with %d cases, want 78 of each", seen, len(cases))
-	}
-}
-
-// jsQuirks are the server vectors copied from JS tests whose shape the
-// server never sends (an id on a push, args instead of arguments, a
-// stub's bot-ready): they decode, but need not re-encode verbatim.
-var jsQuirks = map[string]bool{
-	"llm-function-call-in-progress as in the JS test": true,
-}
-
-func TestServerVectorsDecodeAndReencode(t *testing.T) {
-	for _, v := range loadVectors(t) {
-		if v.Direction != "server->client" {
-			continue
-		}
-		t.Run(v.Name, func(t *testing.T) {
-			m, err := DecodeServerMessage(v.JSON)
-			if err != nil {
-				t.Fatalf("DecodeServerMessage: %v", err)
-			}
-			if jsQuirks[v.Name] {
-				return
-			}
-			if d := diffJSON(decodeAny(t, v.JSON), decodeAny(t, m.Encode())); d != "" {
-				t.Errorf("re-encoded message differs (-vector +encoded):\n%s", d)
-			}
-		})
-	}
-}
-
-func TestDecodeServerMessageTypes(t *testing.T) {
-	m, err := DecodeServerMessage(vectorByName(t, "ui-task task_completed (RTVI 1.3.0)").JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, ok := m.Data.(*TaskData)
-	if !ok || d.Vocabulary != VocabularyTask {
-		t.Fatalf("data %#v", m.Data)
-	}
-	if e, ok := d.Event.(TaskCompleted); !ok || e.TaskID != "t-1" || e.AgentName != "a" || e.Status != StatusCompleted || e.At != 44 {
-		t.Errorf("event %#v", d.Event)
-	}
-	m, err = DecodeServerMessage(vectorByName(t, "bot-output v2: progress in-progress").JSON)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b, ok := m.Data.(*BotOutputData); !ok || b.Spoken != OptUnset || b.SegmentID != 1 || b.SpokenProgress.AccumulatedText != "Hello" {
-		t.Errorf("bot-output %#v", m.Data)
-	}
-	// A ui-job-group envelope with task names is rejected.
-	_, err = DecodeServerMessage([]byte(`{"label":"rtvi-ai","type":"ui-job-group","data":{"kind":"task_update","task_id":"t","agent_name":"a","at":1}}`))
-	var de *DataError
-	if !errors.As(err, &de) {
-		t.Errorf("mixed vocabulary: err = %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // The action methods send one UI command each (ui-agent.md §2): an
@@ -28,48 +29,48 @@ func (a *Agent) push(f frames.Frame) error {
 }
 
 // Send sends a built-in command with its full payload (for example
-// rtvi.ScrollTo{Ref: "e5", Behavior: "instant"} or rtvi.Toast{...}).
-func (a *Agent) Send(c rtvi.Command) error {
+// wire.ScrollTo{Ref: "e5", Behavior: "instant"} or wire.Toast{...}).
+func (a *Agent) Send(c wire.Command) error {
 	return a.push(rtvi.NewUICommand(c))
 }
 
 // ScrollTo scrolls the element ref into view:
 // scroll_to {ref, target_id: null, behavior: null}.
-func (a *Agent) ScrollTo(ref string) error { return a.Send(rtvi.ScrollTo{Ref: ref}) }
+func (a *Agent) ScrollTo(ref string) error { return a.Send(wire.ScrollTo{Ref: ref}) }
 
 // Highlight briefly highlights the element ref:
 // highlight {ref, target_id: null, duration_ms: null}.
-func (a *Agent) Highlight(ref string) error { return a.Send(rtvi.Highlight{Ref: ref}) }
+func (a *Agent) Highlight(ref string) error { return a.Send(wire.Highlight{Ref: ref}) }
 
 // SelectText selects the whole text of the element ref:
 // select_text {ref, target_id: null, start_offset: null, end_offset: null}.
-func (a *Agent) SelectText(ref string) error { return a.Send(rtvi.SelectText{Ref: ref}) }
+func (a *Agent) SelectText(ref string) error { return a.Send(wire.SelectText{Ref: ref}) }
 
 // SelectRange selects the characters [start, end) of the element ref.
 func (a *Agent) SelectRange(ref string, start, end int) error {
-	return a.Send(rtvi.SelectText{Ref: ref, StartOffset: &start, EndOffset: &end})
+	return a.Send(wire.SelectText{Ref: ref, StartOffset: &start, EndOffset: &end})
 }
 
 // Click clicks the element ref: click {ref, target_id: null}.
-func (a *Agent) Click(ref string) error { return a.Send(rtvi.Click{Ref: ref}) }
+func (a *Agent) Click(ref string) error { return a.Send(wire.Click{Ref: ref}) }
 
 // SetInputValue replaces the value of the input ref:
 // set_input_value {value, ref, target_id: null, replace: true}.
 func (a *Agent) SetInputValue(ref, value string) error {
-	return a.Send(rtvi.SetInputValue{Ref: ref, Value: value})
+	return a.Send(wire.SetInputValue{Ref: ref, Value: value})
 }
 
 // AppendInputValue appends to the value of the input ref (replace: false).
 func (a *Agent) AppendInputValue(ref, value string) error {
-	return a.Send(rtvi.SetInputValue{Ref: ref, Value: value, Append: true})
+	return a.Send(wire.SetInputValue{Ref: ref, Value: value, Append: true})
 }
 
 // Focus focuses the element ref: focus {ref, target_id: null}.
-func (a *Agent) Focus(ref string) error { return a.Send(rtvi.Focus{Ref: ref}) }
+func (a *Agent) Focus(ref string) error { return a.Send(wire.Focus{Ref: ref}) }
 
 // Toast shows a notification (the app draws it):
 // toast {title, subtitle, description, image_url, duration_ms}.
-func (a *Agent) Toast(t rtvi.Toast) error { return a.Send(t) }
+func (a *Agent) Toast(t wire.Toast) error { return a.Send(t) }
 
 // Navigate asks the app to show view with params (a JSON-encodable value;
 // nil sends null): navigate {view, params}.
@@ -78,11 +79,11 @@ func (a *Agent) Navigate(view string, params any) error {
 	if err != nil {
 		return fmt.Errorf("uiagent: navigate %q: %w", view, err)
 	}
-	return a.Send(rtvi.Navigate{View: view, Params: p})
+	return a.Send(wire.Navigate{View: view, Params: p})
 }
 
 // SendCommand sends an app-defined command (add_note, set_checked, ...).
-// payload is an rtvi.Payload, a json.RawMessage, or any JSON-encodable Go
+// payload is an wire.Payload, a json.RawMessage, or any JSON-encodable Go
 // value, encoded now; nil sends {} as the reference does.
 func (a *Agent) SendCommand(name string, payload any) error {
 	if name == "" {
@@ -96,16 +97,16 @@ func (a *Agent) SendCommand(name string, payload any) error {
 }
 
 // payloadOf turns v into a payload fixed at call time: nil gives {} when
-// emptyObject is set (nil otherwise), an rtvi.Payload stays as is, raw
+// emptyObject is set (nil otherwise), an wire.Payload stays as is, raw
 // JSON is checked, anything else is encoded with encoding/json.
-func payloadOf(v any, emptyObject bool) (rtvi.Payload, error) {
+func payloadOf(v any, emptyObject bool) (wire.Payload, error) {
 	switch p := v.(type) {
 	case nil:
 		if emptyObject {
-			return rtvi.RawJSON("{}"), nil
+			return wire.RawJSON("{}"), nil
 		}
 		return nil, nil
-	case rtvi.RawJSON:
+	case wire.RawJSON:
 		if !json.Valid(p) {
 			return nil, fmt.Errorf("payload is not valid JSON")
 		}
@@ -114,13 +115,13 @@ func payloadOf(v any, emptyObject bool) (rtvi.Payload, error) {
 		if !json.Valid(p) {
 			return nil, fmt.Errorf("payload is not valid JSON")
 		}
-		return rtvi.RawJSON(p), nil
-	case rtvi.Payload:
+		return wire.RawJSON(p), nil
+	case wire.Payload:
 		return p, nil
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	return rtvi.RawJSON(b), nil
+	return wire.RawJSON(b), nil
 }

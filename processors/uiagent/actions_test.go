@@ -13,6 +13,7 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // runningAgent returns an agent whose pushes are recorded, as if set up
@@ -39,14 +40,14 @@ func TestActionPayloads(t *testing.T) {
 		func() error { return a.SetInputValue("e5", "Mark") },
 		func() error { return a.AppendInputValue("e5", " Backman") },
 		func() error { return a.Focus("e6") },
-		func() error { return a.Toast(rtvi.Toast{Title: "Saved"}) },
+		func() error { return a.Toast(wire.Toast{Title: "Saved"}) },
 		func() error { return a.Navigate("artist", params{"Nina Simone"}) },
 		func() error { return a.Navigate("home", nil) },
-		func() error { return a.Send(rtvi.ScrollTo{TargetID: "top", Behavior: "instant"}) },
+		func() error { return a.Send(wire.ScrollTo{TargetID: "top", Behavior: "instant"}) },
 		func() error { return a.SendCommand("add_note", map[string]string{"ref": "e7", "text": "Too long"}) },
 		func() error { return a.SendCommand("clear_list", nil) },
 		func() error { return a.SendCommand("raw", json.RawMessage(`{"n":1}`)) },
-		func() error { return a.SendCommand("payload", rtvi.RawJSON(`[1,null]`)) },
+		func() error { return a.SendCommand("payload", wire.RawJSON(`[1,null]`)) },
 	}
 	for i, call := range calls {
 		if err := call(); err != nil {
@@ -86,7 +87,7 @@ func TestActionErrors(t *testing.T) {
 	for i, err := range []error{
 		a.SendCommand("", nil),
 		a.SendCommand("x", json.RawMessage(`{`)),
-		a.SendCommand("x", rtvi.RawJSON(`nope`)),
+		a.SendCommand("x", wire.RawJSON(`nope`)),
 		a.SendCommand("x", make(chan int)),
 		a.Navigate("v", func() {}),
 	} {

@@ -16,6 +16,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 const roleDeveloper = llm.RoleDeveloper
@@ -78,10 +79,10 @@ type Options struct {
 	NoPromptGuide bool
 	// Render replaces [RenderUIState], for example to prepend app notes.
 	// An empty result skips the injection for that turn.
-	Render func(s *rtvi.Snapshot) string
+	Render func(s *wire.Snapshot) string
 	// RenderEvent replaces [RenderEvent]; an empty result keeps the event
 	// out of the context.
-	RenderEvent func(name string, payload rtvi.RawJSON) string
+	RenderEvent func(name string, payload wire.RawJSON) string
 	// Answer chooses how answers reach the user.
 	Answer AnswerMode
 	// NoRefCheck sends reply actions for any ref, without checking the
@@ -144,7 +145,7 @@ type Agent struct {
 	name  string
 	log   atomic.Pointer[zap.Logger]
 	out   atomic.Pointer[pusherBox]
-	snap  atomic.Pointer[rtvi.Snapshot]
+	snap  atomic.Pointer[wire.Snapshot]
 	cache atomic.Pointer[rendered]
 	tasks *TaskGroups
 
@@ -157,7 +158,7 @@ type Agent struct {
 
 	mu         sync.Mutex
 	events     []frames.LLMMessage // rendered events waiting for the next inference
-	handlers   map[string]func(context.Context, rtvi.RawJSON)
+	handlers   map[string]func(context.Context, wire.RawJSON)
 	cur        *turn // the latest turn (possibly ended)
 	pendingAsk *turn // an Ask whose query has not reached inference yet
 	tracked    bool  // turns are tracked (BeforeInference or Ask has run)
@@ -168,7 +169,7 @@ type Agent struct {
 type pusherBox struct{ pipeline.Pusher }
 
 type rendered struct {
-	snap *rtvi.Snapshot
+	snap *wire.Snapshot
 	text string
 }
 
@@ -203,7 +204,7 @@ func (a *Agent) init() {
 		a.name = fmt.Sprintf("UIAgent#%d", frames.NextID())
 	}
 	a.askSem = make(chan struct{}, 1)
-	a.handlers = map[string]func(context.Context, rtvi.RawJSON){}
+	a.handlers = map[string]func(context.Context, wire.RawJSON){}
 	a.afterFlush = map[uint64]func(){}
 	a.root, a.stop = context.WithCancel(context.Background())
 	log := o.Logger
@@ -305,7 +306,7 @@ func (a *Agent) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fra
 // SetSnapshot replaces the latest snapshot (nil is ignored). The agent
 // does this for every rtvi.UISnapshotFrame it sees; call it to feed
 // snapshots from elsewhere (for example rtvi.Processor.OnUIMessage).
-func (a *Agent) SetSnapshot(s *rtvi.Snapshot) {
+func (a *Agent) SetSnapshot(s *wire.Snapshot) {
 	if s != nil {
 		a.snap.Store(s)
 	}
@@ -313,7 +314,7 @@ func (a *Agent) SetSnapshot(s *rtvi.Snapshot) {
 
 // Snapshot returns the latest snapshot, or nil before the first one. It
 // must not be changed.
-func (a *Agent) Snapshot() *rtvi.Snapshot { return a.snap.Load() }
+func (a *Agent) Snapshot() *wire.Snapshot { return a.snap.Load() }
 
 // UIState returns the <ui_state> block of the latest snapshot (through
 // Options.Render when set), or "" when there is none.
@@ -363,7 +364,7 @@ func (a *Agent) Tasks() *TaskGroups { a.ensure(); return a.tasks }
 // ends when the pipeline does; it does not run the LLM (send commands from
 // it, or call [Agent.Ask]). Registering a second handler for a name is an
 // error.
-func (a *Agent) OnEvent(name string, fn func(ctx context.Context, payload rtvi.RawJSON)) error {
+func (a *Agent) OnEvent(name string, fn func(ctx context.Context, payload wire.RawJSON)) error {
 	a.ensure()
 	if fn == nil {
 		return fmt.Errorf("uiagent: nil handler for event %q", name)
@@ -384,7 +385,7 @@ func HandleEvent[T any](a *Agent, name string, fn func(ctx context.Context, payl
 	if fn == nil {
 		return fmt.Errorf("uiagent: nil handler for event %q", name)
 	}
-	return a.OnEvent(name, func(ctx context.Context, raw rtvi.RawJSON) {
+	return a.OnEvent(name, func(ctx context.Context, raw wire.RawJSON) {
 		var v T
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &v); err != nil {
@@ -399,7 +400,7 @@ func HandleEvent[T any](a *Agent, name string, fn func(ctx context.Context, payl
 
 // handleEvent queues the rendered event for the context and starts its
 // handler.
-func (a *Agent) handleEvent(name string, payload rtvi.RawJSON) {
+func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 	a.ensure()
 	if !a.opts.NoEvents {
 		render := RenderEvent

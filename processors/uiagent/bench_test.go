@@ -9,10 +9,11 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // snapshot200 is a 200-node snapshot, the client's budget.
-func snapshot200(tb testing.TB) *rtvi.Snapshot {
+func snapshot200(tb testing.TB) *wire.Snapshot {
 	tb.Helper()
 	var children []any
 	for l := range 9 {
@@ -25,7 +26,7 @@ func snapshot200(tb testing.TB) *rtvi.Snapshot {
 	}
 	children = append(children, map[string]any{"ref": "", "role": "text", "name": "The end"})
 	b, _ := json.Marshal(map[string]any{"root": map[string]any{"ref": "e1", "role": "generic", "children": children}, "captured_at": 1})
-	s, err := rtvi.DecodeSnapshot(b)
+	s, err := wire.DecodeSnapshot(b)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // This file holds what examples/conformance needs for its UI rows
@@ -61,7 +62,7 @@ type StartJobGroupRequest struct {
 // optional boolean (default true); hold_ms an optional number of
 // milliseconds from 0 to MaxHold. Unknown members are ignored; null counts
 // as absent.
-func ParseStartJobGroup(d rtvi.RawJSON) (StartJobGroupRequest, error) {
+func ParseStartJobGroup(d wire.RawJSON) (StartJobGroupRequest, error) {
 	var in struct {
 		Workers     *[]json.RawMessage `json:"workers"`
 		Label       *string            `json:"label"`

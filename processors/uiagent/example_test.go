@@ -3,14 +3,14 @@ package uiagent_test
 import (
 	"fmt"
 
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
 // The model reads the page as <ui_state>: one line per node of the
 // accessibility snapshot the browser sent, with the refs it acts on.
 func ExampleRenderUIState() {
-	snap, err := rtvi.DecodeSnapshot([]byte(`{
+	snap, err := wire.DecodeSnapshot([]byte(`{
 		"root": {"ref": "e1", "role": "main", "name": "Shop", "children": [
 			{"ref": "e2", "role": "heading", "name": "Phones", "level": 2},
 			{"ref": "e3", "role": "textbox", "name": "Email", "value": "ada@example.com"},

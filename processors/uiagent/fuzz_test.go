@@ -8,7 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // FuzzRenderUIState renders whatever snapshot the decoder accepts: it
@@ -26,7 +26,7 @@ func FuzzRenderUIState(f *testing.F) {
 	f.Add([]byte(`{"root":{"ref":"","role":""},"captured_at":0}`))
 	f.Add([]byte(`{"root":{"ref":"e1","role":"x","children":[{"ref":"e2","role":"y","name":"a\nb"}]},"captured_at":1,"selection":{"ref":"e2","text":"\n"}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := rtvi.DecodeSnapshot(b)
+		s, err := wire.DecodeSnapshot(b)
 		if err != nil {
 			return
 		}
@@ -80,7 +80,7 @@ func FuzzParseStartJobGroup(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseStartJobGroup(rtvi.RawJSON(b))
+		r, err := ParseStartJobGroup(wire.RawJSON(b))
 		if err != nil {
 			return
 		}

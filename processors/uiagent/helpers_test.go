@@ -14,6 +14,7 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 func replyCall(id, args string) llm.Event {
@@ -44,7 +45,7 @@ type rigOptions struct {
 	noWrap   bool // do not wrap the provider
 	tools    []llm.Function
 	system   string
-	snapshot *rtvi.Snapshot
+	snapshot *wire.Snapshot
 	// afterLLM are processors between the LLM service and the assistant
 	// aggregator (a fake TTS, say).
 	afterLLM []pipeline.Processor
@@ -242,9 +243,9 @@ func (r *rig) toolResults() []string {
 }
 
 // snapshotOf decodes a snapshot tree given as JSON.
-func snapshotOf(t testing.TB, tree string) *rtvi.Snapshot {
+func snapshotOf(t testing.TB, tree string) *wire.Snapshot {
 	t.Helper()
-	s, err := rtvi.DecodeSnapshot([]byte(tree))
+	s, err := wire.DecodeSnapshot([]byte(tree))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +316,7 @@ func (r *rig) waitResults(n int) []string {
 }
 
 // countNodes counts the nodes of a tree.
-func countNodes(n *rtvi.Node) int {
+func countNodes(n *wire.Node) int {
 	c := 1
 	for i := range n.Children {
 		c += countNodes(&n.Children[i])

@@ -11,7 +11,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/llm"
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 const smallTree = `{"root":{"ref":"e1","role":"generic","children":[{"ref":"e2","role":"button","name":"Save"}]},"captured_at":1}`
@@ -39,7 +39,7 @@ func TestStatelessUserTurnLayout(t *testing.T) {
 	c := llm.NewContext(sys("You help."), dev("App note: prices in EUR."))
 	c.Add(user("old question"), dev(smallState), asst("old answer"))
 	c.Add(toolPair("c0")...)
-	a.handleEvent("picked", rtvi.RawJSON(`{"id":3}`))
+	a.handleEvent("picked", wire.RawJSON(`{"id":3}`))
 	c.Add(user("what is this"), user("button?"))
 	a.BeforeInference(c)
 	want := []frames.LLMMessage{
@@ -152,9 +152,9 @@ func TestInjectionOptions(t *testing.T) {
 	}{
 		{"no snapshot yet", Options{NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
 		{"no ui state", Options{NoUIState: true, NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
-		{"override renders", Options{NoPromptGuide: true, Render: func(s *rtvi.Snapshot) string { return "<ui_state>\nnotes\n</ui_state>" }},
+		{"override renders", Options{NoPromptGuide: true, Render: func(s *wire.Snapshot) string { return "<ui_state>\nnotes\n</ui_state>" }},
 			[]frames.LLMMessage{dev("<ui_state>\nnotes\n</ui_state>"), user("q")}},
-		{"override suppresses", Options{NoPromptGuide: true, Render: func(*rtvi.Snapshot) string { return "" }}, []frames.LLMMessage{user("q")}},
+		{"override suppresses", Options{NoPromptGuide: true, Render: func(*wire.Snapshot) string { return "" }}, []frames.LLMMessage{user("q")}},
 		{"custom guide", Options{PromptGuide: "Be visual."}, []frames.LLMMessage{sys("Be visual."), dev(smallState), user("q")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,7 +195,7 @@ func TestManualInjection(t *testing.T) {
 // the override when set, and handed to their handler.
 func TestEvents(t *testing.T) {
 	a := New(Options{MaxPendingEvents: 2, NoPromptGuide: true,
-		RenderEvent: func(name string, p rtvi.RawJSON) string {
+		RenderEvent: func(name string, p wire.RawJSON) string {
 			if name == "secret" {
 				return ""
 			}
@@ -203,7 +203,7 @@ func TestEvents(t *testing.T) {
 		}})
 	a.handleEvent("one", nil)
 	a.handleEvent("secret", nil)
-	a.handleEvent("two", rtvi.RawJSON(`[1]`))
+	a.handleEvent("two", wire.RawJSON(`[1]`))
 	a.handleEvent("three", nil)
 	c := llm.NewContext(user("q"))
 	a.BeforeInference(c)
@@ -241,10 +241,10 @@ func TestEventHandlers(t *testing.T) {
 	if err := HandleEvent(a, "note_click", func(_ context.Context, p noteClick) { record("click " + p.Ref) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.OnEvent("raw", func(_ context.Context, p rtvi.RawJSON) { record("raw " + string(p)) }); err != nil {
+	if err := a.OnEvent("raw", func(_ context.Context, p wire.RawJSON) { record("raw " + string(p)) }); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.OnEvent("note_click", func(context.Context, rtvi.RawJSON) {}); err == nil {
+	if err := a.OnEvent("note_click", func(context.Context, wire.RawJSON) {}); err == nil {
 		t.Error("a second handler for one name was accepted")
 	}
 	if err := a.OnEvent("nil", nil); err == nil {
@@ -253,10 +253,10 @@ func TestEventHandlers(t *testing.T) {
 	if err := HandleEvent(a, "panics", func(context.Context, struct{}) { panic("boom") }); err != nil {
 		t.Fatal(err)
 	}
-	a.handleEvent("note_click", rtvi.RawJSON(`{"ref":"e7"}`))
-	a.handleEvent("note_click", rtvi.RawJSON(`{"ref":7}`)) // does not fit: not handled
+	a.handleEvent("note_click", wire.RawJSON(`{"ref":"e7"}`))
+	a.handleEvent("note_click", wire.RawJSON(`{"ref":7}`)) // does not fit: not handled
 	a.handleEvent("note_click", nil)                       // zero value
-	a.handleEvent("raw", rtvi.RawJSON(`{"x":1}`))
+	a.handleEvent("raw", wire.RawJSON(`{"x":1}`))
 	a.handleEvent("panics", nil)
 	a.handleEvent("unknown", nil)
 	for range 3 {

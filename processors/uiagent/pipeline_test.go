@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -237,9 +238,9 @@ func TestPipelineReplyDrivesThePage(t *testing.T) {
 	}
 }
 
-func mustSnapshot(t testing.TB, tree string) *rtvi.Snapshot {
+func mustSnapshot(t testing.TB, tree string) *wire.Snapshot {
 	t.Helper()
-	s, err := rtvi.DecodeSnapshot([]byte(tree))
+	s, err := wire.DecodeSnapshot([]byte(tree))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // StaleUIState replaces the older <ui_state> blocks of a context kept
@@ -31,7 +31,7 @@ const (
 // returns "" for a nil snapshot. Names and values are written as they
 // came, without escaping or truncation: the client has already capped
 // them.
-func RenderUIState(s *rtvi.Snapshot) string {
+func RenderUIState(s *wire.Snapshot) string {
 	if s == nil {
 		return ""
 	}
@@ -55,7 +55,7 @@ const maxPooledBuffer = 256 << 10
 
 // AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
 // dst. A nil snapshot appends nothing.
-func AppendUIState(dst []byte, s *rtvi.Snapshot) []byte {
+func AppendUIState(dst []byte, s *wire.Snapshot) []byte {
 	if s == nil {
 		return dst
 	}
@@ -73,7 +73,7 @@ func AppendUIState(dst []byte, s *rtvi.Snapshot) []byte {
 }
 
 // appendNode appends "\n" and the line of n, then its children.
-func appendNode(dst []byte, n *rtvi.Node, depth int) []byte {
+func appendNode(dst []byte, n *wire.Node, depth int) []byte {
 	dst = append(dst, '\n')
 	for range depth {
 		dst = append(dst, ' ', ' ')
@@ -94,9 +94,9 @@ func appendNode(dst []byte, n *rtvi.Node, depth int) []byte {
 		dst = append(dst, n.Value...)
 		dst = append(dst, '"')
 	}
-	dst = appendIntTag(dst, n, rtvi.FieldLevel, "level", n.Level)
-	dst = appendIntTag(dst, n, rtvi.FieldColCount, "cols", n.ColCount)
-	dst = appendIntTag(dst, n, rtvi.FieldRowCount, "rows", n.RowCount)
+	dst = appendIntTag(dst, n, wire.FieldLevel, "level", n.Level)
+	dst = appendIntTag(dst, n, wire.FieldColCount, "cols", n.ColCount)
+	dst = appendIntTag(dst, n, wire.FieldRowCount, "rows", n.RowCount)
 	for _, st := range n.State {
 		if st != "" {
 			dst = append(dst, ' ', '[')
@@ -120,7 +120,7 @@ func appendNode(dst []byte, n *rtvi.Node, depth int) []byte {
 
 // appendIntTag appends " [key=N]" when the member is present (an int in
 // the snapshot, 0 included, as Python's isinstance check).
-func appendIntTag(dst []byte, n *rtvi.Node, f rtvi.NodeFields, key string, v int) []byte {
+func appendIntTag(dst []byte, n *wire.Node, f wire.NodeFields, key string, v int) []byte {
 	if !n.Has(f) {
 		return dst
 	}
@@ -136,7 +136,7 @@ func appendIntTag(dst []byte, n *rtvi.Node, f rtvi.NodeFields, key string, v int
 // event's JSON payload on one line (compacted, otherwise as the client
 // sent it) and null when there is none. The name is not escaped, as in
 // Pipecat.
-func RenderEvent(name string, payload rtvi.RawJSON) string {
+func RenderEvent(name string, payload wire.RawJSON) string {
 	var b strings.Builder
 	b.Grow(len(uiEventOpen) + len(name) + len(payload) + len(uiEventClose) + 8)
 	b.WriteString(uiEventOpen)
@@ -149,7 +149,7 @@ func RenderEvent(name string, payload rtvi.RawJSON) string {
 
 // compactJSON returns p without insignificant whitespace, or null when it
 // is absent or not JSON.
-func compactJSON(p rtvi.RawJSON) []byte {
+func compactJSON(p wire.RawJSON) []byte {
 	if len(p) == 0 {
 		return []byte("null")
 	}
@@ -182,7 +182,7 @@ type UIStateMessage struct {
 	Text string
 }
 
-// AppendJSON implements rtvi.Payload.
+// AppendJSON implements wire.Payload.
 func (m UIStateMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":"ui_state","text":`...)
 	dst = appendJSONString(dst, m.Text)
@@ -194,10 +194,10 @@ func (m UIStateMessage) AppendJSON(dst []byte) []byte {
 // (conformance-bot.md row 6). A missing payload is sent as null.
 type UIEventMessage struct {
 	Event   string
-	Payload rtvi.RawJSON
+	Payload wire.RawJSON
 }
 
-// AppendJSON implements rtvi.Payload.
+// AppendJSON implements wire.Payload.
 func (m UIEventMessage) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"type":"ui_event","event":`...)
 	dst = appendJSONString(dst, m.Event)

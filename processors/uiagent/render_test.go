@@ -10,18 +10,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // decodeSnapshotFile decodes a snapshot tree (the tree member of
 // ui-snapshot) the way the RTVI processor does.
-func decodeSnapshotFile(t testing.TB, path string) *rtvi.Snapshot {
+func decodeSnapshotFile(t testing.TB, path string) *wire.Snapshot {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := rtvi.DecodeSnapshot(b)
+	s, err := wire.DecodeSnapshot(b)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -63,7 +63,7 @@ func TestRenderUIStateWithoutSnapshot(t *testing.T) {
 // A node without a role (built by hand, or a root the client sent empty)
 // renders as generic; a node with nothing else is just "- generic".
 func TestRenderMissingRole(t *testing.T) {
-	s := &rtvi.Snapshot{Root: rtvi.Node{Children: []rtvi.Node{{Ref: "e2"}, {Name: "x"}}}}
+	s := &wire.Snapshot{Root: wire.Node{Children: []wire.Node{{Ref: "e2"}, {Name: "x"}}}}
 	want := "<ui_state>\n- generic:\n  - generic [ref=e2]\n  - generic \"x\"\n</ui_state>"
 	if got := RenderUIState(s); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
@@ -73,7 +73,7 @@ func TestRenderMissingRole(t *testing.T) {
 // Values set by hand count as present when not zero; zero ones only when
 // marked in Set, as decoding does.
 func TestRenderHandBuiltIntegers(t *testing.T) {
-	s := &rtvi.Snapshot{Root: rtvi.Node{Role: "grid", ColCount: 4, RowCount: 0, Level: 0, Set: rtvi.FieldRowCount}}
+	s := &wire.Snapshot{Root: wire.Node{Role: "grid", ColCount: 4, RowCount: 0, Level: 0, Set: wire.FieldRowCount}}
 	want := "<ui_state>\n- grid [cols=4] [rows=0]\n</ui_state>"
 	if got := RenderUIState(s); got != want {
 		t.Errorf("got %q, want %q", got, want)
@@ -112,7 +112,7 @@ func TestRender200Nodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := rtvi.DecodeSnapshot(b)
+	s, err := wire.DecodeSnapshot(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,15 +128,15 @@ func TestRender200Nodes(t *testing.T) {
 func TestRenderEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		payload rtvi.RawJSON
+		payload wire.RawJSON
 		want    string
 	}{
-		{"note_click", rtvi.RawJSON(`{"ref":"e7"}`), `<ui_event name="note_click">{"ref":"e7"}</ui_event>`},
+		{"note_click", wire.RawJSON(`{"ref":"e7"}`), `<ui_event name="note_click">{"ref":"e7"}</ui_event>`},
 		{"hello", nil, `<ui_event name="hello">null</ui_event>`},
-		{"pretty", rtvi.RawJSON("{\n  \"a\": [1, 2],\n  \"s\": \"h\u00e9llo\"\n}"), `<ui_event name="pretty">{"a":[1,2],"s":"héllo"}</ui_event>`},
-		{"scalar", rtvi.RawJSON(`42`), `<ui_event name="scalar">42</ui_event>`},
-		{`odd"name`, rtvi.RawJSON(`"x"`), `<ui_event name="odd"name">"x"</ui_event>`},
-		{"broken", rtvi.RawJSON(`{"a":`), `<ui_event name="broken">null</ui_event>`},
+		{"pretty", wire.RawJSON("{\n  \"a\": [1, 2],\n  \"s\": \"h\u00e9llo\"\n}"), `<ui_event name="pretty">{"a":[1,2],"s":"héllo"}</ui_event>`},
+		{"scalar", wire.RawJSON(`42`), `<ui_event name="scalar">42</ui_event>`},
+		{`odd"name`, wire.RawJSON(`"x"`), `<ui_event name="odd"name">"x"</ui_event>`},
+		{"broken", wire.RawJSON(`{"a":`), `<ui_event name="broken">null</ui_event>`},
 	} {
 		if got := RenderEvent(tc.name, tc.payload); got != tc.want {
 			t.Errorf("RenderEvent(%q, %s) = %s, want %s", tc.name, tc.payload, got, tc.want)
@@ -159,7 +159,7 @@ func TestConformanceMessages(t *testing.T) {
 		m    UIEventMessage
 		want string
 	}{
-		{UIEventMessage{Event: "clicked", Payload: rtvi.RawJSON(`{"x":1,"s":"héllo"}`)}, `{"type":"ui_event","event":"clicked","payload":{"x":1,"s":"héllo"}}`},
+		{UIEventMessage{Event: "clicked", Payload: wire.RawJSON(`{"x":1,"s":"héllo"}`)}, `{"type":"ui_event","event":"clicked","payload":{"x":1,"s":"héllo"}}`},
 		{UIEventMessage{Event: "bare"}, `{"type":"ui_event","event":"bare","payload":null}`},
 	} {
 		if got := string(tc.m.AppendJSON(nil)); got != tc.want {

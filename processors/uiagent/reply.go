@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/framewire/framewire/processors/llm"
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // ReplyToolName is the name of the bundled reply tool.
@@ -287,7 +287,7 @@ func (a *Agent) Act(r Reply) (Report, error) {
 }
 
 // plan returns the commands of r in dispatch order and the unknown refs.
-func (a *Agent) plan(r Reply) (cmds []rtvi.Command, skipped []string) {
+func (a *Agent) plan(r Reply) (cmds []wire.Command, skipped []string) {
 	known := a.refChecker()
 	check := func(ref string) bool {
 		if known(ref) {
@@ -302,24 +302,24 @@ func (a *Agent) plan(r Reply) (cmds []rtvi.Command, skipped []string) {
 		return false
 	}
 	if r.ScrollTo != "" && check(r.ScrollTo) {
-		cmds = append(cmds, rtvi.ScrollTo{Ref: r.ScrollTo})
+		cmds = append(cmds, wire.ScrollTo{Ref: r.ScrollTo})
 	}
 	for _, ref := range r.Highlight {
 		if check(ref) {
-			cmds = append(cmds, rtvi.Highlight{Ref: ref})
+			cmds = append(cmds, wire.Highlight{Ref: ref})
 		}
 	}
 	if r.SelectText != "" && check(r.SelectText) {
-		cmds = append(cmds, rtvi.SelectText{Ref: r.SelectText})
+		cmds = append(cmds, wire.SelectText{Ref: r.SelectText})
 	}
 	for _, f := range r.Fills {
 		if check(f.Ref) {
-			cmds = append(cmds, rtvi.SetInputValue{Ref: f.Ref, Value: f.Value})
+			cmds = append(cmds, wire.SetInputValue{Ref: f.Ref, Value: f.Value})
 		}
 	}
 	for _, ref := range r.Click {
 		if check(ref) {
-			cmds = append(cmds, rtvi.Click{Ref: ref})
+			cmds = append(cmds, wire.Click{Ref: ref})
 		}
 	}
 	return cmds, skipped
@@ -336,7 +336,7 @@ func (a *Agent) refChecker() func(string) bool {
 	return func(ref string) bool { return knownRef(s, ref) }
 }
 
-func knownRef(s *rtvi.Snapshot, ref string) bool {
+func knownRef(s *wire.Snapshot, ref string) bool {
 	return s != nil && ref != "" && !strings.HasSuffix(ref, ".more") && s.Find(ref) != nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // Work is the body of a task-group worker. It reports progress with
@@ -72,7 +73,7 @@ type GroupOptions struct {
 // Completion is the end of one worker, as sent to the client.
 type Completion struct {
 	Worker string
-	Status rtvi.TaskStatus
+	Status wire.TaskStatus
 	// Response is the worker's encoded response; nil when there is none
 	// (always for cancelled workers).
 	Response json.RawMessage
@@ -312,7 +313,7 @@ func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 		return nil, ErrNotRunning
 	}
 	tg.groups[g.id] = g
-	tg.emit(rtvi.GroupStarted{TaskID: g.id, Agents: names, Label: o.Label, Cancellable: !o.NotCancellable, At: tg.at()})
+	tg.emit(wire.GroupStarted{TaskID: g.id, Agents: names, Label: o.Label, Cancellable: !o.NotCancellable, At: tg.at()})
 	if o.Timeout > 0 {
 		g.timer = time.AfterFunc(o.Timeout, func() {
 			if g.Cancel("timed out") {
@@ -424,7 +425,7 @@ func (tg *TaskGroups) at() int64 { return tg.now().UnixMilli() }
 
 // emit pushes one envelope; tg.mu must be held, so envelopes leave in
 // lifecycle order.
-func (tg *TaskGroups) emit(e rtvi.TaskEvent) {
+func (tg *TaskGroups) emit(e wire.TaskEvent) {
 	if box := tg.out.Load(); box != nil {
 		box.Push(&rtvi.UITaskFrame{Event: e}, frames.Downstream)
 	}
@@ -463,17 +464,17 @@ func (g *Group) run(ctx context.Context, w Worker) {
 	defer g.tg.wg.Done()
 	update := func(data any) { g.update(w.Name, data) }
 	resp, err := g.work(ctx, w, update)
-	c := Completion{Worker: w.Name, Status: rtvi.StatusCompleted}
+	c := Completion{Worker: w.Name, Status: wire.StatusCompleted}
 	var f *failure
 	switch {
 	case err == nil:
 		c.Response = encode(resp)
 	case errors.As(err, &f):
-		c.Status, c.Response, c.Err = rtvi.StatusFailed, encode(f.response), err
+		c.Status, c.Response, c.Err = wire.StatusFailed, encode(f.response), err
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		c.Status, c.Err = rtvi.StatusCancelled, err
+		c.Status, c.Err = wire.StatusCancelled, err
 	default:
-		c.Status, c.Err = rtvi.StatusError, err
+		c.Status, c.Err = wire.StatusError, err
 		c.Response = encode(map[string]string{"error": err.Error()})
 	}
 	g.tg.mu.Lock()
@@ -504,11 +505,11 @@ func (g *Group) update(worker string, data any) {
 		tg.log.Load().Debug("dropping a late task-group update", zap.String("id", g.id), zap.String("worker", worker))
 		return
 	}
-	var d rtvi.Payload
+	var d wire.Payload
 	if raw != nil {
-		d = rtvi.RawJSON(raw)
+		d = wire.RawJSON(raw)
 	}
-	tg.emit(rtvi.TaskUpdate{TaskID: g.id, AgentName: worker, Data: d, At: tg.at()})
+	tg.emit(wire.TaskUpdate{TaskID: g.id, AgentName: worker, Data: d, At: tg.at()})
 	if fn := g.opts.OnUpdate; fn != nil {
 		g.queueLocked(func() { fn(worker, raw) })
 	}
@@ -524,7 +525,7 @@ func (g *Group) completeLocked(c Completion) {
 		return
 	}
 	g.sendCompletionLocked(c)
-	if (c.Status == rtvi.StatusError || c.Status == rtvi.StatusFailed) && !g.opts.KeepOnError {
+	if (c.Status == wire.StatusError || c.Status == wire.StatusFailed) && !g.opts.KeepOnError {
 		g.cancelLocked(fmt.Sprintf("worker %s ended with %s", c.Worker, c.Status))
 		return
 	}
@@ -536,11 +537,11 @@ func (g *Group) completeLocked(c Completion) {
 func (g *Group) sendCompletionLocked(c Completion) {
 	g.finished[c.Worker] = true
 	g.completions = append(g.completions, c)
-	var resp rtvi.Payload
+	var resp wire.Payload
 	if c.Response != nil {
-		resp = rtvi.RawJSON(c.Response)
+		resp = wire.RawJSON(c.Response)
 	}
-	g.tg.emit(rtvi.TaskCompleted{TaskID: g.id, AgentName: c.Worker, Status: c.Status, Response: resp, At: g.tg.at()})
+	g.tg.emit(wire.TaskCompleted{TaskID: g.id, AgentName: c.Worker, Status: c.Status, Response: resp, At: g.tg.at()})
 	if fn := g.opts.OnCompleted; fn != nil {
 		g.queueLocked(func() { fn(c) })
 	}
@@ -554,7 +555,7 @@ func (g *Group) cancelLocked(reason string) {
 	}
 	for _, w := range g.workers {
 		if !g.finished[w] {
-			g.sendCompletionLocked(Completion{Worker: w, Status: rtvi.StatusCancelled})
+			g.sendCompletionLocked(Completion{Worker: w, Status: wire.StatusCancelled})
 		}
 	}
 	g.closeLocked(reason, true)
@@ -568,7 +569,7 @@ func (g *Group) closeLocked(reason string, send bool) {
 	}
 	g.over, g.reason = true, reason
 	if send {
-		g.tg.emit(rtvi.GroupCompleted{TaskID: g.id, At: g.tg.at()})
+		g.tg.emit(wire.GroupCompleted{TaskID: g.id, At: g.tg.at()})
 	}
 	if g.timer != nil {
 		g.timer.Stop()
@@ -593,12 +594,12 @@ func encode(v any) json.RawMessage {
 			return x
 		}
 		return json.RawMessage("null")
-	case rtvi.RawJSON:
+	case wire.RawJSON:
 		if json.Valid(x) {
 			return json.RawMessage(x)
 		}
 		return json.RawMessage("null")
-	case rtvi.Payload:
+	case wire.Payload:
 		return json.RawMessage(x.AppendJSON(nil))
 	}
 	b, err := json.Marshal(v)

@@ -13,6 +13,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // testGroups returns task groups that push into a recorder, with a clock
@@ -36,7 +37,7 @@ func envelopes(t testing.TB, fs []frames.Frame) []map[string]any {
 			continue
 		}
 		var m map[string]any
-		if err := json.Unmarshal(rtvi.TaskData{Event: tf.Event}.AppendJSON(nil), &m); err != nil {
+		if err := json.Unmarshal(wire.UITask{Event: tf.Event}.AppendJSON(nil), &m); err != nil {
 			t.Fatal(err)
 		}
 		delete(m, "at")
@@ -63,7 +64,7 @@ func checkLifecycle(t *testing.T, fs []frames.Frame, workers ...string) {
 		var gid string
 		var at int64
 		switch e := tf.Event.(type) {
-		case rtvi.GroupStarted:
+		case wire.GroupStarted:
 			if i != 0 {
 				t.Errorf("group_started at position %d", i)
 			}
@@ -71,18 +72,18 @@ func checkLifecycle(t *testing.T, fs []frames.Frame, workers ...string) {
 				t.Errorf("workers (-want +got):\n%s", d)
 			}
 			gid, at = e.TaskID, e.At
-		case rtvi.TaskUpdate:
+		case wire.TaskUpdate:
 			if done[e.AgentName] {
 				t.Errorf("update from %s after its completion", e.AgentName)
 			}
 			gid, at = e.TaskID, e.At
-		case rtvi.TaskCompleted:
+		case wire.TaskCompleted:
 			if done[e.AgentName] {
 				t.Errorf("second completion for %s", e.AgentName)
 			}
 			done[e.AgentName] = true
 			gid, at = e.TaskID, e.At
-		case rtvi.GroupCompleted:
+		case wire.GroupCompleted:
 			if i != len(fs)-1 {
 				t.Errorf("group_completed at position %d of %d", i, len(fs))
 			}
@@ -155,7 +156,7 @@ func TestGroupNormalCompletion(t *testing.T) {
 	if d := cmp.Diff(want, got[3:]); d != "" {
 		t.Errorf("ending (-want +got):\n%s", d)
 	}
-	if len(comps) != 2 || comps[0].Status != rtvi.StatusCompleted || g.CancelReason() != "" || tg.Running() != 0 {
+	if len(comps) != 2 || comps[0].Status != wire.StatusCompleted || g.CancelReason() != "" || tg.Running() != 0 {
 		t.Errorf("completions %+v, reason %q, running %d", comps, g.CancelReason(), tg.Running())
 	}
 	if d := cmp.Diff([]string{"wikipedia", "news"}, completed); d != "" {
@@ -307,7 +308,7 @@ func TestGroupNotCancellable(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEnvelopes(t, rec, 2)
-	if tg.HandleCancel(&rtvi.UICancelTaskFrame{TaskID: g.ID(), Reason: "stop", Vocabulary: rtvi.VocabularyTask}) {
+	if tg.HandleCancel(&rtvi.UICancelTaskFrame{TaskID: g.ID(), Reason: "stop", Vocabulary: wire.VocabularyTask}) {
 		t.Fatal("a non-cancellable group was cancelled by the client")
 	}
 	if got := envelopes(t, rec.all()); got[0]["cancellable"] != false || len(got) != 2 {
@@ -315,7 +316,7 @@ func TestGroupNotCancellable(t *testing.T) {
 	}
 	a <- nil
 	comps, _ := g.Wait(context.Background())
-	if len(comps) != 1 || comps[0].Status != rtvi.StatusCompleted {
+	if len(comps) != 1 || comps[0].Status != wire.StatusCompleted {
 		t.Errorf("completions: %+v", comps)
 	}
 	// The server may cancel any group.
@@ -359,11 +360,11 @@ func TestGroupPanicAndRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses := map[string]rtvi.TaskStatus{}
+	statuses := map[string]wire.TaskStatus{}
 	for _, c := range comps {
 		statuses[c.Worker] = c.Status
 	}
-	if d := cmp.Diff(map[string]rtvi.TaskStatus{"ok": rtvi.StatusCompleted, "bad": rtvi.StatusError}, statuses); d != "" {
+	if d := cmp.Diff(map[string]wire.TaskStatus{"ok": wire.StatusCompleted, "bad": wire.StatusError}, statuses); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 	checkLifecycle(t, rec.all(), "ok", "bad")
@@ -372,7 +373,7 @@ func TestGroupPanicAndRun(t *testing.T) {
 	cancel()
 	rec2 := len(rec.all())
 	comps, err = tg.Run(ctx, GroupOptions{}, steppedWorker("slow", nil))
-	if !errors.Is(err, context.Canceled) || len(comps) != 1 || comps[0].Status != rtvi.StatusCancelled {
+	if !errors.Is(err, context.Canceled) || len(comps) != 1 || comps[0].Status != wire.StatusCancelled {
 		t.Errorf("Run with a done context: %+v, %v", comps, err)
 	}
 	checkLifecycle(t, rec.all()[rec2:], "slow")
@@ -440,9 +441,9 @@ func TestEncode(t *testing.T) {
 		{"x", `"x"`},
 		{json.RawMessage(`{"a":1}`), `{"a":1}`},
 		{json.RawMessage(`{"a":`), `null`},
-		{rtvi.RawJSON(`[1]`), `[1]`},
-		{rtvi.RawJSON(`[`), `null`},
-		{rtvi.Toast{Title: "t"}, `{"title":"t","subtitle":null,"description":null,"image_url":null,"duration_ms":null}`},
+		{wire.RawJSON(`[1]`), `[1]`},
+		{wire.RawJSON(`[`), `null`},
+		{wire.Toast{Title: "t"}, `{"title":"t","subtitle":null,"description":null,"image_url":null,"duration_ms":null}`},
 		{make(chan int), `null`},
 		{map[string]int{"n": 1}, `{"n":1}`},
 	} {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -21,7 +21,7 @@ func page(t testing.TB, name string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := rtvi.DecodeSnapshot(b)
+	s, err := wire.DecodeSnapshot(b)
 	if err != nil {
 		t.Fatalf("decoding %s: %v", name, err)
 	}

@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 import (
 	"encoding/json"
@@ -148,10 +148,11 @@ func appendFloat(dst []byte, f float64) []byte {
 	return dst
 }
 
-// appendAnyJSON appends v encoded with encoding/json, or null when v cannot
+// AppendAnyJSON appends v: a [Payload] as it encodes itself (null when
+// absent), anything else encoded with encoding/json, or null when v cannot
 // be encoded. It is for application values on cold paths (function results,
 // server messages built from Go values), never for per-frame messages.
-func appendAnyJSON(dst []byte, v any) []byte {
+func AppendAnyJSON(dst []byte, v any) []byte {
 	if p, ok := v.(Payload); ok {
 		return appendPayload(dst, p)
 	}

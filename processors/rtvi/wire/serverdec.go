@@ -1,12 +1,12 @@
-package rtvi
+package wire
 
 // This file decodes server-to-client messages, for Go clients and tests
 // that talk to an RTVI server. Opaque members (about, payloads, results,
 // server-message data) come back as RawJSON.
 
 // DecodeServerMessage parses one server-to-client RTVI message. Data holds
-// the typed model of a known type (for example *BotOutputData, or
-// *TaskData for ui-job-group and ui-task), a RawJSON for server-message
+// the typed model of a known type (for example *BotOutput, or
+// *UITask for ui-job-group and ui-task), a RawJSON for server-message
 // and unknown types, and nil when the message has no data. Errors are
 // classified like [Decode]'s, except that the id is optional.
 func DecodeServerMessage(b []byte) (Message, error) {
@@ -87,28 +87,28 @@ func decodeServerData(r *reader, typ string) (Payload, error) {
 	case TypeServerMessage:
 		return r.raw()
 	case TypeBotReady:
-		d := &BotReadyData{}
+		d := &BotReady{}
 		return d, r.fields(map[string]func() error{
 			"version": r.stringInto(&d.Version),
 			"about":   r.payloadInto(&d.About),
 		}, "version")
 	case TypeError:
-		d := &ErrorData{}
+		d := &Error{}
 		return d, r.fields(map[string]func() error{
 			"error": r.stringInto(&d.Error),
 			"fatal": r.boolInto(&d.Fatal),
 		}, "error")
 	case TypeErrorResponse:
-		d := &ErrorResponseData{}
+		d := &ErrorResponse{}
 		return d, r.fields(map[string]func() error{"error": r.stringInto(&d.Error)}, "error")
 	case TypeServerResponse:
-		d := &ServerResponseData{}
+		d := &ServerResponse{}
 		return d, r.fields(map[string]func() error{
 			"t": r.stringInto(&d.T),
 			"d": r.payloadInto(&d.D),
 		}, "t")
 	case TypeUserTranscription:
-		d := &TranscriptionData{}
+		d := &Transcription{}
 		return d, r.fields(map[string]func() error{
 			"text":      r.stringInto(&d.Text),
 			"user_id":   r.stringInto(&d.UserID),
@@ -116,25 +116,25 @@ func decodeServerData(r *reader, typ string) (Payload, error) {
 			"final":     r.boolInto(&d.Final),
 		}, "text")
 	case TypeUserLLMText, TypeBotLLMText, TypeBotTranscription, TypeBotTTSText, TypeSystemLog:
-		d := &TextData{}
+		d := &Text{}
 		return d, r.fields(map[string]func() error{"text": r.stringInto(&d.Text)}, "text")
 	case TypeBotOutput:
 		return decodeBotOutput(r)
 	case TypeUserAudioLevel, TypeBotAudioLevel:
-		d := &AudioLevelData{}
+		d := &AudioLevel{}
 		return d, r.fields(map[string]func() error{"value": r.floatInto(&d.Value)}, "value")
 	case TypeLLMFunctionCallStarted:
-		d := &FunctionCallStartedData{}
+		d := &FunctionCallStarted{}
 		return d, r.fields(map[string]func() error{"function_name": r.stringInto(&d.FunctionName)})
 	case TypeLLMFunctionCallInProgress:
-		d := &FunctionCallInProgressData{}
+		d := &FunctionCallInProgress{}
 		return d, r.fields(map[string]func() error{
 			"tool_call_id":  r.stringInto(&d.ToolCallID),
 			"function_name": r.stringInto(&d.FunctionName),
 			"arguments":     r.payloadInto(&d.Arguments),
 		}, "tool_call_id")
 	case TypeLLMFunctionCallStopped:
-		d := &FunctionCallStoppedData{}
+		d := &FunctionCallStopped{}
 		return d, r.fields(map[string]func() error{
 			"tool_call_id":  r.stringInto(&d.ToolCallID),
 			"cancelled":     r.boolInto(&d.Cancelled),
@@ -142,7 +142,7 @@ func decodeServerData(r *reader, typ string) (Payload, error) {
 			"result":        r.payloadInto(&d.Result),
 		}, "tool_call_id", "cancelled")
 	case TypeLLMFunctionCall:
-		d := &LLMFunctionCallData{}
+		d := &LLMFunctionCall{}
 		return d, r.fields(map[string]func() error{
 			"function_name": r.stringInto(&d.FunctionName),
 			"tool_call_id":  r.stringInto(&d.ToolCallID),
@@ -153,7 +153,7 @@ func decodeServerData(r *reader, typ string) (Payload, error) {
 	case TypeBotLLMSearchResponse:
 		return decodeSearchResponse(r)
 	case TypeUICommand:
-		d := &UICommandData{}
+		d := &UICommand{}
 		return d, r.fields(map[string]func() error{
 			"command": r.stringInto(&d.Command),
 			"payload": r.payloadInto(&d.Payload),
@@ -163,20 +163,20 @@ func decodeServerData(r *reader, typ string) (Payload, error) {
 	case TypeUITask:
 		return decodeTask(r, VocabularyTask)
 	case TypeBotTTSAudio:
-		d := &BotTTSAudioData{}
+		d := &BotTTSAudio{}
 		return d, r.fields(map[string]func() error{
 			"audio":        r.stringInto(&d.Audio),
 			"sample_rate":  r.intInto(&d.SampleRate),
 			"num_channels": r.intInto(&d.NumChannels),
 		}, "audio", "sample_rate", "num_channels")
 	case TypeAppendToContextResult:
-		d := &AppendToContextResultData{}
+		d := &AppendToContextResult{}
 		return d, r.fields(map[string]func() error{"result": r.payloadInto(&d.Result)})
 	case TypeUserStartedSpeaking, TypeUserStoppedSpeaking, TypeVADUserStartedSpeaking, TypeVADUserStoppedSpeaking,
 		TypeUserMuteStarted, TypeUserMuteStopped, TypeBotStartedSpeaking, TypeBotStoppedSpeaking,
 		TypeBotInterrupted, TypeBotLLMStarted, TypeBotLLMStopped, TypeBotTTSStarted, TypeBotTTSStopped:
 		if k := r.peek(); k == kindObject {
-			d := &EmptyData{}
+			d := &Empty{}
 			return d, r.skip()
 		}
 	}
@@ -283,7 +283,7 @@ func (r *reader) payloadInto(dst *Payload) func() error {
 }
 
 func decodeBotOutput(r *reader) (Payload, error) {
-	d := &BotOutputData{}
+	d := &BotOutput{}
 	return d, r.fields(map[string]func() error{
 		"text":           r.stringInto(&d.Text),
 		"aggregated_by":  r.stringInto(&d.AggregatedBy),
@@ -303,7 +303,7 @@ func decodeBotOutput(r *reader) (Payload, error) {
 }
 
 func decodeMetrics(r *reader) (Payload, error) {
-	d := &MetricsData{}
+	d := &Metrics{}
 	timing := func(list *[]TimingMetric) func() error {
 		return func() error {
 			return r.readArray(func(i int) error {
@@ -388,7 +388,7 @@ func decodeMetrics(r *reader) (Payload, error) {
 }
 
 func decodeSearchResponse(r *reader) (Payload, error) {
-	d := &SearchResponseData{}
+	d := &SearchResponse{}
 	return d, r.fields(map[string]func() error{
 		"search_result":    r.stringInto(&d.SearchResult),
 		"rendered_content": r.stringInto(&d.RenderedContent),
@@ -444,7 +444,7 @@ func decodeTask(r *reader, v Vocabulary) (Payload, error) {
 	}
 	sub.i, sub.depth = 0, 0
 	id, worker := v.idKey(), v.workerKey()
-	d := &TaskData{Vocabulary: v}
+	d := &UITask{Vocabulary: v}
 	switch kind {
 	case KindGroupStarted:
 		e := GroupStarted{}

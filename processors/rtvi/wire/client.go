@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 // This file holds the models of client-to-server message data (rtvi.md
 // §3.1 and §4): decoders that validate like Python's pydantic models, and
@@ -44,8 +44,8 @@ func (r *reader) readOptBool() (OptBool, error) {
 	return OptBoolOf(v), nil
 }
 
-// ClientReadyData is the data of client-ready (§2.1).
-type ClientReadyData struct {
+// ClientReady is the data of client-ready (§2.1).
+type ClientReady struct {
 	// Version is the client's RTVI protocol version, for example "2.1.0";
 	// empty when the client sent none (or not a string).
 	Version string
@@ -57,10 +57,10 @@ type ClientReadyData struct {
 
 // AboutError returns why the received about object was rejected (it is
 // then replaced by {library:"unknown"}, never an error reply), or nil.
-func (d *ClientReadyData) AboutError() error { return d.aboutErr }
+func (d *ClientReady) AboutError() error { return d.aboutErr }
 
 // AppendJSON implements [Payload].
-func (d ClientReadyData) AppendJSON(dst []byte) []byte {
+func (d ClientReady) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	if d.Version != "" {
@@ -78,7 +78,7 @@ func (d ClientReadyData) AppendJSON(dst []byte) []byte {
 // not a string counts as absent, and an invalid about is dropped (its
 // error is kept for the log).
 func decodeClientReady(r *reader) Payload {
-	d := &ClientReadyData{}
+	d := &ClientReady{}
 	_ = r.object(func(key []byte) error {
 		switch string(key) {
 		case "version":
@@ -195,20 +195,20 @@ func decodeAbout(r *reader) (*AboutClient, error) {
 	return a, nil
 }
 
-// EmptyData is the data of messages without fields (disconnect-bot sends
+// Empty is the data of messages without fields (disconnect-bot sends
 // {}). Any members are ignored.
-type EmptyData struct{}
+type Empty struct{}
 
 // AppendJSON implements [Payload].
-func (EmptyData) AppendJSON(dst []byte) []byte { return append(dst, '{', '}') }
+func (Empty) AppendJSON(dst []byte) []byte { return append(dst, '{', '}') }
 
 func decodeEmpty(r *reader) (Payload, error) {
-	return &EmptyData{}, r.skip()
+	return &Empty{}, r.skip()
 }
 
-// ClientMessageData is the data of client-message: an app-defined type t
+// ClientMessage is the data of client-message: an app-defined type t
 // and optional data d.
-type ClientMessageData struct {
+type ClientMessage struct {
 	// T is the app-defined message type.
 	T string
 	// D is the app-defined data, verbatim; nil when absent.
@@ -216,7 +216,7 @@ type ClientMessageData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d ClientMessageData) AppendJSON(dst []byte) []byte {
+func (d ClientMessage) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "t", d.T, true)
 	if len(d.D) > 0 {
 		dst = d.D.AppendJSON(appendKey(dst, "d", false))
@@ -228,7 +228,7 @@ func decodeClientMessage(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &ClientMessageData{}
+	d := &ClientMessage{}
 	haveT := false
 	err := r.readObject(func(key []byte) error {
 		switch string(key) {
@@ -252,8 +252,8 @@ func decodeClientMessage(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// SendTextData is the data of send-text (RTVI 1.1+).
-type SendTextData struct {
+// SendText is the data of send-text (RTVI 1.1+).
+type SendText struct {
 	// Content is the user's text.
 	Content string
 	// Options is nil when absent; then every option takes its default.
@@ -283,7 +283,7 @@ func (o SendTextOptions) AppendJSON(dst []byte) []byte {
 }
 
 // AppendJSON implements [Payload].
-func (d SendTextData) AppendJSON(dst []byte) []byte {
+func (d SendText) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "content", d.Content, true)
 	if d.Options != nil {
 		dst = d.Options.AppendJSON(appendKey(dst, "options", false))
@@ -295,7 +295,7 @@ func decodeSendText(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &SendTextData{}
+	d := &SendText{}
 	haveContent := false
 	err := r.readObject(func(key []byte) error {
 		switch string(key) {
@@ -335,17 +335,17 @@ func decodeSendText(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// AppendToContextData is the data of the deprecated append-to-context,
+// AppendToContext is the data of the deprecated append-to-context,
 // which the server answers with "Unsupported type append-to-context"
 // (pipecat 1.0 removed it). It is decoded leniently, for logs.
-type AppendToContextData struct {
+type AppendToContext struct {
 	Role           string
 	Content        RawJSON
 	RunImmediately OptBool
 }
 
 // AppendJSON implements [Payload].
-func (d AppendToContextData) AppendJSON(dst []byte) []byte {
+func (d AppendToContext) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "role", d.Role, true)
 	dst = appendPayload(appendKey(dst, "content", false), d.Content)
 	if d.RunImmediately != OptUnset {
@@ -355,7 +355,7 @@ func (d AppendToContextData) AppendJSON(dst []byte) []byte {
 }
 
 func decodeAppendToContext(r *reader) (Payload, error) {
-	d := &AppendToContextData{}
+	d := &AppendToContext{}
 	if len(r.b) == 0 || r.peek() != kindObject {
 		return d, nil
 	}
@@ -383,10 +383,10 @@ func decodeAppendToContext(r *reader) (Payload, error) {
 	return d, err
 }
 
-// FunctionCallResultData is the data of llm-function-call-result: the
+// FunctionCallResult is the data of llm-function-call-result: the
 // result of a function call handled by the client. All four fields are
 // required, as in Python.
-type FunctionCallResultData struct {
+type FunctionCallResult struct {
 	FunctionName string
 	ToolCallID   string
 	// Arguments is the call's arguments object.
@@ -396,7 +396,7 @@ type FunctionCallResultData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d FunctionCallResultData) AppendJSON(dst []byte) []byte {
+func (d FunctionCallResult) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "function_name", d.FunctionName, true)
 	dst = appendStringField(dst, "tool_call_id", d.ToolCallID, false)
 	dst = appendPayload(appendKey(dst, "arguments", false), d.Arguments)
@@ -408,7 +408,7 @@ func decodeFunctionCallResult(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &FunctionCallResultData{}
+	d := &FunctionCallResult{}
 	var seen uint8
 	err := r.readObject(func(key []byte) error {
 		var err error
@@ -449,10 +449,10 @@ func decodeFunctionCallResult(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// DTMFData is the data of dtmf. RTVI 2.1.0 clients send Buttons; 2.0.x
+// DTMF is the data of dtmf. RTVI 2.1.0 clients send Buttons; 2.0.x
 // clients send one Button per message. framewire accepts both (rtvi.md §7
 // item 6), although Python 2.1 rejects the old form.
-type DTMFData struct {
+type DTMF struct {
 	// Buttons are the keys pressed, in order ("0"-"9", "*", "#").
 	Buttons []string
 	// Button is the single key of the 2.0.x form.
@@ -460,7 +460,7 @@ type DTMFData struct {
 }
 
 // Keys returns the keys of either form, in order.
-func (d DTMFData) Keys() []string {
+func (d DTMF) Keys() []string {
 	if len(d.Buttons) > 0 {
 		return d.Buttons
 	}
@@ -471,7 +471,7 @@ func (d DTMFData) Keys() []string {
 }
 
 // AppendJSON implements [Payload].
-func (d DTMFData) AppendJSON(dst []byte) []byte {
+func (d DTMF) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	if d.Buttons != nil {
@@ -504,7 +504,7 @@ func decodeDTMF(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &DTMFData{}
+	d := &DTMF{}
 	err := r.readObject(func(key []byte) error {
 		switch string(key) {
 		case "buttons":
@@ -548,31 +548,31 @@ func quoteForError(s string) string {
 	return string(appendString(nil, s))
 }
 
-// RawAudioData is the data of raw-audio: base64 PCM16 with its format.
+// RawAudio is the data of raw-audio: base64 PCM16 with its format.
 // The field names are camelCase on the wire.
-type RawAudioData struct {
+type RawAudio struct {
 	Base64Audio string
 	SampleRate  int
 	NumChannels int
 }
 
 // AppendJSON implements [Payload].
-func (d RawAudioData) AppendJSON(dst []byte) []byte {
+func (d RawAudio) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "base64Audio", d.Base64Audio, true)
 	dst = appendAudioFormat(dst, d.SampleRate, d.NumChannels)
 	return append(dst, '}')
 }
 
-// RawAudioBatchData is the data of raw-audio-batch: several base64 PCM16
+// RawAudioBatch is the data of raw-audio-batch: several base64 PCM16
 // buffers with one format.
-type RawAudioBatchData struct {
+type RawAudioBatch struct {
 	Base64AudioBatch []string
 	SampleRate       int
 	NumChannels      int
 }
 
 // AppendJSON implements [Payload].
-func (d RawAudioBatchData) AppendJSON(dst []byte) []byte {
+func (d RawAudioBatch) AppendJSON(dst []byte) []byte {
 	dst = append(appendKey(append(dst, '{'), "base64AudioBatch", true), '[')
 	for i, s := range d.Base64AudioBatch {
 		if i > 0 {
@@ -616,7 +616,7 @@ func decodeRawAudio(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &RawAudioData{}
+	d := &RawAudio{}
 	var seen uint8
 	err := r.readObject(func(key []byte) error {
 		if string(key) == "base64Audio" {
@@ -645,7 +645,7 @@ func decodeRawAudioBatch(r *reader) (Payload, error) {
 	if err := requireObject(r); err != nil {
 		return nil, err
 	}
-	d := &RawAudioBatchData{}
+	d := &RawAudioBatch{}
 	var seen uint8
 	err := r.readObject(func(key []byte) error {
 		if string(key) == "base64AudioBatch" {
@@ -674,16 +674,16 @@ func decodeRawAudioBatch(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// UIEventData is the data of ui-event: an app-defined event name and an
+// UIEvent is the data of ui-event: an app-defined event name and an
 // optional payload (RTVI 1.3.0+).
-type UIEventData struct {
+type UIEvent struct {
 	Event string
 	// Payload is verbatim; nil when absent.
 	Payload RawJSON
 }
 
 // AppendJSON implements [Payload].
-func (d UIEventData) AppendJSON(dst []byte) []byte {
+func (d UIEvent) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "event", d.Event, true)
 	if len(d.Payload) > 0 {
 		dst = d.Payload.AppendJSON(appendKey(dst, "payload", false))
@@ -692,7 +692,7 @@ func (d UIEventData) AppendJSON(dst []byte) []byte {
 }
 
 func decodeUIEvent(r *reader) (Payload, error) {
-	d := &UIEventData{}
+	d := &UIEvent{}
 	haveEvent := false
 	if len(r.b) > 0 {
 		err := r.readObject(func(key []byte) error {
@@ -718,14 +718,14 @@ func decodeUIEvent(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// UISnapshotData is the data of ui-snapshot: the client's accessibility
+// UISnapshot is the data of ui-snapshot: the client's accessibility
 // tree.
-type UISnapshotData struct {
+type UISnapshot struct {
 	Tree *Snapshot
 }
 
 // AppendJSON implements [Payload].
-func (d UISnapshotData) AppendJSON(dst []byte) []byte {
+func (d UISnapshot) AppendJSON(dst []byte) []byte {
 	dst = appendKey(append(dst, '{'), "tree", true)
 	if d.Tree == nil {
 		dst = append(dst, "null"...)
@@ -736,7 +736,7 @@ func (d UISnapshotData) AppendJSON(dst []byte) []byte {
 }
 
 func decodeUISnapshot(r *reader) (Payload, error) {
-	d := &UISnapshotData{}
+	d := &UISnapshot{}
 	if len(r.b) > 0 {
 		err := r.readObject(func(key []byte) error {
 			if string(key) == "tree" {
@@ -756,9 +756,9 @@ func decodeUISnapshot(r *reader) (Payload, error) {
 	return d, nil
 }
 
-// UICancelData is the data of ui-cancel-job-group ({job_id, reason?}) and
+// UICancel is the data of ui-cancel-job-group ({job_id, reason?}) and
 // of its RTVI 1.3.0 form ui-cancel-task ({task_id, reason?}).
-type UICancelData struct {
+type UICancel struct {
 	// TaskID is the job group (task) to cancel.
 	TaskID string
 	// Reason is the optional human-readable reason; empty when absent.
@@ -768,7 +768,7 @@ type UICancelData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d UICancelData) AppendJSON(dst []byte) []byte {
+func (d UICancel) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), d.Vocabulary.idKey(), d.TaskID, true)
 	if d.Reason != "" {
 		dst = appendStringField(dst, "reason", d.Reason, false)
@@ -777,7 +777,7 @@ func (d UICancelData) AppendJSON(dst []byte) []byte {
 }
 
 func decodeUICancel(r *reader, v Vocabulary) (Payload, error) {
-	d := &UICancelData{Vocabulary: v}
+	d := &UICancel{Vocabulary: v}
 	idKey := v.idKey()
 	haveID := false
 	if len(r.b) > 0 {

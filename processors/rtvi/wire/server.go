@@ -1,11 +1,11 @@
-package rtvi
+package wire
 
 // This file holds the models of server-to-client message data (rtvi.md
 // §3.2, §6.4, §6.5). They follow Python's model_dump(exclude_none=True):
 // optional members without a value are omitted, never sent as null.
 
-// BotReadyData is the data of bot-ready.
-type BotReadyData struct {
+// BotReady is the data of bot-ready.
+type BotReady struct {
 	// Version is "2.1.0", or the client's own version for 1.x clients.
 	Version string
 	// About describes the server library (an object).
@@ -13,65 +13,65 @@ type BotReadyData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d BotReadyData) AppendJSON(dst []byte) []byte {
+func (d BotReady) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "version", d.Version, true)
-	if present(d.About) {
+	if Present(d.About) {
 		dst = d.About.AppendJSON(appendKey(dst, "about", false))
 	}
 	return append(dst, '}')
 }
 
-// ErrorData is the data of error. The member is "error", not "message"
+// Error is the data of error. The member is "error", not "message"
 // (which the JS type says but no server sends); fatal makes the client
 // disconnect.
-type ErrorData struct {
+type Error struct {
 	Error string
 	Fatal bool
 }
 
 // AppendJSON implements [Payload].
-func (d ErrorData) AppendJSON(dst []byte) []byte {
+func (d Error) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "error", d.Error, true)
 	dst = appendBool(appendKey(dst, "fatal", false), d.Fatal)
 	return append(dst, '}')
 }
 
-// ErrorResponseData is the data of error-response (the reply to a request
+// ErrorResponse is the data of error-response (the reply to a request
 // that failed; the message's id is the request's).
-type ErrorResponseData struct {
+type ErrorResponse struct {
 	Error string
 }
 
 // AppendJSON implements [Payload].
-func (d ErrorResponseData) AppendJSON(dst []byte) []byte {
+func (d ErrorResponse) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "error", d.Error, true)
 	return append(dst, '}')
 }
 
-// ServerResponseData is the data of server-response: the request's type t
+// ServerResponse is the data of server-response: the request's type t
 // and the answer d (omitted when nil).
-type ServerResponseData struct {
+type ServerResponse struct {
 	T string
 	D Payload
 }
 
 // AppendJSON implements [Payload].
-func (d ServerResponseData) AppendJSON(dst []byte) []byte {
+func (d ServerResponse) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "t", d.T, true)
-	if present(d.D) {
+	if Present(d.D) {
 		dst = d.D.AppendJSON(appendKey(dst, "d", false))
 	}
 	return append(dst, '}')
 }
 
-// TextData is the data of the text messages: user-llm-text, bot-llm-text,
+// Text is the data of the text messages: user-llm-text, bot-llm-text,
 // bot-transcription, bot-tts-text and system-log.
-type TextData struct {
+type Text struct {
 	Text string
 }
 
 // AppendJSON implements [Payload].
-func (d TextData) AppendJSON(dst []byte) []byte {
+func (d Text) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "text", d.Text, true)
 	return append(dst, '}')
 }
@@ -98,8 +98,8 @@ func EncodeTextMessage(typ, text string) []byte {
 	return AppendTextMessage(make([]byte, 0, textMessageOverhead+len(typ)+quotedLen(text)), typ, text)
 }
 
-// TranscriptionData is the data of user-transcription.
-type TranscriptionData struct {
+// Transcription is the data of user-transcription.
+type Transcription struct {
 	Text string
 	// UserID may be empty.
 	UserID string
@@ -110,7 +110,7 @@ type TranscriptionData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d TranscriptionData) AppendJSON(dst []byte) []byte {
+func (d Transcription) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "text", d.Text, true)
 	dst = appendStringField(dst, "user_id", d.UserID, false)
 	dst = appendStringField(dst, "timestamp", d.Timestamp, false)
@@ -138,10 +138,10 @@ func (p SpokenProgress) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// BotOutputData is the data of bot-output (§6.4). Members without a value
+// BotOutput is the data of bot-output (§6.4). Members without a value
 // are omitted: 1.x clients get only text, spoken and aggregated_by;
 // progress messages have no spoken member.
-type BotOutputData struct {
+type BotOutput struct {
 	Text string
 	// AggregatedBy is "sentence", "word", "token" or a custom string.
 	AggregatedBy string
@@ -159,7 +159,7 @@ type BotOutputData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d BotOutputData) AppendJSON(dst []byte) []byte {
+func (d BotOutput) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "text", d.Text, true)
 	dst = appendStringField(dst, "aggregated_by", d.AggregatedBy, false)
 	if d.SegmentID != 0 {
@@ -180,26 +180,26 @@ func (d BotOutputData) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// AudioLevelData is the data of user-audio-level and bot-audio-level.
-type AudioLevelData struct {
+// AudioLevel is the data of user-audio-level and bot-audio-level.
+type AudioLevel struct {
 	// Value is in [0, 1].
 	Value float64
 }
 
 // AppendJSON implements [Payload].
-func (d AudioLevelData) AppendJSON(dst []byte) []byte {
+func (d AudioLevel) AppendJSON(dst []byte) []byte {
 	dst = appendFloat(appendKey(append(dst, '{'), "value", true), d.Value)
 	return append(dst, '}')
 }
 
-// FunctionCallStartedData is the data of llm-function-call-started. It
+// FunctionCallStarted is the data of llm-function-call-started. It
 // has no tool_call_id; the name is omitted below the NAME report level.
-type FunctionCallStartedData struct {
+type FunctionCallStarted struct {
 	FunctionName string
 }
 
 // AppendJSON implements [Payload].
-func (d FunctionCallStartedData) AppendJSON(dst []byte) []byte {
+func (d FunctionCallStarted) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	if d.FunctionName != "" {
 		dst = appendStringField(dst, "function_name", d.FunctionName, true)
@@ -207,8 +207,8 @@ func (d FunctionCallStartedData) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// FunctionCallInProgressData is the data of llm-function-call-in-progress.
-type FunctionCallInProgressData struct {
+// FunctionCallInProgress is the data of llm-function-call-in-progress.
+type FunctionCallInProgress struct {
 	ToolCallID string
 	// FunctionName is omitted when empty (report level NONE). Client-side
 	// function handlers only run when it is present.
@@ -218,19 +218,19 @@ type FunctionCallInProgressData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d FunctionCallInProgressData) AppendJSON(dst []byte) []byte {
+func (d FunctionCallInProgress) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "tool_call_id", d.ToolCallID, true)
 	if d.FunctionName != "" {
 		dst = appendStringField(dst, "function_name", d.FunctionName, false)
 	}
-	if present(d.Arguments) {
+	if Present(d.Arguments) {
 		dst = d.Arguments.AppendJSON(appendKey(dst, "arguments", false))
 	}
 	return append(dst, '}')
 }
 
-// FunctionCallStoppedData is the data of llm-function-call-stopped.
-type FunctionCallStoppedData struct {
+// FunctionCallStopped is the data of llm-function-call-stopped.
+type FunctionCallStopped struct {
 	ToolCallID string
 	// Cancelled is true when the call was cancelled rather than answered.
 	Cancelled    bool
@@ -240,38 +240,38 @@ type FunctionCallStoppedData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d FunctionCallStoppedData) AppendJSON(dst []byte) []byte {
+func (d FunctionCallStopped) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "tool_call_id", d.ToolCallID, true)
 	dst = appendBool(appendKey(dst, "cancelled", false), d.Cancelled)
 	if d.FunctionName != "" {
 		dst = appendStringField(dst, "function_name", d.FunctionName, false)
 	}
-	if present(d.Result) {
+	if Present(d.Result) {
 		dst = d.Result.AppendJSON(appendKey(dst, "result", false))
 	}
 	return append(dst, '}')
 }
 
-// LLMFunctionCallData is the data of the deprecated llm-function-call.
+// LLMFunctionCall is the data of the deprecated llm-function-call.
 // Unlike every other message it keeps nulls, and the member is "args".
-type LLMFunctionCallData struct {
+type LLMFunctionCall struct {
 	FunctionName string
 	ToolCallID   string
 	Args         Payload
 }
 
 // AppendJSON implements [Payload].
-func (d LLMFunctionCallData) AppendJSON(dst []byte) []byte {
+func (d LLMFunctionCall) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "function_name", d.FunctionName, true)
 	dst = appendStringField(dst, "tool_call_id", d.ToolCallID, false)
 	dst = appendPayload(appendKey(dst, "args", false), d.Args)
 	return append(dst, '}')
 }
 
-// MetricsData is the data of metrics (§6.5): the entries of one metrics
+// Metrics is the data of metrics (§6.5): the entries of one metrics
 // frame grouped by kind. Empty groups are omitted, so a frame with no
 // supported entries gives {}.
-type MetricsData struct {
+type Metrics struct {
 	TTFB       []TimingMetric
 	TTFA       []TTFAMetric
 	TTFAT      []TTFATMetric
@@ -353,7 +353,7 @@ func appendMetricList[T any](dst []byte, key string, first bool, list []T, entry
 }
 
 // AppendJSON implements [Payload].
-func (d MetricsData) AppendJSON(dst []byte) []byte {
+func (d Metrics) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	timing := func(dst []byte, m *TimingMetric) []byte {
@@ -399,9 +399,9 @@ func (d MetricsData) AppendJSON(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// SearchResponseData is the data of bot-llm-search-response (Google
+// SearchResponse is the data of bot-llm-search-response (Google
 // grounding results).
-type SearchResponseData struct {
+type SearchResponse struct {
 	SearchResult    string
 	RenderedContent string
 	// Origins is always sent, as an array.
@@ -421,7 +421,7 @@ type SearchResult struct {
 }
 
 // AppendJSON implements [Payload].
-func (d SearchResponseData) AppendJSON(dst []byte) []byte {
+func (d SearchResponse) AppendJSON(dst []byte) []byte {
 	dst = append(dst, '{')
 	first := true
 	if d.SearchResult != "" {
@@ -467,9 +467,9 @@ func (d SearchResponseData) AppendJSON(dst []byte) []byte {
 	return append(dst, ']', '}')
 }
 
-// BotTTSAudioData is the data of the legacy bot-tts-audio, which no
+// BotTTSAudio is the data of the legacy bot-tts-audio, which no
 // current server sends. It is modelled for completeness.
-type BotTTSAudioData struct {
+type BotTTSAudio struct {
 	// Audio is base64 PCM16.
 	Audio       string
 	SampleRate  int
@@ -477,21 +477,21 @@ type BotTTSAudioData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d BotTTSAudioData) AppendJSON(dst []byte) []byte {
+func (d BotTTSAudio) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "audio", d.Audio, true)
 	dst = appendInt(appendKey(dst, "sample_rate", false), int64(d.SampleRate))
 	dst = appendInt(appendKey(dst, "num_channels", false), int64(d.NumChannels))
 	return append(dst, '}')
 }
 
-// AppendToContextResultData is the data of the legacy
+// AppendToContextResult is the data of the legacy
 // append-to-context-result, which no server sends.
-type AppendToContextResultData struct {
+type AppendToContextResult struct {
 	Result Payload
 }
 
 // AppendJSON implements [Payload].
-func (d AppendToContextResultData) AppendJSON(dst []byte) []byte {
+func (d AppendToContextResult) AppendJSON(dst []byte) []byte {
 	dst = appendPayload(appendKey(append(dst, '{'), "result", true), d.Result)
 	return append(dst, '}')
 }

@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 import (
 	"encoding/json"
@@ -169,7 +169,7 @@ func TestRawJSONAndJSONPayloads(t *testing.T) {
 	if got := string(m.Encode()); got != `{"label":"rtvi-ai","type":"server-message"}` {
 		t.Errorf("empty raw data = %s", got)
 	}
-	b, err := json.Marshal(struct{ M Message }{Message{Type: TypeBotLLMText, Data: TextData{Text: "x"}}})
+	b, err := json.Marshal(struct{ M Message }{Message{Type: TypeBotLLMText, Data: Text{Text: "x"}}})
 	if err != nil || string(b) != `{"M":{"label":"rtvi-ai","type":"bot-llm-text","data":{"text":"x"}}}` {
 		t.Errorf("MarshalJSON = %s, %v", b, err)
 	}
@@ -181,7 +181,7 @@ func TestEncodeTextMessageHasExactCapacity(t *testing.T) {
 		if len(b) != cap(b) {
 			t.Errorf("%q: len %d cap %d", s, len(b), cap(b))
 		}
-		if want := (Message{Type: TypeBotLLMText, Data: TextData{Text: s}}).Encode(); string(b) != string(want) {
+		if want := (Message{Type: TypeBotLLMText, Data: Text{Text: s}}).Encode(); string(b) != string(want) {
 			t.Errorf("%q: %s, want %s", s, b, want)
 		}
 	}

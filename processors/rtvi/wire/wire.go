@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 import (
 	"encoding/json"
@@ -116,9 +116,9 @@ func (j jsonValue) AppendJSON(dst []byte) []byte {
 	return append(dst, b...)
 }
 
-// present reports whether p should be written: not nil, and not an empty
-// RawJSON.
-func present(p Payload) bool {
+// Present reports whether p is written when it is a message's data or an
+// optional member: not nil, and not an empty RawJSON.
+func Present(p Payload) bool {
 	switch v := p.(type) {
 	case nil:
 		return false
@@ -130,7 +130,7 @@ func present(p Payload) bool {
 
 // appendPayload appends p, or null when it is absent.
 func appendPayload(dst []byte, p Payload) []byte {
-	if !present(p) {
+	if !Present(p) {
 		return append(dst, "null"...)
 	}
 	return p.AppendJSON(dst)
@@ -138,7 +138,7 @@ func appendPayload(dst []byte, p Payload) []byte {
 
 // Message is one RTVI message: the envelope and its typed data. Decode
 // returns messages whose Data is one of this package's client models (for
-// example *SendTextData); senders fill Data with any [Payload].
+// example *SendText); senders fill Data with any [Payload].
 type Message struct {
 	// Type is the kebab-case message type, for example "bot-llm-text".
 	Type string
@@ -173,7 +173,7 @@ func (m Message) AppendJSON(dst []byte) []byte {
 	if m.ID != "" || m.idSet || carriesID(m.Type) {
 		dst = appendStringField(dst, "id", m.ID, false)
 	}
-	if present(m.Data) {
+	if Present(m.Data) {
 		dst = appendKey(dst, "data", false)
 		dst = m.Data.AppendJSON(dst)
 	}
@@ -335,7 +335,7 @@ func Decode(b []byte) (Message, error) {
 
 // DecodeData decodes the data of a client message of type typ. data is
 // the encoded data object, or nil when the message had no data (or null).
-// Known types give their model (for example *UIEventData); unknown types
+// Known types give their model (for example *UIEvent); unknown types
 // give a copy of data as [RawJSON] (nil when absent). The client-ready
 // model is lenient, as in Python: it never fails.
 func DecodeData(typ string, data []byte) (Payload, error) {
@@ -416,3 +416,38 @@ func (m Message) String() string {
 	}
 	return fmt.Sprintf("%s#%s", m.Type, m.ID)
 }
+
+// Falsy reports whether j is a value Python treats as false: null,
+// false, 0, "", {} or [].
+func (j RawJSON) Falsy() bool {
+	r := reader{b: j}
+	switch r.peek() {
+	case kindNull, kindInvalid:
+		return true
+	case kindBool:
+		v, _ := r.boolean()
+		return !v
+	case kindNumber:
+		v, err := r.number()
+		return err == nil && v == 0
+	case kindString:
+		b, err := r.stringBytes(&r.scratch)
+		return err == nil && len(b) == 0
+	case kindObject:
+		empty := true
+		_ = r.object(func([]byte) error { empty = false; return errStop })
+		return empty
+	case kindArray:
+		empty := true
+		_ = r.array(func(int) error { empty = false; return errStop })
+		return empty
+	}
+	return false
+}
+
+// errStop ends a walk early.
+var errStop = stopError{}
+
+type stopError struct{}
+
+func (stopError) Error() string { return "stop" }

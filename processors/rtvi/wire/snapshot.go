@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 // Snapshot is the accessibility snapshot a client sends in ui-snapshot
 // (rtvi.md §4.3): the whole page, never a diff, so each one replaces the

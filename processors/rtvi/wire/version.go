@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 import (
 	"math"

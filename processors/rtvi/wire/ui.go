@@ -1,4 +1,4 @@
-package rtvi
+package wire
 
 // This file holds the server-to-client models of the UI Agent Protocol
 // (rtvi.md §4, ui-agent.md §2 and §4): ui-command with the built-in
@@ -187,7 +187,7 @@ func (e GroupStarted) appendTask(dst []byte, v Vocabulary) []byte {
 func (e TaskUpdate) appendTask(dst []byte, v Vocabulary) []byte {
 	dst = appendTaskHead(dst, e.Kind(v), v, e.TaskID)
 	dst = appendStringField(dst, v.workerKey(), e.AgentName, false)
-	if present(e.Data) {
+	if Present(e.Data) {
 		dst = e.Data.AppendJSON(appendKey(dst, "data", false))
 	}
 	dst = appendInt(appendKey(dst, "at", false), e.At)
@@ -198,7 +198,7 @@ func (e TaskCompleted) appendTask(dst []byte, v Vocabulary) []byte {
 	dst = appendTaskHead(dst, e.Kind(v), v, e.TaskID)
 	dst = appendStringField(dst, v.workerKey(), e.AgentName, false)
 	dst = appendStringField(dst, "status", string(e.Status), false)
-	if present(e.Response) {
+	if Present(e.Response) {
 		dst = e.Response.AppendJSON(appendKey(dst, "response", false))
 	}
 	dst = appendInt(appendKey(dst, "at", false), e.At)
@@ -211,15 +211,15 @@ func (e GroupCompleted) appendTask(dst []byte, v Vocabulary) []byte {
 	return append(dst, '}')
 }
 
-// TaskData is the data of ui-job-group / ui-task: one lifecycle envelope
+// UITask is the data of ui-job-group / ui-task: one lifecycle envelope
 // in one vocabulary. Build the message with [Vocabulary.MessageType].
-type TaskData struct {
+type UITask struct {
 	Event      TaskEvent
 	Vocabulary Vocabulary
 }
 
 // AppendJSON implements [Payload].
-func (d TaskData) AppendJSON(dst []byte) []byte {
+func (d UITask) AppendJSON(dst []byte) []byte {
 	if d.Event == nil {
 		return append(dst, "null"...)
 	}
@@ -229,11 +229,11 @@ func (d TaskData) AppendJSON(dst []byte) []byte {
 // TaskMessage returns the ui-job-group (or ui-task) message for e in
 // vocabulary v.
 func TaskMessage(e TaskEvent, v Vocabulary) Message {
-	return Message{Type: v.MessageType(), Data: TaskData{Event: e, Vocabulary: v}}
+	return Message{Type: v.MessageType(), Data: UITask{Event: e, Vocabulary: v}}
 }
 
-// UICommandData is the data of ui-command.
-type UICommandData struct {
+// UICommand is the data of ui-command.
+type UICommand struct {
 	// Command is the command name, matched exactly by client handlers.
 	Command string
 	// Payload is the command's payload, opaque to the protocol; omitted
@@ -242,9 +242,9 @@ type UICommandData struct {
 }
 
 // AppendJSON implements [Payload].
-func (d UICommandData) AppendJSON(dst []byte) []byte {
+func (d UICommand) AppendJSON(dst []byte) []byte {
 	dst = appendStringField(append(dst, '{'), "command", d.Command, true)
-	if present(d.Payload) {
+	if Present(d.Payload) {
 		dst = d.Payload.AppendJSON(appendKey(dst, "payload", false))
 	}
 	return append(dst, '}')
