@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
-	"time"
 
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
@@ -24,9 +19,6 @@ import (
 
 // defaultAddr is the address conformance-bot.md fixes.
 const defaultAddr = "127.0.0.1:7861"
-
-// shutdownTimeout bounds the wait for sessions to close on SIGINT/SIGTERM.
-const shutdownTimeout = 10 * time.Second
 
 func main() {
 	addr := flag.String("addr", defaultAddr, "listen address (host:port)")
@@ -48,12 +40,10 @@ func main() {
 	}
 	defer func() { _ = log.Sync() }()
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	err = run(ctx, config{Addr: *addr, AllowOrigins: splitList(*origins), Logger: log}, os.Stdout)
+	// run handles SIGINT and SIGTERM itself (webrtc.Serve).
+	err = run(context.Background(), config{Addr: *addr, AllowOrigins: splitList(*origins), Logger: log}, os.Stdout)
 	if err != nil {
 		log.Error("conformance bot stopped", zap.Error(err))
-		stop()
 		os.Exit(1)
 	}
 }
@@ -102,8 +92,9 @@ func newServer(cfg config) (*webrtc.Server, error) {
 	})
 }
 
-// run serves the bot on cfg.Addr until ctx ends, then closes every session
-// (the clients get peerLeft) and returns. It prints "listening on
+// run serves the bot on cfg.Addr until ctx ends or the process gets SIGINT
+// or SIGTERM, then ends every session gracefully (the clients get
+// peerLeft) and returns (webrtc.Serve). It prints "listening on
 // http://ADDR" to stdout once it accepts connections.
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	srv, err := newServer(cfg)
@@ -112,29 +103,11 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
-		_ = srv.Shutdown(ctx)
+		_ = srv.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-
-	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	err = errors.Join(srv.Shutdown(sctx), hs.Shutdown(sctx))
-	if serveErr == nil {
-		serveErr = <-errc
-	}
-	if errors.Is(serveErr, http.ErrServerClosed) {
-		serveErr = nil
-	}
-	return errors.Join(serveErr, err)
+	return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{})
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

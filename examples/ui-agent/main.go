@@ -3,14 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -42,9 +39,8 @@ func main() {
 
 	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(os.Getenv), ResearchStep: 2 * time.Second,
 		Trace: os.Getenv("UI_AGENT_TRACE") != ""}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := serve(ctx, cfg, log, nil); err != nil {
+	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
+	if err := serve(context.Background(), cfg, log, nil); err != nil {
 		log.Error("ui-agent demo failed", zap.Error(err))
 		os.Exit(1)
 	}
@@ -68,8 +64,10 @@ func newLogger(verbose bool) *zap.Logger {
 	return zap.New(core)
 }
 
-// serve runs the demo until ctx ends. ready, when not nil, receives the
-// address the server listens on (tests listen on port 0).
+// serve runs the demo until ctx ends or the process gets SIGINT or
+// SIGTERM, then ends the sessions gracefully (webrtc.Serve). ready, when
+// not nil, receives the address the server listens on (tests listen on
+// port 0).
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
 	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace}
 	rtc, err := webrtc.NewServer(webrtc.Options{
@@ -87,11 +85,9 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		_ = rtc.Close()
 		return fmt.Errorf("listening on %s: %w (another demo running? pass -addr or UI_AGENT_ADDR)", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String() + "/"
 	if _, ok := pageFS(); !ok {
@@ -108,22 +104,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-
-	select {
-	case err := <-errc:
-		_ = rtc.Shutdown(context.Background())
-		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rtcErr := rtc.Shutdown(sctx)
-	httpErr := srv.Shutdown(sctx)
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return errors.Join(rtcErr, httpErr)
+	return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
 }
 
 // handler routes the page, its config and the signalling.

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
-	"syscall"
-	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -20,9 +16,8 @@ import (
 func main() {
 	log := newLogger(os.Getenv("VOICE_DEBUG") != "")
 	defer func() { _ = log.Sync() }()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := serve(ctx, configure(os.Getenv), log, nil); err != nil {
+	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
+	if err := serve(context.Background(), configure(os.Getenv), log, nil); err != nil {
 		log.Error("voice-bot failed", zap.Error(err))
 		os.Exit(1)
 	}
@@ -38,8 +33,9 @@ func newLogger(debug bool) *zap.Logger {
 	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level))
 }
 
-// serve runs the signalling server until ctx ends. ready, when not nil,
-// receives the address it listens on.
+// serve runs the signalling server until ctx ends or the process gets
+// SIGINT or SIGTERM, then ends the sessions gracefully (webrtc.Serve).
+// ready, when not nil, receives the address it listens on.
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
 	b := &bot{cfg: cfg, log: log}
 	rtc, err := webrtc.NewServer(webrtc.Options{
@@ -62,11 +58,9 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
+		_ = rtc.Close()
 		return fmt.Errorf("listening on %s: %w (set ADDR to another address)", cfg.Addr, err)
 	}
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
 
 	if cfg.STT.build == nil {
 		log.Warn("STT: none configured, so the bot cannot hear: it says so to each client and answers typed messages (RTVI send-text) out loud. Set DEEPGRAM_API_KEY, STT_BASE_URL or OPENAI_API_KEY to talk to it.")
@@ -83,22 +77,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-
-	select {
-	case err := <-errc:
-		_ = rtc.Shutdown(context.Background())
-		return fmt.Errorf("serving HTTP: %w", err)
-	case <-ctx.Done():
-	}
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	rtcErr := rtc.Shutdown(sctx)
-	httpErr := srv.Shutdown(sctx)
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return errors.Join(rtcErr, httpErr)
+	return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
 }
 
 func ttsName(t ttsChoice) string {
