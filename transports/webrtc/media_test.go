@@ -7,6 +7,7 @@ import (
 	"github.com/pion/rtcp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
