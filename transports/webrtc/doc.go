@@ -24,4 +24,10 @@
 // scheduler leaves that goroutine waiting, the transport's other goroutines
 // send its frames for it (docs/decisions/webrtc-audio.md).
 // The wire rules are in docs/protocol.md (§1 signalling, §2 the data channel).
+//
+// [ListenAndServe] and [Serve] run a server in production: HTTP timeouts
+// and limits set by default, and on SIGINT or SIGTERM new sessions refused
+// with a 503 the client retries, the running ones ended gracefully and
+// cancelled after a grace period. docs/decisions/webrtc-lifetimes.md says
+// which goroutine each part owns and the shutdown sequence.
 package webrtc
