@@ -28,7 +28,16 @@ func ExampleNewServer() {
 	}
 	// The server handles POST/PATCH /api/offer, POST /start and the
 	// /sessions/{id}/... routes of the small-webrtc-transport client; mount
-	// it next to your page, or on its own.
-	web := &http.Server{Addr: "127.0.0.1:7860", Handler: srv}
-	_ = web // web.ListenAndServe()
+	// it next to your page, or serve it on its own.
+	mux := http.NewServeMux()
+	mux.Handle("/", srv)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	serve := func() {
+		// Until SIGINT or SIGTERM, with production HTTP timeouts; then the
+		// sessions end gracefully and ListenAndServe returns.
+		if err := webrtc.ListenAndServe(context.Background(), "127.0.0.1:7860", srv, webrtc.ServeOptions{Handler: mux}); err != nil {
+			log.Fatal(err)
+		}
+	}
+	_ = serve // serve()
 }
