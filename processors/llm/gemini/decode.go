@@ -24,8 +24,8 @@ type decoder struct {
 	fcalls []functionCall
 
 	prompt, answer, thoughts, cached, total int
-	gotUsage                                    bool
-	finish                                      string
+	gotUsage                                bool
+	finish                                  string
 
 	// Scratch for one part.
 	thought bool
