@@ -32,6 +32,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -171,7 +172,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 			}
 			f := &rtvi.UICommandFrame{Command: req.Command}
 			if len(req.Payload) > 0 {
-				f.Payload = rtvi.RawJSON(req.Payload)
+				f.Payload = wire.RawJSON(req.Payload)
 			}
 			task.QueueFrame(f)
 			return
@@ -199,7 +200,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 		name, _ := json.Marshal(ev.Event)
 		payload := ev.Payload.AppendJSON(nil)
 		data := fmt.Sprintf(`{"type":"ui_event","event":%s,"payload":%s}`, name, payload)
-		if err := rp.SendServerMessage(rtvi.RawJSON(data)); err != nil {
+		if err := rp.SendServerMessage(wire.RawJSON(data)); err != nil {
 			log.Warn("ui_event", zap.Error(err))
 		}
 	})
