@@ -14,63 +14,61 @@ import (
 // observer sends as ui-command {command, payload}. Payloads are the
 // reference's, unset optional fields included as null. They are ordinary
 // methods, not tools: call them from tool handlers, event handlers or
-// anywhere else, from any goroutine, once the pipeline runs. They do not
+// anywhere else, from any goroutine. Commands sent before the task runs
+// wait and go out when it sets the agent up; after it ended they are
+// dropped. They do not
 // check refs (see [Agent.KnownRef]); the client ignores commands whose
 // target it cannot find.
 
 // push sends f downstream from the agent.
-func (a *Agent) push(f frames.Frame) error {
-	box := a.out.Load()
-	if box == nil {
-		return ErrNotRunning
-	}
-	box.Push(f, frames.Downstream)
-	return nil
+func (a *Agent) push(f frames.Frame) {
+	a.ensure()
+	a.out.Push(f, frames.Downstream)
 }
 
 // Send sends a built-in command with its full payload (for example
 // wire.ScrollTo{Ref: "e5", Behavior: "instant"} or wire.Toast{...}).
-func (a *Agent) Send(c wire.Command) error {
-	return a.push(rtvi.NewUICommand(c))
+func (a *Agent) Send(c wire.Command) {
+	a.push(rtvi.NewUICommand(c))
 }
 
 // ScrollTo scrolls the element ref into view:
 // scroll_to {ref, target_id: null, behavior: null}.
-func (a *Agent) ScrollTo(ref string) error { return a.Send(wire.ScrollTo{Ref: ref}) }
+func (a *Agent) ScrollTo(ref string) { a.Send(wire.ScrollTo{Ref: ref}) }
 
 // Highlight briefly highlights the element ref:
 // highlight {ref, target_id: null, duration_ms: null}.
-func (a *Agent) Highlight(ref string) error { return a.Send(wire.Highlight{Ref: ref}) }
+func (a *Agent) Highlight(ref string) { a.Send(wire.Highlight{Ref: ref}) }
 
 // SelectText selects the whole text of the element ref:
 // select_text {ref, target_id: null, start_offset: null, end_offset: null}.
-func (a *Agent) SelectText(ref string) error { return a.Send(wire.SelectText{Ref: ref}) }
+func (a *Agent) SelectText(ref string) { a.Send(wire.SelectText{Ref: ref}) }
 
 // SelectRange selects the characters [start, end) of the element ref.
-func (a *Agent) SelectRange(ref string, start, end int) error {
-	return a.Send(wire.SelectText{Ref: ref, StartOffset: &start, EndOffset: &end})
+func (a *Agent) SelectRange(ref string, start, end int) {
+	a.Send(wire.SelectText{Ref: ref, StartOffset: &start, EndOffset: &end})
 }
 
 // Click clicks the element ref: click {ref, target_id: null}.
-func (a *Agent) Click(ref string) error { return a.Send(wire.Click{Ref: ref}) }
+func (a *Agent) Click(ref string) { a.Send(wire.Click{Ref: ref}) }
 
 // SetInputValue replaces the value of the input ref:
 // set_input_value {value, ref, target_id: null, replace: true}.
-func (a *Agent) SetInputValue(ref, value string) error {
-	return a.Send(wire.SetInputValue{Ref: ref, Value: value})
+func (a *Agent) SetInputValue(ref, value string) {
+	a.Send(wire.SetInputValue{Ref: ref, Value: value})
 }
 
 // AppendInputValue appends to the value of the input ref (replace: false).
-func (a *Agent) AppendInputValue(ref, value string) error {
-	return a.Send(wire.SetInputValue{Ref: ref, Value: value, Append: true})
+func (a *Agent) AppendInputValue(ref, value string) {
+	a.Send(wire.SetInputValue{Ref: ref, Value: value, Append: true})
 }
 
 // Focus focuses the element ref: focus {ref, target_id: null}.
-func (a *Agent) Focus(ref string) error { return a.Send(wire.Focus{Ref: ref}) }
+func (a *Agent) Focus(ref string) { a.Send(wire.Focus{Ref: ref}) }
 
 // Toast shows a notification (the app draws it):
 // toast {title, subtitle, description, image_url, duration_ms}.
-func (a *Agent) Toast(t wire.Toast) error { return a.Send(t) }
+func (a *Agent) Toast(t wire.Toast) { a.Send(t) }
 
 // Navigate asks the app to show view with params (a JSON-encodable value;
 // nil sends null): navigate {view, params}.
@@ -79,7 +77,8 @@ func (a *Agent) Navigate(view string, params any) error {
 	if err != nil {
 		return fmt.Errorf("uiagent: navigate %q: %w", view, err)
 	}
-	return a.Send(wire.Navigate{View: view, Params: p})
+	a.Send(wire.Navigate{View: view, Params: p})
+	return nil
 }
 
 // SendCommand sends an app-defined command (add_note, set_checked, ...).
@@ -93,7 +92,8 @@ func (a *Agent) SendCommand(name string, payload any) error {
 	if err != nil {
 		return fmt.Errorf("uiagent: command %q: %w", name, err)
 	}
-	return a.push(&rtvi.UICommandFrame{Command: name, Payload: p})
+	a.push(&rtvi.UICommandFrame{Command: name, Payload: p})
+	return nil
 }
 
 // payloadOf turns v into a payload fixed at call time: nil gives {} when

@@ -3,7 +3,6 @@ package uiagent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 
@@ -18,32 +17,30 @@ import (
 
 // runningAgent returns an agent whose pushes are recorded, as if set up
 // by a task.
-func runningAgent(o Options) (*Agent, *recorder) {
+func runningAgent(t testing.TB, o Options) (*Agent, *recorder) {
 	a := New(o)
-	rec := &recorder{}
-	a.out.Store(&pusherBox{rec})
-	return a, rec
+	return a, attach(t, a)
 }
 
 // The action methods send the reference's payloads, nulls included.
 func TestActionPayloads(t *testing.T) {
-	a, rec := runningAgent(Options{})
+	a, rec := runningAgent(t, Options{})
 	type params struct {
 		Artist string `json:"artist"`
 	}
 	calls := []func() error{
-		func() error { return a.ScrollTo("e1") },
-		func() error { return a.Highlight("e2") },
-		func() error { return a.SelectText("e3") },
-		func() error { return a.SelectRange("e3", 0, 4) },
-		func() error { return a.Click("e4") },
-		func() error { return a.SetInputValue("e5", "Mark") },
-		func() error { return a.AppendInputValue("e5", " Backman") },
-		func() error { return a.Focus("e6") },
-		func() error { return a.Toast(wire.Toast{Title: "Saved"}) },
+		func() error { a.ScrollTo("e1"); return nil },
+		func() error { a.Highlight("e2"); return nil },
+		func() error { a.SelectText("e3"); return nil },
+		func() error { a.SelectRange("e3", 0, 4); return nil },
+		func() error { a.Click("e4"); return nil },
+		func() error { a.SetInputValue("e5", "Mark"); return nil },
+		func() error { a.AppendInputValue("e5", " Backman"); return nil },
+		func() error { a.Focus("e6"); return nil },
+		func() error { a.Toast(wire.Toast{Title: "Saved"}); return nil },
 		func() error { return a.Navigate("artist", params{"Nina Simone"}) },
 		func() error { return a.Navigate("home", nil) },
-		func() error { return a.Send(wire.ScrollTo{TargetID: "top", Behavior: "instant"}) },
+		func() error { a.Send(wire.ScrollTo{TargetID: "top", Behavior: "instant"}); return nil },
 		func() error { return a.SendCommand("add_note", map[string]string{"ref": "e7", "text": "Too long"}) },
 		func() error { return a.SendCommand("clear_list", nil) },
 		func() error { return a.SendCommand("raw", json.RawMessage(`{"n":1}`)) },
@@ -83,7 +80,7 @@ func TestActionPayloads(t *testing.T) {
 }
 
 func TestActionErrors(t *testing.T) {
-	a, rec := runningAgent(Options{})
+	a, rec := runningAgent(t, Options{})
 	for i, err := range []error{
 		a.SendCommand("", nil),
 		a.SendCommand("x", json.RawMessage(`{`)),
@@ -98,8 +95,21 @@ func TestActionErrors(t *testing.T) {
 	if n := len(rec.all()); n != 0 {
 		t.Errorf("%d frames pushed for bad commands", n)
 	}
-	if err := New(Options{}).ScrollTo("e1"); !errors.Is(err, ErrNotRunning) {
-		t.Errorf("before the task runs: %v", err)
+}
+
+// Commands sent before the task runs wait, and go out in order when the
+// task sets the agent up.
+func TestActionsBeforeTheTaskRuns(t *testing.T) {
+	a := New(Options{})
+	a.ScrollTo("e1")
+	a.Click("e2")
+	rec := attach(t, a)
+	want := []string{
+		`scroll_to {"ref":"e1","target_id":null,"behavior":null}`,
+		`click {"ref":"e2","target_id":null}`,
+	}
+	if d := cmp.Diff(want, commandsOf(rec.all())); d != "" {
+		t.Errorf("commands (-want +got):\n%s", d)
 	}
 }
 
@@ -114,9 +124,7 @@ func TestPerDomainTool(t *testing.T) {
 		if err := agent.SendCommand("play", map[string]string{"song": a.Song}); err != nil {
 			return err
 		}
-		if err := agent.Highlight("e2"); err != nil {
-			return err
-		}
+		agent.Highlight("e2")
 		return agent.Respond(call, "Playing "+a.Song+".")
 	})
 	model := &llmtest.Provider{Respond: llmtest.Script([]llm.Event{llm.ToolCallEvent(frames.LLMToolCall{ID: "p1", Name: "play", Arguments: `{"song":"Feeling Good"}`})})}
@@ -154,9 +162,7 @@ func TestHandRolledReply(t *testing.T) {
 		if err != nil {
 			return call.Result(llm.ErrorResult{Error: err.Error()})
 		}
-		if _, err := agent.Act(r); err != nil {
-			return err
-		}
+		agent.Act(r)
 		if a.ResearchQuery != "" {
 			started = append(started, a.ResearchQuery)
 		}
@@ -195,17 +201,16 @@ func TestZeroValues(t *testing.T) {
 	if m := c.Messages(); len(m) != 2 || m[0].Content != DefaultPromptGuide {
 		t.Errorf("zero agent context: %+v", m)
 	}
-	if err := a.ScrollTo("e1"); !errors.Is(err, ErrNotRunning) {
-		t.Errorf("zero agent command: %v", err)
-	}
+	a.ScrollTo("e1") // waits for a task that never comes
 	if err := a.Cleanup(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var tg TaskGroups
-	if _, err := tg.Start(GroupOptions{}, HoldWorker("a", 0)); !errors.Is(err, ErrNotRunning) {
+	if _, err := tg.Start(GroupOptions{}, Worker{Name: "a", Work: func(context.Context, func(any)) (any, error) { return nil, nil }}); err != nil {
 		t.Errorf("zero task groups: %v", err)
 	}
-	if tg.Running() != 0 || !strings.HasPrefix(tg.Name(), "TaskGroups#") || tg.Cleanup(context.Background()) != nil {
+	// The group waits for a task; cleaning up ends it.
+	if tg.Running() != 1 || !strings.HasPrefix(tg.Name(), "TaskGroups#") || tg.Cleanup(context.Background()) != nil || tg.Running() != 0 {
 		t.Error("zero task groups misbehave")
 	}
 }

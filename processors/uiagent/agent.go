@@ -3,7 +3,6 @@ package uiagent
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sync"
@@ -144,18 +143,22 @@ type Agent struct {
 	opts  Options
 	name  string
 	log   atomic.Pointer[zap.Logger]
-	out   atomic.Pointer[pusherBox]
+	out   pipeline.Outlet // the agent's frames and background work, its task groups' too
 	snap  atomic.Pointer[wire.Snapshot]
 	cache atomic.Pointer[rendered]
 	tasks *TaskGroups
 
-	root context.Context
-	stop context.CancelFunc
-	bg   sync.WaitGroup
-	busy atomic.Int32 // event handlers running
+	busy    atomic.Int32  // event handlers running
+	ended   chan struct{} // closed at Cleanup: Asks stop waiting
+	endOnce sync.Once
 
 	askSem chan struct{}
 
+	// mu guards what follows. It is needed: the agent's state is shared
+	// by the agent's own node (snapshots, events, interruptions), the user
+	// aggregator's goroutine (BeforeInference), the LLM service's stream
+	// and tool handlers (Provider, Respond), the watchdog's timer and the
+	// callers of Ask, which are different goroutines.
 	mu         sync.Mutex
 	events     []frames.LLMMessage // rendered events waiting for the next inference
 	handlers   map[string]func(context.Context, wire.RawJSON)
@@ -166,16 +169,10 @@ type Agent struct {
 	afterFlush map[uint64]func() // run when the agent's flush probe comes back
 }
 
-type pusherBox struct{ pipeline.Pusher }
-
 type rendered struct {
 	snap *wire.Snapshot
 	text string
 }
-
-// ErrNotRunning is returned by the action methods, [Agent.Ask] and
-// [TaskGroups.Start] before the task has set the processor up.
-var ErrNotRunning = errors.New("uiagent: not running in a pipeline task")
 
 // New returns an agent with o. The zero Agent works too, with the
 // defaults of the zero Options.
@@ -206,7 +203,7 @@ func (a *Agent) init() {
 	a.askSem = make(chan struct{}, 1)
 	a.handlers = map[string]func(context.Context, wire.RawJSON){}
 	a.afterFlush = map[uint64]func(){}
-	a.root, a.stop = context.WithCancel(context.Background())
+	a.ended = make(chan struct{})
 	log := o.Logger
 	if log == nil {
 		log = zap.NewNop()
@@ -220,11 +217,14 @@ func (a *Agent) Name() string { a.ensure(); return a.name }
 
 func (a *Agent) logger() *zap.Logger { a.ensure(); return a.log.Load() }
 
-// Setup implements pipeline.Setupper: it keeps the node's pusher, so
-// commands can be sent from any goroutine.
+// Setup implements pipeline.Setupper: it attaches the agent's outlet,
+// through which commands, answers and task-group envelopes go out from
+// any goroutine (what was sent before the task ran goes in now) and on
+// which event handlers and task-group workers run as the task's
+// background work.
 func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
 	a.ensure()
-	a.out.Store(&pusherBox{s.Out})
+	s.Attach(&a.out)
 	if a.opts.Logger == nil && s.Logger != nil {
 		a.log.Store(s.Logger)
 		a.tasks.log.Store(s.Logger)
@@ -232,11 +232,13 @@ func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
 	return nil
 }
 
-// Cleanup implements pipeline.Cleaner: it cancels open turns, task groups
-// and event handlers, and waits for them, bounded by ctx.
+// Cleanup implements pipeline.Cleaner: it cancels open turns and task
+// groups and releases waiting Asks. Event handlers and task-group workers
+// are the task's background work: their context has ended by now and the
+// task waits for them.
 func (a *Agent) Cleanup(ctx context.Context) error {
 	a.ensure()
-	a.stop()
+	a.endOnce.Do(func() { close(a.ended) })
 	a.mu.Lock()
 	clear(a.afterFlush)
 	var ended []*turn
@@ -249,26 +251,7 @@ func (a *Agent) Cleanup(ctx context.Context) error {
 	for _, t := range ended {
 		a.after(t, false)
 	}
-	err := a.tasks.Cleanup(ctx)
-	if werr := waitGroup(ctx, &a.bg); werr != nil {
-		return fmt.Errorf("uiagent: event handlers still running: %w", werr)
-	}
-	return err
-}
-
-// waitGroup waits for wg, bounded by ctx.
-func waitGroup(ctx context.Context, wg *sync.WaitGroup) error {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return a.tasks.Cleanup(ctx)
 }
 
 // ProcessFrame implements pipeline.Processor. It takes snapshots, events
@@ -428,17 +411,19 @@ func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 		a.logger().Warn("too many UI event handlers running; not handling this event", zap.String("event", name))
 		return
 	}
-	a.bg.Add(1)
-	go func() {
-		defer a.bg.Done()
+	err := a.out.Go("UI event handler "+name, func(ctx context.Context) error {
 		defer a.busy.Add(-1)
 		defer func() {
 			if r := recover(); r != nil {
 				a.logger().Error("UI event handler panicked", zap.String("event", name), zap.Any("panic", r))
 			}
 		}()
-		fn(a.root, payload)
-	}()
+		fn(ctx, payload)
+		return nil
+	})
+	if err != nil {
+		a.busy.Add(-1) // the task has ended: nobody handles events any more
+	}
 }
 
 // BeforeInference prepares the context for an inference; give it to the

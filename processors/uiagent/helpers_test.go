@@ -263,22 +263,87 @@ const formTree = `{"root":{"ref":"e1","role":"generic","children":[
  {"ref":"e6.more","role":"ellipsis","name":"3 more"}
 ]},"captured_at":1}`
 
-// recorder is a pipeline.Pusher that records what is pushed.
+// recorder is the last processor of a task that runs one processor under
+// test (see attach): it records the frames that processor pushes
+// downstream.
 type recorder struct {
+	task *pipeline.Task
+
 	mu     sync.Mutex
 	frames []frames.Frame
+	probes map[uint64]chan struct{}
 }
 
-func (r *recorder) Push(f frames.Frame, _ frames.Direction) {
-	frames.MarkPushed(f)
-	r.mu.Lock()
-	r.frames = append(r.frames, f)
-	r.mu.Unlock()
+// attach runs p in a task of its own, followed by a recorder, until the
+// test ends.
+func attach(t testing.TB, p pipeline.Processor) *recorder {
+	t.Helper()
+	rec := &recorder{probes: map[uint64]chan struct{}{}}
+	rec.task = pipeline.NewTask(pipeline.New(p, rec), pipeline.TaskOptions{})
+	started := make(chan struct{})
+	rec.task.OnStarted(func() { close(started) })
+	done := make(chan error, 1)
+	go func() { done <- rec.task.Run(context.Background()) }()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("task did not start")
+	}
+	t.Cleanup(func() {
+		rec.task.EndWhenDone()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			rec.task.Cancel("test over")
+			<-done
+		}
+	})
+	return rec
 }
 
-func (r *recorder) PushError(err error) { r.Push(&frames.Error{Err: err}, frames.Upstream) }
+func (r *recorder) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	switch f := f.(type) {
+	case *frames.Start, *frames.End, *frames.Cancel, *frames.Stop:
+		return nil
+	case *frames.Flush:
+		r.mu.Lock()
+		ch := r.probes[f.Token]
+		delete(r.probes, f.Token)
+		r.mu.Unlock()
+		if ch != nil {
+			h.Consume()
+			close(ch)
+			return nil
+		}
+	}
+	if dir == frames.Downstream {
+		h.Consume()
+		r.mu.Lock()
+		r.frames = append(r.frames, f)
+		r.mu.Unlock()
+	}
+	return nil
+}
 
+// all returns what was recorded once everything pushed before the call
+// has arrived: a probe queued behind it has come through.
 func (r *recorder) all() []frames.Frame {
+	probe := &frames.Flush{Token: frames.NextID()}
+	ch := make(chan struct{})
+	r.mu.Lock()
+	r.probes[probe.Token] = ch
+	r.mu.Unlock()
+	r.task.QueueFrame(probe)
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		panic("uiagent test: the recorder's probe did not come through")
+	}
+	return r.now()
+}
+
+// now returns what was recorded so far.
+func (r *recorder) now() []frames.Frame {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]frames.Frame(nil), r.frames...)

@@ -224,9 +224,10 @@ type noteClick struct {
 	Ref string `json:"ref"`
 }
 
+// Handlers run as the task's background work, each event on its own.
 func TestEventHandlers(t *testing.T) {
 	a := New(Options{})
-	defer func() { _ = a.Cleanup(context.Background()) }()
+	attach(t, a)
 	var (
 		mu   sync.Mutex
 		got  []string

@@ -250,11 +250,8 @@ func (a *Agent) handleReply(_ context.Context, call llm.FunctionCallParams) erro
 		a.logger().Info("reply refused", zapError(err))
 		return call.Result(llm.ErrorResult{Error: err.Error() + ". Nothing was done; call reply again with an answer."})
 	}
-	rep, err := a.Act(r)
+	rep := a.Act(r)
 	rep.Ignored = ignored
-	if err != nil {
-		return err
-	}
 	return a.respond(call, r.Answer, rep)
 }
 
@@ -274,16 +271,12 @@ type Report struct {
 // the value), each click. Refs not in the current snapshot are skipped and
 // reported (unless Options.NoRefCheck). Use it in a hand-rolled reply tool;
 // the answer is left to [Agent.Respond].
-func (a *Agent) Act(r Reply) (Report, error) {
+func (a *Agent) Act(r Reply) Report {
 	cmds, skipped := a.plan(r)
-	rep := Report{SkippedRefs: skipped}
 	for _, c := range cmds {
-		if err := a.Send(c); err != nil {
-			return rep, err
-		}
-		rep.Sent++
+		a.Send(c)
 	}
-	return rep, nil
+	return Report{Sent: len(cmds), SkippedRefs: skipped}
 }
 
 // plan returns the commands of r in dispatch order and the unknown refs.

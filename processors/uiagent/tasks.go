@@ -108,15 +108,14 @@ type TaskGroups struct {
 	opts   TaskGroupsOptions
 	name   string
 	log    atomic.Pointer[zap.Logger]
-	ownLog bool // the logger came from the options
-	out    *atomic.Pointer[pusherBox]
-	own    atomic.Pointer[pusherBox]
+	ownLog bool             // the logger came from the options
+	out    *pipeline.Outlet // own, or the agent's
+	own    pipeline.Outlet
 	now    func() time.Time
 
-	root context.Context
-	stop context.CancelFunc
-	wg   sync.WaitGroup
-
+	// mu guards the groups. It is needed: they are shared by the node
+	// (cancel requests, End), the workers (updates, completions), the
+	// timeout timers and the callers of Start and Cancel.
 	mu     sync.Mutex
 	groups map[string]*Group
 	closed bool
@@ -131,7 +130,7 @@ func NewTaskGroups(o TaskGroupsOptions) *TaskGroups {
 }
 
 // newTaskGroups returns task groups that push through out (an agent's).
-func newTaskGroups(o TaskGroupsOptions, out *atomic.Pointer[pusherBox]) *TaskGroups {
+func newTaskGroups(o TaskGroupsOptions, out *pipeline.Outlet) *TaskGroups {
 	tg := &TaskGroups{opts: o, out: out}
 	tg.ensure()
 	return tg
@@ -156,16 +155,17 @@ func (tg *TaskGroups) init() {
 	}
 	tg.log.Store(log)
 	tg.ownLog = tg.opts.Logger != nil
-	tg.root, tg.stop = context.WithCancel(context.Background())
 }
 
 // Name implements pipeline.Namer.
 func (tg *TaskGroups) Name() string { tg.ensure(); return tg.name }
 
-// Setup implements pipeline.Setupper: it keeps the node's pusher.
+// Setup implements pipeline.Setupper: it attaches the outlet the
+// envelopes go out through and the workers run on, as the task's
+// background work.
 func (tg *TaskGroups) Setup(_ context.Context, s pipeline.Setup) error {
 	tg.ensure()
-	tg.out.Store(&pusherBox{s.Out})
+	s.Attach(tg.out)
 	if s.Logger != nil && !tg.ownLog {
 		tg.log.Store(s.Logger)
 	}
@@ -187,9 +187,9 @@ func (tg *TaskGroups) ProcessFrame(_ context.Context, _ *pipeline.Handle, f fram
 }
 
 // Cleanup implements pipeline.Cleaner: it cancels the groups still
-// running (without sending anything: the session is over) and waits for
-// their workers, bounded by ctx.
-func (tg *TaskGroups) Cleanup(ctx context.Context) error {
+// running, without sending anything (the session is over). Their workers
+// are the task's background work, which the task waits for.
+func (tg *TaskGroups) Cleanup(context.Context) error {
 	tg.ensure()
 	tg.mu.Lock()
 	tg.closed = true
@@ -199,12 +199,8 @@ func (tg *TaskGroups) Cleanup(ctx context.Context) error {
 		closed = append(closed, g)
 	}
 	tg.mu.Unlock()
-	tg.stop()
 	for _, g := range closed {
 		g.drain()
-	}
-	if err := waitGroup(ctx, &tg.wg); err != nil {
-		return fmt.Errorf("uiagent: task-group workers still running: %w", err)
 	}
 	return nil
 }
@@ -215,7 +211,7 @@ type Group struct {
 	id          string
 	workers     []string
 	opts        GroupOptions
-	cancel      context.CancelFunc
+	cancels     []context.CancelFunc // guarded by tg.mu: the running workers'
 	done        chan struct{}
 	timer       *time.Timer
 	finished    map[string]bool // guarded by tg.mu
@@ -298,19 +294,13 @@ func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 		seen[w.Name] = true
 		names[i] = w.Name
 	}
-	box := tg.out.Load()
-	if box == nil {
-		return nil, ErrNotRunning
-	}
-	ctx, cancel := context.WithCancel(tg.root)
-	g := &Group{tg: tg, id: uuid.NewString(), workers: names, opts: o, cancel: cancel,
+	g := &Group{tg: tg, id: uuid.NewString(), workers: names, opts: o,
 		done: make(chan struct{}), finished: make(map[string]bool, len(names))}
 
 	tg.mu.Lock()
 	if tg.closed {
 		tg.mu.Unlock()
-		cancel()
-		return nil, ErrNotRunning
+		return nil, pipeline.ErrTaskEnded
 	}
 	tg.groups[g.id] = g
 	tg.emit(wire.GroupStarted{TaskID: g.id, Agents: names, Label: o.Label, Cancellable: !o.NotCancellable, At: tg.at()})
@@ -321,11 +311,13 @@ func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 			}
 		})
 	}
-	tg.wg.Add(len(workers))
 	tg.mu.Unlock()
 
 	for _, w := range workers {
-		go g.run(ctx, w)
+		if err := g.start(w); err != nil {
+			g.Cancel("the task has ended")
+			return nil, err
+		}
 	}
 	return g, nil
 }
@@ -426,9 +418,7 @@ func (tg *TaskGroups) at() int64 { return tg.now().UnixMilli() }
 // emit pushes one envelope; tg.mu must be held, so envelopes leave in
 // lifecycle order.
 func (tg *TaskGroups) emit(e wire.TaskEvent) {
-	if box := tg.out.Load(); box != nil {
-		box.Push(&rtvi.UITaskFrame{Event: e}, frames.Downstream)
-	}
+	tg.out.Push(&rtvi.UITaskFrame{Event: e}, frames.Downstream)
 }
 
 // queueLocked queues hooks (and the closing of done) to run outside the
@@ -459,9 +449,27 @@ func (g *Group) drain() {
 	tg.mu.Unlock()
 }
 
+// start runs the worker w as the task's background work, under a context
+// of its own that the group cancels when it ends. A worker whose group is
+// over before it starts does not run.
+func (g *Group) start(w Worker) error {
+	return g.tg.out.Go("task group "+g.id+" worker "+w.Name, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		g.tg.mu.Lock()
+		if g.over {
+			g.tg.mu.Unlock()
+			return nil
+		}
+		g.cancels = append(g.cancels, cancel)
+		g.tg.mu.Unlock()
+		g.run(ctx, w)
+		return nil
+	})
+}
+
 // run runs one worker and reports its end.
 func (g *Group) run(ctx context.Context, w Worker) {
-	defer g.tg.wg.Done()
 	update := func(data any) { g.update(w.Name, data) }
 	resp, err := g.work(ctx, w, update)
 	c := Completion{Worker: w.Name, Status: wire.StatusCompleted}
@@ -574,7 +582,10 @@ func (g *Group) closeLocked(reason string, send bool) {
 	if g.timer != nil {
 		g.timer.Stop()
 	}
-	g.cancel()
+	for _, cancel := range g.cancels {
+		cancel()
+	}
+	g.cancels = nil
 	delete(g.tg.groups, g.id)
 	if fn := g.opts.OnDone; fn != nil {
 		g.queueLocked(func() { fn(g) })

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -18,13 +19,11 @@ import (
 
 // testGroups returns task groups that push into a recorder, with a clock
 // that ticks one millisecond per envelope.
-func testGroups() (*TaskGroups, *recorder) {
+func testGroups(t testing.TB) (*TaskGroups, *recorder) {
 	tg := NewTaskGroups(TaskGroupsOptions{})
-	rec := &recorder{}
-	tg.out.Store(&pusherBox{rec})
 	var ms int64 = 1000
 	tg.now = func() time.Time { ms++; return time.UnixMilli(ms) }
-	return tg, rec
+	return tg, attach(t, tg)
 }
 
 // envelopes returns the recorded lifecycle as 2.1.0 wire data.
@@ -127,7 +126,7 @@ func steppedWorker(name string, step <-chan error) Worker {
 }
 
 func TestGroupNormalCompletion(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	a, b := make(chan error), make(chan error)
 	var completed []string
 	g, err := tg.Start(GroupOptions{Label: "Research", OnCompleted: func(c Completion) { completed = append(completed, c.Worker) }},
@@ -181,7 +180,7 @@ func waitEnvelopes(t *testing.T, rec *recorder, n int) {
 // A worker error is reported before the group is torn down; by default
 // the other workers are cancelled, and what they send later is dropped.
 func TestGroupWorkerError(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	a, b := make(chan error), make(chan error)
 	g, err := tg.Start(GroupOptions{}, steppedWorker("a", a), steppedWorker("b", b))
 	if err != nil {
@@ -209,7 +208,7 @@ func TestGroupWorkerError(t *testing.T) {
 }
 
 func TestGroupFailedAndKeepOnError(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	a, b := make(chan error), make(chan error)
 	g, err := tg.Start(GroupOptions{KeepOnError: true}, steppedWorker("a", a), steppedWorker("b", b))
 	if err != nil {
@@ -240,7 +239,7 @@ func TestGroupFailedAndKeepOnError(t *testing.T) {
 // completion, then group_completed; late updates are dropped.
 func TestGroupTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tg, rec := testGroups()
+		tg, rec := testGroups(t)
 		g, err := tg.Start(GroupOptions{Timeout: 5 * time.Second}, steppedWorker("a", nil), steppedWorker("b", nil))
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +274,7 @@ func TestGroupTimeout(t *testing.T) {
 // the default reason; refused for a group started not cancellable, which
 // the server can still cancel.
 func TestGroupUserCancel(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	g, err := tg.Start(GroupOptions{}, steppedWorker("a", nil), steppedWorker("b", nil))
 	if err != nil {
 		t.Fatal(err)
@@ -301,7 +300,7 @@ func TestGroupUserCancel(t *testing.T) {
 }
 
 func TestGroupNotCancellable(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	a := make(chan error)
 	g, err := tg.Start(GroupOptions{NotCancellable: true}, steppedWorker("a", a))
 	if err != nil {
@@ -329,7 +328,7 @@ func TestGroupNotCancellable(t *testing.T) {
 }
 
 func TestGroupStartErrors(t *testing.T) {
-	tg, _ := testGroups()
+	tg, _ := testGroups(t)
 	ok := func(context.Context, func(any)) (any, error) { return nil, nil }
 	for _, ws := range [][]Worker{
 		nil,
@@ -341,18 +340,15 @@ func TestGroupStartErrors(t *testing.T) {
 			t.Errorf("Start(%v) succeeded", ws)
 		}
 	}
-	if _, err := NewTaskGroups(TaskGroupsOptions{}).Start(GroupOptions{}, Worker{Name: "a", Work: ok}); !errors.Is(err, ErrNotRunning) {
-		t.Errorf("Start before the pipeline runs: %v", err)
-	}
 	_ = tg.Cleanup(context.Background())
-	if _, err := tg.Start(GroupOptions{}, Worker{Name: "a", Work: ok}); !errors.Is(err, ErrNotRunning) {
+	if _, err := tg.Start(GroupOptions{}, Worker{Name: "a", Work: ok}); !errors.Is(err, pipeline.ErrTaskEnded) {
 		t.Errorf("Start after cleanup: %v", err)
 	}
 }
 
 // A panicking worker ends with "error"; Run waits for the group.
 func TestGroupPanicAndRun(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	comps, err := tg.Run(context.Background(), GroupOptions{KeepOnError: true},
 		Worker{Name: "ok", Work: func(context.Context, func(any)) (any, error) { return json.RawMessage(`{"n":1}`), nil }},
 		Worker{Name: "bad", Work: func(context.Context, func(any)) (any, error) { panic("boom") }},
@@ -383,7 +379,7 @@ func TestGroupPanicAndRun(t *testing.T) {
 // End passing through cancels what runs, with envelopes; Cleanup then
 // stops the rest silently and waits for the workers.
 func TestGroupsEndAndCleanup(t *testing.T) {
-	tg, rec := testGroups()
+	tg, rec := testGroups(t)
 	g1, _ := tg.Start(GroupOptions{}, steppedWorker("a", nil))
 	if err := tg.ProcessFrame(context.Background(), nil, &frames.End{}, frames.Downstream); err != nil {
 		t.Fatal(err)

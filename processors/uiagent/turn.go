@@ -148,16 +148,9 @@ func (a *Agent) expire(t *turn) {
 // interruptThen interrupts everything downstream of the agent (the
 // model's stream, its tool calls, queued output) and runs then once the
 // interruption has gone through: a flush probe pushed behind it has come
-// back to the agent. Without a pipeline, then runs at once.
+// back to the agent.
 func (a *Agent) interruptThen(then func()) {
-	box := a.out.Load()
-	if box == nil {
-		if then != nil {
-			then()
-		}
-		return
-	}
-	box.Push(&frames.Interruption{}, frames.Downstream)
+	a.out.Push(&frames.Interruption{}, frames.Downstream)
 	if then == nil {
 		return
 	}
@@ -165,7 +158,7 @@ func (a *Agent) interruptThen(then func()) {
 	a.mu.Lock()
 	a.afterFlush[token] = then
 	a.mu.Unlock()
-	box.Push(&frames.Flush{Token: token}, frames.Downstream)
+	a.out.Push(&frames.Flush{Token: token}, frames.Downstream)
 }
 
 // end ends t with ans unless it has ended, delivering the answer.
@@ -212,7 +205,6 @@ func (a *Agent) deliver(ans Answer) {
 	if ans.Text == "" {
 		return
 	}
-	var err error
 	switch a.opts.Answer {
 	case AnswerManual:
 		return
@@ -220,21 +212,34 @@ func (a *Agent) deliver(ans Answer) {
 		if ans.Outcome == Replied || ans.Outcome == StrayText {
 			return // the model phrases (or phrased) it
 		}
-		err = a.push(&frames.TTSSpeak{Text: ans.Text})
-	case AnswerText:
-		if err = a.push(&frames.LLMFullResponseStart{}); err == nil {
-			_ = a.push(&frames.LLMText{Text: ans.Text})
-			// The whole answer as unspoken text too, so RTVI clients get
-			// bot-output in a pipeline without TTS.
-			_ = a.push(&frames.AggregatedText{Text: ans.Text, AggregatedBy: "sentence"})
-			_ = a.push(&frames.LLMFullResponseEnd{})
-		}
-	default:
-		err = a.push(&frames.TTSSpeak{Text: ans.Text})
 	}
-	if err != nil {
-		a.logger().Warn("cannot deliver the answer", zap.Error(err))
+	a.say(ans.Text)
+}
+
+// Say tells the user text outside a turn (a greeting, the end of a
+// background job) the way answers are told: as an LLM response of its
+// own in AnswerText mode, spoken (frames.TTSSpeak) in every other mode. It
+// works from any goroutine, before the task runs too: the frames wait in
+// the agent's outlet and go in when the task sets the agent up. Blank
+// text says nothing.
+func (a *Agent) Say(text string) {
+	a.ensure()
+	if text = strings.TrimSpace(text); text != "" {
+		a.say(text)
 	}
+}
+
+func (a *Agent) say(text string) {
+	if a.opts.Answer != AnswerText {
+		a.push(&frames.TTSSpeak{Text: text})
+		return
+	}
+	a.push(&frames.LLMFullResponseStart{})
+	a.push(&frames.LLMText{Text: text})
+	// The whole answer as unspoken text too, so RTVI clients get
+	// bot-output in a pipeline without TTS.
+	a.push(&frames.AggregatedText{Text: text, AggregatedBy: "sentence"})
+	a.push(&frames.LLMFullResponseEnd{})
 }
 
 // Respond completes the current turn with answer from inside a tool
@@ -305,19 +310,16 @@ func (a *Agent) Ask(ctx context.Context, query string) (Answer, error) {
 	case a.askSem <- struct{}{}:
 	case <-ctx.Done():
 		return Answer{Outcome: Cancelled, Asked: true}, ctx.Err()
-	case <-a.root.Done():
+	case <-a.ended:
 		return Answer{Outcome: Cancelled, Asked: true}, ErrCancelled
 	}
 	defer func() { <-a.askSem }()
-	if a.out.Load() == nil {
-		return Answer{}, ErrNotRunning
-	}
 	t := a.newTurn(true)
 	a.mu.Lock()
 	a.tracked = true
 	a.pendingAsk = t
 	a.mu.Unlock()
-	_ = a.push(&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.UserMessage(query)}, RunLLM: true})
+	a.push(&frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.UserMessage(query)}, RunLLM: true})
 	select {
 	case <-t.done:
 	case <-ctx.Done():
@@ -328,7 +330,7 @@ func (a *Agent) Ask(ctx context.Context, query string) (Answer, error) {
 		if t.ans.Outcome == Cancelled {
 			return t.ans, ctx.Err()
 		}
-	case <-a.root.Done():
+	case <-a.ended:
 		a.cancelTurn(t)
 		<-t.done
 	}

@@ -445,8 +445,11 @@ func TestAskStrayText(t *testing.T) {
 	}
 }
 
+// An Ask before the task runs waits for it; its context bounds the wait.
 func TestAskBeforeTheTaskRuns(t *testing.T) {
-	if _, err := New(Options{}).Ask(context.Background(), "q"); !errors.Is(err, ErrNotRunning) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := New(Options{}).Ask(ctx, "q"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v", err)
 	}
 }
