@@ -39,7 +39,6 @@ const (
 	KeySTTTranscript   = attribute.Key("framewire.stt.transcript_chars")
 	KeySTTAudioSeconds = attribute.Key("framewire.stt.audio_seconds")
 	KeyLLMOutputChars  = attribute.Key("framewire.llm.output_chars")
-	KeyLLMToolCalls    = attribute.Key("framewire.llm.tool_calls")
 	KeyTTSCharacters   = attribute.Key("framewire.tts.characters")
 	KeyToolGroupID     = attribute.Key("framewire.tool.group_id")
 

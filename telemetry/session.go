@@ -575,7 +575,7 @@ func (s *Session) endService(sv *service, at time.Duration, outcome string) {
 	attrs := []attribute.KeyValue{KeyOutcome.String(sv.outcome)}
 	switch sv.kind {
 	case "llm":
-		attrs = append(attrs, KeyLLMOutputChars.Int(sv.chars), KeyLLMToolCalls.Int(sv.calls))
+		attrs = append(attrs, KeyLLMOutputChars.Int(sv.chars))
 	case "stt":
 		attrs = append(attrs, KeySTTTranscript.Int(sv.chars))
 	}

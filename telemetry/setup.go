@@ -54,6 +54,9 @@ type Options struct {
 	// Prometheus turns the Prometheus exporter on whatever the environment
 	// says (MetricsHandler serves it).
 	Prometheus bool
+	// NoEnv reads nothing from the environment: only the providers given
+	// here are used (tests and the inspector set it).
+	NoEnv bool
 	// MetricsAddr is where ServeMetrics listens when it is given no
 	// address. Default: $FRAMEWIRE_METRICS_ADDR.
 	MetricsAddr string
@@ -91,7 +94,7 @@ type Telemetry struct {
 // buffered.
 func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 	t := &Telemetry{opts: opts, sessions: map[*Session]struct{}{}}
-	if t.opts.MetricsAddr == "" {
+	if t.opts.MetricsAddr == "" && !opts.NoEnv {
 		t.opts.MetricsAddr = os.Getenv(EnvMetricsAddr)
 	}
 	var (
@@ -126,7 +129,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 	switch {
 	case opts.TracerProvider != nil:
 		t.tracer = opts.TracerProvider.Tracer(ScopeName)
-	default:
+	case !opts.NoEnv:
 		on, err := exporterOn("OTEL_TRACES_EXPORTER", "TRACES")
 		if err != nil {
 			return fail(err)
@@ -148,11 +151,14 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 
 	// Metrics.
 	mp := opts.MeterProvider
-	if mp == nil {
+	if mp == nil && (!opts.NoEnv || opts.Prometheus) {
 		var readers []sdkmetric.Option
-		otlpOn, err := exporterOn("OTEL_METRICS_EXPORTER", "METRICS")
-		if err != nil {
-			return fail(err)
+		otlpOn, err := false, error(nil)
+		if !opts.NoEnv {
+			otlpOn, err = exporterOn("OTEL_METRICS_EXPORTER", "METRICS")
+			if err != nil {
+				return fail(err)
+			}
 		}
 		if otlpOn {
 			exp, err := newMetricExporter(ctx)
@@ -161,7 +167,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 			}
 			readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(exp)))
 		}
-		if opts.Prometheus || t.opts.MetricsAddr != "" || envListHas("OTEL_METRICS_EXPORTER", "prometheus") {
+		if opts.Prometheus || t.opts.MetricsAddr != "" || (!opts.NoEnv && envListHas("OTEL_METRICS_EXPORTER", "prometheus")) {
 			reg := promclient.NewRegistry()
 			exp, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
 			if err != nil {
