@@ -1,0 +1,192 @@
+package gemini_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/gemini"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current encoder")
+
+// conversation has everything the encoder converts: a system prompt, tools
+// (one with JSON Schema keywords some providers reject), a parallel tool
+// call with its two results, a developer message (the UI agent's
+// <ui_state>), an image and a tool choice.
+func conversation() *frames.LLMContext {
+	c := llm.NewContext(
+		llm.SystemMessage("You are a helpful voice assistant. Keep answers short."),
+		llm.UserMessage("What's the weather in Paris and Tokyo?"),
+		frames.LLMMessage{Role: "assistant", Content: "Let me check both.", ToolCalls: []frames.LLMToolCall{
+			{ID: "gemini_0123456789abcdef_0", Name: "get_weather", Arguments: `{"city": "Paris"}`},
+			{ID: "gemini_0123456789abcdef_1", Name: "get_weather", Arguments: `{"city": "Tokyo"}`},
+		}},
+		frames.LLMMessage{Role: "tool", ToolCallID: "gemini_0123456789abcdef_0", Content: `{"temp_c":21}`},
+		frames.LLMMessage{Role: "tool", ToolCallID: "gemini_0123456789abcdef_1", Content: `{"temp_c":17}`},
+		llm.AssistantMessage("Paris is 21 degrees, Tokyo 17."),
+		llm.DeveloperMessage("<ui_state>\n<screen name=\"weather\"/>\n</ui_state>"),
+		frames.LLMMessage{Role: "user", Parts: []frames.LLMContentPart{
+			{Type: "text", Text: "What is on this picture?"},
+			{Type: "image_url", ImageURL: "data:image/png;base64,iVBORw0KGgo="},
+		}},
+	)
+	c.SetTools([]frames.LLMTool{
+		{Name: "get_weather", Description: "Current weather in a city.", Parameters: json.RawMessage(
+			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":["string","null"],"enum":["celsius","fahrenheit"]}},"required":["city"],"additionalProperties":false}`)},
+		{Name: "get_time", Description: "Current local time."},
+	})
+	c.SetToolChoice(frames.LLMToolChoice{Mode: "auto"})
+	return c.Snapshot()
+}
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, got, "", "  "); err != nil {
+		t.Fatalf("request body is not JSON: %v\n%s", err, got)
+	}
+	pretty.WriteByte('\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if d := cmp.Diff(string(want), pretty.String()); d != "" {
+		t.Errorf("request body differs from %s (-want +got):\n%s", path, d)
+	}
+}
+
+// The request body for the conversation: the system prompt as
+// systemInstruction, the parallel calls as two functionCall parts of one
+// model turn (their generated ids left out) and their results as two
+// functionResponse parts of one user turn, in call order; the developer
+// message merged as user text; the schema reduced to what Gemini accepts.
+func TestRequestGolden(t *testing.T) {
+	temp, budget := 0.3, 0
+	cases := []struct {
+		name string
+		opts gemini.Options
+	}{
+		{"request.golden.json", gemini.Options{MaxTokens: 512, Temperature: &temp, ThinkingBudget: &budget, SystemInstruction: "Answer in English."}},
+		{"request_plain.golden.json", gemini.Options{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmhttptest.New(t, sse(t, "text.sse"))
+			if _, err := collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tc.name, srv.Requests()[0].Body)
+		})
+	}
+}
+
+// Results that arrive out of call order go back in call order, before
+// any text of the same turn.
+func TestResultsFollowCallOrder(t *testing.T) {
+	conv := &frames.LLMContext{Messages: []frames.LLMMessage{
+		llm.UserMessage("a"),
+		{Role: "assistant", ToolCalls: []frames.LLMToolCall{{ID: "x1", Name: "f", Arguments: `{}`}, {ID: "x2", Name: "g", Arguments: `{"a": tru`}}},
+		llm.DeveloperMessage("<ui_state/>"),
+		{Role: "tool", ToolCallID: "x2", Content: "two"},
+		{Role: "tool", ToolCallID: "x1", Content: `[1,2]`},
+	}}
+	srv := llmhttptest.New(t, sse(t, "text.sse"))
+	if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"user","parts":[{"functionResponse":{"id":"x1","name":"f","response":{"result":[1,2]}}},{"functionResponse":{"id":"x2","name":"g","response":{"result":"two"}}},{"text":"<ui_state/>"}]}`
+	if len(body.Contents) != 3 || string(body.Contents[2]) != want {
+		t.Errorf("contents %s\nwant last %s", body.Contents, want)
+	}
+	if !strings.Contains(string(body.Contents[1]), `"args":{}`) {
+		t.Errorf("truncated arguments went back as %s, want {}", body.Contents[1])
+	}
+}
+
+// JSON Schema is reduced to Gemini's Schema: unsupported keywords dropped,
+// type arrays and anyOf with null made nullable, $ref inlined, const made
+// an enum, a parameterless function sent without parameters.
+func TestSchemaConversion(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"$schema":"x","$id":"y","type":"object","properties":{"a":{"type":"string","format":"uri"}},"additionalProperties":false}`,
+			`{"name":"t","parameters":{"properties":{"a":{"type":"string"}},"type":"object"}}`},
+		{`{"type":"object","properties":{}}`, `{"name":"t"}`},
+		{`{"type":"object","properties":{"a":{"type":["integer","null"],"format":"int64"},"b":{"anyOf":[{"type":"string"},{"type":"null"}]}},"required":["a","gone"]}`,
+			`{"name":"t","parameters":{"properties":{"a":{"format":"int64","nullable":true,"type":"integer"},"b":{"nullable":true,"type":"string"}},"required":["a"],"type":"object"}}`},
+		{`{"type":"object","properties":{"p":{"$ref":"#/$defs/P","description":"where"}},"$defs":{"P":{"type":"object","properties":{"x":{"const":"k"}},"patternProperties":{"^y":{}}}}}`,
+			`{"name":"t","parameters":{"properties":{"p":{"description":"where","properties":{"x":{"enum":["k"]}},"type":"object"}},"type":"object"}}`},
+		{`{"type":"object","properties":{"l":{"type":"array","items":{"type":["string","number"]},"minItems":1}}}`,
+			`{"name":"t","parameters":{"properties":{"l":{"items":{"anyOf":[{"type":"string"},{"type":"number"}]},"minItems":1,"type":"array"}},"type":"object"}}`},
+	}
+	for _, tc := range cases {
+		srv := llmhttptest.New(t, sse(t, "text.sse"))
+		conv := &frames.LLMContext{Messages: []frames.LLMMessage{llm.UserMessage("x")}, Tools: []frames.LLMTool{{Name: "t", Parameters: json.RawMessage(tc.in)}}}
+		if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		var body struct {
+			Tools []struct {
+				FunctionDeclarations []json.RawMessage `json:"functionDeclarations"`
+			} `json:"tools"`
+		}
+		_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+		if got := string(body.Tools[0].FunctionDeclarations[0]); got != tc.want {
+			t.Errorf("%s\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// Tool choice maps to functionCallingConfig, and is sent only with tools.
+func TestToolChoice(t *testing.T) {
+	cases := []struct {
+		choice frames.LLMToolChoice
+		tools  bool
+		want   string
+	}{
+		{frames.LLMToolChoice{Mode: "required"}, true, `{"functionCallingConfig":{"mode":"ANY"}}`},
+		{frames.LLMToolChoice{Mode: "none"}, true, `{"functionCallingConfig":{"mode":"NONE"}}`},
+		{frames.LLMToolChoice{Function: "get_time"}, true, `{"functionCallingConfig":{"mode":"ANY","allowedFunctionNames":["get_time"]}}`},
+		{frames.LLMToolChoice{}, true, ``},
+		{frames.LLMToolChoice{Mode: "required"}, false, ``},
+	}
+	for _, tc := range cases {
+		srv := llmhttptest.New(t, sse(t, "text.sse"))
+		conv := &frames.LLMContext{Messages: []frames.LLMMessage{llm.UserMessage("x")}, ToolChoice: tc.choice}
+		if tc.tools {
+			conv.Tools = []frames.LLMTool{{Name: "get_time"}}
+		}
+		if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			ToolConfig json.RawMessage `json:"toolConfig"`
+		}
+		_ = json.Unmarshal(srv.Requests()[0].Body, &body)
+		if string(body.ToolConfig) != tc.want {
+			t.Errorf("%+v with tools %v: toolConfig %s, want %s", tc.choice, tc.tools, body.ToolConfig, tc.want)
+		}
+	}
+}
