@@ -40,89 +40,64 @@ type bot struct {
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
 func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-	return b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID()))), nil
+	return b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID())))
 }
 
 // build assembles a session's pipeline between in and out.
-func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
-	answer := uiagent.AnswerText // bot text comes from the LLM path: bot-llm-text
-	if b.voice.TTS {
-		answer = uiagent.AnswerSpeak // spoken verbatim; bot-output follows the audio
-	}
-	agent := uiagent.New(uiagent.Options{
-		Answer:         answer,
-		Watchdog:       45 * time.Second,
-		FallbackAnswer: "Sorry, I lost my train of thought. Could you say that again?",
-		Logger:         log,
-		OnTurnEnd: func(a uiagent.Answer) {
-			log.Info("turn", zap.String("brain", b.brain.Label), zap.Stringer("outcome", a.Outcome),
-				zap.String("answer", a.Text), zap.Strings("skipped_refs", a.SkippedRefs))
-		},
-	})
-	var task *pipeline.Task
-	// say tells the user something outside a turn (the greeting, the end
-	// of a research): spoken with a TTS, as bot text without one.
-	say := func(text string) {
-		if b.voice.TTS {
-			task.QueueFrame(&frames.TTSSpeak{Text: text})
-			return
-		}
-		task.QueueFrames(&frames.LLMFullResponseStart{}, &frames.LLMText{Text: text}, &frames.LLMFullResponseEnd{})
-	}
-	tools := []llm.Function{agent.ReplyTool(), researchTool(agent, b.researchStep, say)}
-	conv := llm.NewContext(llm.SystemMessage(systemPrompt))
-	conv.SetTools(llm.Tools(tools...))
-	pair := llm.NewPair(conv, llm.PairOptions{
-		BeforeInference: agent.BeforeInference,
-		// With speech input the turn tracker interrupts the bot when the
-		// user starts speaking; once is enough.
-		User: llm.UserOptions{NoInterruptions: b.voice.newSTT != nil},
-	})
-	svc := llm.NewService(agent.Provider(b.brain.provider), llm.ServiceOptions{Name: "LLM (" + b.brain.Label + ")"})
-	if err := svc.Register(tools...); err != nil {
-		// The tools are declared above; a failure here is a bug in this file.
-		panic(err)
-	}
-	rt := rtvi.NewProcessor(rtvi.Options{
-		About: wire.JSON(map[string]string{
-			"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
-		}),
-		// bot-ready goes out from OnClientReady, before the greeting.
-		ManualBotReady: true,
-	})
-
-	procs := []pipeline.Processor{in, rt}
+func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task, error) {
+	var speech []pipeline.Processor
 	if b.voice.newSTT != nil {
-		procs = append(procs, b.voice.newSTT()...)
+		speech = b.voice.newSTT()
 	}
-	procs = append(procs, agent, pair.User(), svc)
+	var tts pipeline.Processor // nil: answers are bot text (bot-llm-text)
 	if b.voice.newTTS != nil {
-		procs = append(procs, b.voice.newTTS())
+		tts = b.voice.newTTS()
 	}
-	procs = append(procs, out, pair.Assistant())
-
-	obs := []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{Logger: log})}
+	ua, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{
+		Provider:     b.brain.provider,
+		SystemPrompt: systemPrompt,
+		Tools: func(a *uiagent.Agent) []llm.Function {
+			return []llm.Function{researchTool(a, b.researchStep, a.Say)}
+		},
+		STT: speech,
+		TTS: tts,
+		Agent: uiagent.Options{
+			Watchdog:       45 * time.Second,
+			FallbackAnswer: "Sorry, I lost my train of thought. Could you say that again?",
+			Logger:         log,
+			OnTurnEnd: func(a uiagent.Answer) {
+				log.Info("turn", zap.String("brain", b.brain.Label), zap.Stringer("outcome", a.Outcome),
+					zap.String("answer", a.Text), zap.Strings("skipped_refs", a.SkippedRefs))
+			},
+		},
+		RTVI: rtvi.Options{
+			About: wire.JSON(map[string]string{
+				"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
+			}),
+			Observer: rtvi.ObserverOptions{Logger: log},
+		},
+		LLM: llm.ServiceOptions{Name: "LLM (" + b.brain.Label + ")"},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ua.OnClientReady(func(ctx context.Context, r *rtvi.ClientReadyFrame) {
+		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
+			zap.String("brain", b.brain.Label))
+		ua.Say(greeting)
+	})
+	var obs []observers.Observer
 	if b.trace {
 		obs = append(obs, &observers.Logger{Log: log.Named("trace"), Match: notAudio})
 	}
-	task = pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
+	return pipeline.NewTask(ua.Pipeline(in, out), pipeline.TaskOptions{
 		Logger:    log,
 		Observers: obs,
 		// A text chat has no speech to count as activity: typing, scrolling
 		// (snapshots) and answers keep the session alive too.
 		IdleTimeout: 15 * time.Minute,
 		IsActivity:  isActivity,
-	})
-	rt.OnClientReady(func(ctx context.Context, r *rtvi.ClientReadyFrame) {
-		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
-			zap.String("brain", b.brain.Label))
-		if err := rt.SetBotReady(nil); err != nil {
-			log.Warn("sending bot-ready", zap.Error(err))
-			return
-		}
-		say(greeting)
-	})
-	return task
+	}), nil
 }
 
 // isActivity says which frames keep an idle session alive.

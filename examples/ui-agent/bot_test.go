@@ -128,11 +128,11 @@ func session(t *testing.T) (*pipeline.Task, *sink, func()) {
 		return ""
 	}), voice: chooseVoice(func(string) string { return "" }), log: zap.NewNop(), researchStep: time.Second}
 	out := &sink{news: make(chan struct{}, 1)}
-	task := b.build(passThrough{}, out, zap.NewNop())
+	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
 	return task, out, func() {
-		task.StopWhenDone()
+		task.EndWhenDone()
 		select {
 		case err := <-done:
 			if err != nil {
@@ -259,10 +259,10 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 		return func(func(llm.Event, error) bool) {}
 	})
 	out := &sink{news: make(chan struct{}, 1)}
-	task := b.build(passThrough{}, out, zap.NewNop())
+	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
-	defer func() { task.StopWhenDone(); <-done }()
+	defer func() { task.EndWhenDone(); <-done }()
 	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
 	// As a client does, send the page and the query once the bot is ready
 	// and has greeted: before bot-ready the greeting could land after them.
@@ -300,10 +300,10 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 func TestResearchFindingsAreAnnounced(t *testing.T) {
 	b := &bot{brain: chooseBrain(func(string) string { return "" }), log: zap.NewNop(), researchStep: 20 * time.Millisecond}
 	out := &sink{news: make(chan struct{}, 1)}
-	task := b.build(passThrough{}, out, zap.NewNop())
+	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
 	go func() { done <- task.Run(context.Background()) }()
-	defer func() { task.StopWhenDone(); <-done }()
+	defer func() { task.EndWhenDone(); <-done }()
 	from := 0
 	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
 	out.waitFor(t, &from, "bot-ready", typed("bot-ready"))
@@ -319,4 +319,14 @@ func TestResearchFindingsAreAnnounced(t *testing.T) {
 			t.Errorf("findings %q lack %q", dataOf(m)["text"], w)
 		}
 	}
+}
+
+// mustBuild builds a session's pipeline between a stand-in input and out.
+func mustBuild(t testing.TB, b *bot, out pipeline.Processor) *pipeline.Task {
+	t.Helper()
+	task, err := b.build(passThrough{}, out, zap.NewNop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return task
 }

@@ -195,7 +195,7 @@ func TestGoldenWire(t *testing.T) {
 			b := &bot{brain: brain{Kind: "test", Label: "scripted", provider: scripted()}, voice: tc.voice,
 				log: zap.NewNop(), researchStep: time.Second}
 			out := &wireRecorder{news: make(chan struct{}, 1)}
-			task := b.build(passThrough{}, out, zap.NewNop())
+			task := mustBuild(t, b, out)
 			done := make(chan error, 1)
 			go func() { done <- task.Run(context.Background()) }()
 

@@ -51,10 +51,10 @@ func TestOpenAIBrainDrivesThePage(t *testing.T) {
 		t.Fatalf("brain = %+v, want the OpenAI-compatible client for gpt-test", b.brain)
 	}
 	out := &sink{news: make(chan struct{}, 1)}
-	task := b.build(passThrough{}, out, zap.NewNop())
+	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
 	go func() { done <- task.Run(t.Context()) }()
-	defer func() { task.StopWhenDone(); <-done }()
+	defer func() { task.EndWhenDone(); <-done }()
 
 	from := 0
 	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))

@@ -122,10 +122,10 @@ func TestVoiceSessionSpeaksTheAnswer(t *testing.T) {
 	b := &bot{brain: chooseBrain(func(string) string { return "" }), voice: chooseVoiceFrom(func(string) string { return "" }, s, o),
 		log: zap.NewNop(), researchStep: time.Second}
 	out := &textSink{sink: sink{news: make(chan struct{}, 1)}}
-	task := b.build(passThrough{}, out, zap.NewNop())
+	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
 	go func() { done <- task.Run(t.Context()) }()
-	defer func() { task.StopWhenDone(); <-done }()
+	defer func() { task.EndWhenDone(); <-done }()
 
 	from := 0
 	task.QueueFrame(clientMessage(t, "client-ready", map[string]any{"version": "2.1.0"}))
