@@ -86,7 +86,7 @@ func (nopPusher) PushError(error)                     {}
 // frame and push it.
 func BenchmarkObserverBotLLMText(b *testing.B) {
 	p := NewProcessor(Options{})
-	p.out.Store(&pusherBox{nopPusher{}})
+	p.sink = nopPusher{}
 	o := NewObserver(p, ObserverOptions{})
 	f := &frames.LLMText{Text: " sunny"}
 	e := observers.Event{Kind: observers.Pushed, Source: llmNode, Frame: f, Direction: frames.Downstream, FirstSeen: true}
@@ -99,7 +99,7 @@ func BenchmarkObserverBotLLMText(b *testing.B) {
 
 func BenchmarkObserverBotOutput(b *testing.B) {
 	p := NewProcessor(Options{})
-	p.out.Store(&pusherBox{nopPusher{}})
+	p.sink = nopPusher{}
 	o := NewObserver(p, ObserverOptions{})
 	o.botSpeaking = true
 	f := &frames.AggregatedText{Text: "Hello world, this is a sentence.", AggregatedBy: "sentence", WillBeSpoken: true}
@@ -113,7 +113,7 @@ func BenchmarkObserverBotOutput(b *testing.B) {
 
 func BenchmarkProcessorHandleUIEvent(b *testing.B) {
 	p := NewProcessor(Options{})
-	p.out.Store(&pusherBox{nopPusher{}})
+	p.sink = nopPusher{}
 	data := []byte(`{"label":"rtvi-ai","type":"ui-event","id":"m1","data":{"event":"nav_click","payload":{"view":"home"}}}`)
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -38,7 +38,7 @@ func FuzzProcessorInbound(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		p := NewProcessor(Options{FlushTimeout: time.Millisecond})
 		rec := &pusher{}
-		p.out.Store(&pusherBox{rec})
+		p.sink = rec
 		p.handleRaw(context.Background(), rec, b)
 		msgs := rec.messages(t)
 		_, err := wire.Decode(b)

@@ -97,7 +97,7 @@ func (r *pusher) messages(t testing.TB) []any {
 func testProcessor(clientVersion string) (*Processor, *pusher) {
 	p := NewProcessor(Options{})
 	rec := &pusher{}
-	p.out.Store(&pusherBox{rec})
+	p.sink = rec
 	if clientVersion != "" {
 		v, _ := wire.CheckClientVersion(clientVersion)
 		p.version.Store(&v)

@@ -143,6 +143,7 @@ type Observer struct {
 	userLevel   bool // a user level has been sent
 	botLevel    bool
 	buf         []byte
+	warned      bool // checkPaired has run
 }
 
 // queuedText is bot text held back until the bot starts speaking.
@@ -152,9 +153,42 @@ type queuedText struct {
 	segment            uint64
 }
 
-// NewObserver returns an observer that sends through p. Add it to the task
-// that runs p (pipeline.TaskOptions.Observers or Task.AddObserver).
+// checkPaired warns, once, when the pipeline starts without the observer's
+// processor having been set up by a task: nothing the observer sends would
+// reach the client.
+func (o *Observer) checkPaired() {
+	if o.warned {
+		return
+	}
+	o.warned = true
+	if o.p == nil || !o.p.setUp.Load() {
+		log := o.opts.Logger
+		if log == nil {
+			log = zap.L() // no task has given the pair a logger
+		}
+		log.Warn("rtvi: the observer runs without its processor: the pipeline started but the " +
+			"rtvi.Processor the observer sends through is not in it, so no RTVI message " +
+			"(bot-ready, bot speech, transcripts, bot-output, ui-command, ...) reaches the client; " +
+			"put the processor in the pipeline (it brings its observer)")
+	}
+}
+
+// NewObserver returns the observer of p, configured with opts: it becomes
+// the one p brings (see [Processor.Observer]), so a task that runs p adds
+// it; adding it by hand as well is harmless (the task adds it once). Call
+// it, if at all, before the task runs, once per processor.
 func NewObserver(p *Processor, opts ObserverOptions) *Observer {
+	o := newObserver(p, opts)
+	if p != nil {
+		p.obsOnce.Do(func() { p.obs = o })
+	}
+	return o
+}
+
+func newObserver(p *Processor, opts ObserverOptions) *Observer {
+	if opts.Logger == nil && p != nil {
+		opts.Logger = p.opts.Logger
+	}
 	if opts.AudioLevelPeriod <= 0 {
 		opts.AudioLevelPeriod = 150 * time.Millisecond
 	}
@@ -202,6 +236,8 @@ func (o *Observer) Wants(kind observers.EventKind, f frames.Frame) bool {
 		*ServerMessageFrame, *ServerResponseFrame, *UICommandFrame, *UITaskFrame,
 		*ConfigureObserverFrame:
 		return true
+	case *frames.Start:
+		return true // to check, once, that the processor runs too
 	}
 	return false
 }
@@ -209,6 +245,10 @@ func (o *Observer) Wants(kind observers.EventKind, f frames.Frame) bool {
 // Observe implements observers.Observer.
 func (o *Observer) Observe(e observers.Event) {
 	if e.Kind != observers.Pushed || e.Frame == nil {
+		return
+	}
+	if _, ok := e.Frame.(*frames.Start); ok {
+		o.checkPaired()
 		return
 	}
 	if o.opts.IgnoreSource != nil && e.Source != nil && o.opts.IgnoreSource(e.Source.Processor()) {

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 )
@@ -40,6 +41,10 @@ type Options struct {
 	DrainTimeout time.Duration
 	// Logger receives the processor's logs. Default: the task's logger.
 	Logger *zap.Logger
+	// Observer configures the processor's observer (see
+	// [Processor.Observer]) unless [NewObserver] made it. Its Logger
+	// defaults to this Options' Logger.
+	Observer ObserverOptions
 }
 
 // Processor is the inbound half of RTVI. It sits at the head of the
@@ -55,15 +60,26 @@ type Options struct {
 // for the pipeline to drain) without stalling the frames that flow
 // through. Handlers registered with OnClientReady, OnClientMessage and
 // OnUIMessage run on that worker. The Send methods may be called from any
-// goroutine once the task has set the processor up.
+// goroutine, even before the task runs (what they send then waits for it).
+// The processor brings its [Observer]: a pipeline.Task adds it.
 type Processor struct {
 	opts Options
 	id   atomic.Uint64
 
-	out     atomic.Pointer[pusherBox]
-	log     atomic.Pointer[zap.Logger]
-	version atomic.Pointer[wire.ClientVersion]
-	skipTTS atomic.Bool
+	// out is how everything the processor says leaves, from any goroutine
+	// and before the task runs (then it waits and goes out at Setup).
+	out pipeline.Outlet
+	// sink replaces out in unit tests that drive the processor without a
+	// task.
+	sink pipeline.Pusher
+	// obs is the processor's observer, which the task adds (ObserverProvider).
+	obs      *Observer
+	obsOnce  sync.Once
+	obsTaken atomic.Bool // the task asked for the observer
+	setUp    atomic.Bool // a task has set the processor up
+	log      atomic.Pointer[zap.Logger]
+	version  atomic.Pointer[wire.ClientVersion]
+	skipTTS  atomic.Bool
 
 	inbox       pipeline.FrameQueue
 	pending     atomic.Int64  // messages queued or being handled
@@ -80,8 +96,6 @@ type Processor struct {
 	flushToken    uint64
 	flushReturned chan struct{}
 }
-
-type pusherBox struct{ pipeline.Pusher }
 
 // NewProcessor returns a processor with opts. The zero Processor is a
 // processor with zero Options.
@@ -120,14 +134,39 @@ func (p *Processor) drainedCh() chan struct{} {
 	return p.drained
 }
 
-// Setup implements pipeline.Setupper: it keeps the node's pusher, so
-// messages can be sent from any goroutine.
+// Setup implements pipeline.Setupper: it attaches the processor's outlet,
+// so what was sent before the task ran goes out now, in order. It warns
+// once when the task has not taken the processor's observer.
 func (p *Processor) Setup(_ context.Context, s pipeline.Setup) error {
-	p.out.Store(&pusherBox{s.Out})
 	if p.opts.Logger == nil && s.Logger != nil {
 		p.log.Store(s.Logger)
 	}
+	s.Attach(&p.out)
+	p.setUp.Store(true)
+	if !p.obsTaken.Load() {
+		p.logger().Warn("rtvi: the processor runs without its observer: bot speech, transcripts, " +
+			"LLM and TTS text, bot-output, function calls, metrics, ui-command and ui-task messages " +
+			"will not reach the client; run the processor in a pipeline.Task (which adds " +
+			"Processor.Observer itself) or add Processor.Observer() to TaskOptions.Observers")
+	}
 	return nil
+}
+
+// Observer implements pipeline.ObserverProvider: it returns the processor's
+// observer (the one [NewObserver] made for it, or one configured from
+// Options.Observer), which a pipeline.Task adds when it runs the processor.
+func (p *Processor) Observer() observers.Observer {
+	p.obsTaken.Store(true)
+	return p.observer()
+}
+
+func (p *Processor) observer() *Observer {
+	p.obsOnce.Do(func() {
+		if p.obs == nil {
+			p.obs = newObserver(p, p.opts.Observer)
+		}
+	})
+	return p.obs
 }
 
 var nopLogger = zap.NewNop()
@@ -241,23 +280,26 @@ func (p *Processor) waitDrained(ctx context.Context) {
 	}
 }
 
-// ErrNotRunning is returned by the Send methods before the task has set
-// the processor up.
-var ErrNotRunning = errors.New("rtvi: processor is not running in a task")
-
 // Send encodes m and pushes it downstream as an urgent transport message.
+// Before the task runs the message waits and goes out when the task has
+// set the processor up (after the task ended it is dropped). The error is
+// always nil; it is kept for the callers that check it.
 func (p *Processor) Send(m wire.Message) error {
 	return p.sendBytes(m.Encode())
 }
 
 // sendBytes pushes an encoded message downstream.
 func (p *Processor) sendBytes(b []byte) error {
-	box := p.out.Load()
-	if box == nil {
-		return ErrNotRunning
-	}
-	box.Push(&frames.OutputTransportMessageUrgent{Message: b}, frames.Downstream)
+	p.pusher().Push(&frames.OutputTransportMessageUrgent{Message: b}, frames.Downstream)
 	return nil
+}
+
+// pusher is the outlet, or the unit tests' sink.
+func (p *Processor) pusher() pipeline.Pusher {
+	if p.sink != nil {
+		return p.sink
+	}
+	return &p.out
 }
 
 // SendServerMessage sends server-message with data (nil omits it).
@@ -320,14 +362,9 @@ var defaultAbout = wire.RawJSON(`{"library":"framewire","library_version":"` + L
 
 // InterruptBot interrupts the bot: it pushes an interruption both
 // upstream and downstream (a broadcast pair), as Pipecat's interrupt_bot.
+// The error is always nil.
 func (p *Processor) InterruptBot() error {
-	box := p.out.Load()
-	if box == nil {
-		return ErrNotRunning
-	}
-	down, up := frames.Broadcast(func() *frames.Interruption { return &frames.Interruption{} })
-	box.Push(up, frames.Upstream)
-	box.Push(down, frames.Downstream)
+	pipeline.Broadcast(p.pusher(), func() *frames.Interruption { return &frames.Interruption{} })
 	return nil
 }
 

@@ -132,13 +132,18 @@ func TestBotReadyBeforeClientReadyHasEmptyID(t *testing.T) {
 	}
 }
 
-func TestSendBeforeSetupFails(t *testing.T) {
+func TestSendBeforeTheTaskRunsGoesOutAfterStart(t *testing.T) {
 	p := NewProcessor(Options{})
-	if err := p.SendError("x"); err != ErrNotRunning {
-		t.Errorf("SendError = %v, want ErrNotRunning", err)
+	if err := p.SendError("early"); err != nil {
+		t.Fatal(err)
 	}
-	if err := p.InterruptBot(); err != ErrNotRunning {
-		t.Errorf("InterruptBot = %v, want ErrNotRunning", err)
+	res := runProcessor(t, p)
+	want := []any{obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "early", "fatal": false}}}
+	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
+		t.Errorf("sent (-want +got):\n%s", d)
+	}
+	if len(res.Down()) == 0 {
+		t.Fatal("nothing went downstream")
 	}
 }
 
@@ -260,7 +265,10 @@ func TestInboundFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := NewProcessor(Options{})
 			res := runProcessor(t, p, tc.message)
-			if msgs := sent(t, res.Down()); len(msgs) != 0 {
+			// The processor's own observer reports the function call result
+			// it pushes (llm-function-call-stopped); the processor replies
+			// nothing.
+			if msgs := sent(t, res.Down()); len(msgs) != 0 && len(ofType(msgs, wire.TypeLLMFunctionCallStopped)) != len(msgs) {
 				t.Errorf("unexpected replies: %v", msgs)
 			}
 			if d := pipelinetest.Diff(tc.down, notSent(res.Down())); d != "" {
@@ -396,7 +404,7 @@ func TestSkipTTSFollowsConfigureOutputFrames(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	res.Task.QueueFrame(inbound(`{"label":"rtvi-ai","type":"send-text","id":"1","data":{"content":"speak","options":{"run_immediately":false,"audio_response":true}}}`))
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	want := []frames.Frame{
 		&frames.LLMConfigureOutput{SkipTTS: true},
