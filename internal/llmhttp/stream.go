@@ -98,7 +98,7 @@ func (e *TimeoutError) Error() string {
 // Timeout reports true, as net.Error timeouts do.
 func (e *TimeoutError) Timeout() bool { return true }
 
-// Category implements the llm package's Categorizer: a timeout is worth a
+// Category implements [frames.Categorizer]: a timeout is worth a
 // retry.
 func (e *TimeoutError) Category() frames.ErrorCategory { return frames.ErrorTransient }
 

@@ -79,7 +79,7 @@ type Options struct {
 type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Messages API client. It implements [llm.Provider]
-// and [llm.Modeler]. It is safe for concurrent use.
+// and [frames.Modeler]. It is safe for concurrent use.
 type Client struct {
 	opts   Options
 	url    string
@@ -87,8 +87,8 @@ type Client struct {
 }
 
 var (
-	_ llm.Provider = (*Client)(nil)
-	_ llm.Modeler  = (*Client)(nil)
+	_ llm.Provider   = (*Client)(nil)
+	_ frames.Modeler = (*Client)(nil)
 )
 
 const maxBackoff = 8 * time.Second
@@ -139,7 +139,7 @@ func New(o Options) *Client {
 	return &Client{opts: o, url: strings.TrimRight(o.BaseURL, "/") + "/v1/messages", header: h}
 }
 
-// Model implements [llm.Modeler].
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.opts.Model }
 
 // Stream implements [llm.Provider]: it sends req and yields the answer as

@@ -309,7 +309,7 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 }
 
 func category(err error) frames.ErrorCategory {
-	var c llm.Categorizer
+	var c frames.Categorizer
 	if errors.As(err, &c) {
 		return c.Category()
 	}

@@ -51,7 +51,7 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Category implements [llm.Categorizer]: rate limits, overload and server
+// Category implements [frames.Categorizer]: rate limits, overload and server
 // errors are transient; bad requests, credentials, permissions and unknown
 // models or endpoints (400, 401, 403, 404) are permanent. An error inside
 // the stream is classified by its type.

@@ -82,7 +82,7 @@ func runService(t *testing.T, p llm.Provider, wantResults int) (down, up []frame
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if res.Err != nil {
 		t.Fatal(res.Err)
@@ -178,7 +178,7 @@ func TestInterruptionThroughTheService(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server never saw the request closed")
 	}
-	res.Task.StopWhenDone()
+	res.Task.EndWhenDone()
 	res.Wait()
 	if errs := pipelinetest.OfType[*frames.Error](res.Up()); len(errs) != 0 {
 		t.Errorf("interruption reported errors: %v", errs)

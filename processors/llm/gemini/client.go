@@ -78,7 +78,7 @@ type Options struct {
 type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Gemini API client. It implements [llm.Provider]
-// and [llm.Modeler]. It is safe for concurrent use.
+// and [frames.Modeler]. It is safe for concurrent use.
 type Client struct {
 	opts   Options
 	model  string
@@ -88,8 +88,8 @@ type Client struct {
 }
 
 var (
-	_ llm.Provider = (*Client)(nil)
-	_ llm.Modeler  = (*Client)(nil)
+	_ llm.Provider   = (*Client)(nil)
+	_ frames.Modeler = (*Client)(nil)
 )
 
 const maxBackoff = 8 * time.Second
@@ -143,7 +143,7 @@ func New(o Options) *Client {
 	}
 }
 
-// Model implements [llm.Modeler].
+// Model implements [frames.Modeler].
 func (c *Client) Model() string { return c.model }
 
 // Stream implements [llm.Provider]: it sends req and yields the answer as

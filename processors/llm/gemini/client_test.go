@@ -278,7 +278,7 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 }
 
 func category(err error) frames.ErrorCategory {
-	var c llm.Categorizer
+	var c frames.Categorizer
 	if errors.As(err, &c) {
 		return c.Category()
 	}

@@ -57,7 +57,7 @@ func (e *APIError) Error() string {
 	return b.String()
 }
 
-// Category implements [llm.Categorizer]: rate limits and server errors
+// Category implements [frames.Categorizer]: rate limits and server errors
 // are transient; bad requests, credentials, permissions and unknown models
 // (400, 401, 403, 404) are permanent. An error inside the stream is
 // classified by its code.
@@ -164,7 +164,7 @@ func (e *StopError) filtered() bool {
 	return e.Prompt
 }
 
-// Category implements [llm.Categorizer]: a filtered answer or a blocked
+// Category implements [frames.Categorizer]: a filtered answer or a blocked
 // prompt is permanent (the same context is refused again); other stops
 // are unknown.
 func (e *StopError) Category() frames.ErrorCategory {
