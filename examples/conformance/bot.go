@@ -12,7 +12,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -45,15 +44,14 @@ const keepMessages = 32
 // bad input itself; the handlers registered here answer the conformance
 // rows that are the application's to answer.
 func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
-	rt := rtvi.NewProcessor(rtvi.Options{Logger: log.Named("rtvi")})
+	rt := rtvi.NewProcessor(rtvi.Options{Logger: log.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: log.Named("rtvi-observer")}})
 	groups := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{Logger: log.Named("groups")})
 	pair := llm.NewPair(llm.NewContext(), llm.PairOptions{BeforeInference: keepLast(keepMessages)})
 	echo := llm.NewService(echoLLM{}, llm.ServiceOptions{Name: "echo-llm"})
 
 	task := pipeline.NewTask(pipeline.New(in, rt, groups, pair.User(), echo, out, pair.Assistant()),
 		pipeline.TaskOptions{
-			Logger:    log.Named("pipeline"),
-			Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{Logger: log.Named("rtvi-observer")})},
+			Logger: log.Named("pipeline"),
 		})
 
 	// Rows 5, 6, 7, 8, 10 and 13: ui_state and ui_event server-messages,

@@ -112,7 +112,7 @@ func startBot(t testing.TB) *bot {
 		t.Fatal("the bot's task did not start")
 	}
 	t.Cleanup(func() {
-		b.task.StopWhenDone()
+		b.task.EndWhenDone()
 		select {
 		case <-b.done:
 		case <-time.After(wait):

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -41,9 +40,7 @@ func run(ctx context.Context, w io.Writer, speed float64) error {
 	groups := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{})
 	// RTVI processor first (it turns the page's cancel requests into
 	// frames), then the groups (which take those frames), then the "page".
-	task := pipeline.NewTask(pipeline.New(rt, groups, page), pipeline.TaskOptions{
-		Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})},
-	})
+	task := pipeline.NewTask(pipeline.New(rt, groups, page), pipeline.TaskOptions{})
 	done := make(chan error, 1)
 	go func() { done <- task.Run(ctx) }()
 
@@ -113,7 +110,7 @@ func run(ctx context.Context, w io.Writer, speed float64) error {
 		return err
 	}
 
-	task.StopWhenDone()
+	task.EndWhenDone()
 	return <-done
 }
 

@@ -7,7 +7,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
@@ -56,7 +55,6 @@ func (b *bot) task(in, out pipeline.Processor) *pipeline.Task {
 
 	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
 		Logger:             b.log.Named("pipeline"),
-		Observers:          []observers.Observer{rtvi.NewObserver(rtviProc, rtvi.ObserverOptions{})},
 		EnableMetrics:      true,
 		EnableUsageMetrics: true,
 	})

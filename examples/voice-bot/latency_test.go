@@ -167,7 +167,7 @@ func TestVoiceToVoiceOverhead(t *testing.T) {
 		}
 		m.play(silence(200 * time.Millisecond))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -150,7 +150,7 @@ func TestOfflineBotGreetsAndAnswersTypedText(t *testing.T) {
 			t.Errorf("no %s message among %v", want, types)
 		}
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestSpokenTurnThroughVADSTTAndTTS(t *testing.T) {
 	if n := uploaded.Load(); n < int64(len(speech)) || n > int64(len(speech))+2*32000 {
 		t.Errorf("uploaded %d bytes for %d bytes of speech", n, len(speech))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +258,7 @@ func TestWithoutAnyVoiceTheGreetingIsText(t *testing.T) {
 		_, msgs, _ := out.snapshot()
 		return strings.Contains(strings.Join(msgs, "\n"), `"type":"bot-llm-text","data":{"text":"Hello! I can neither hear nor speak here`)
 	})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func newRig(t *testing.T, model *llmtest.Provider, o rigOptions) *rig {
 	procs := append([]pipeline.Processor{r.agent, r.pair.User(), r.svc}, o.afterLLM...)
 	procs = append(procs, r.pair.Assistant())
 	r.task = pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{})
-	r.task.OnReachedDownstream(nil, func(f frames.Frame) {
+	pipeline.OnDownstream(r.task, func(f frames.Frame) {
 		switch f.(type) {
 		case *frames.Start, *frames.End, *frames.Cancel, *frames.Stop:
 			return
@@ -123,7 +123,7 @@ func (r *rig) poke() {
 }
 
 func (r *rig) stop() {
-	r.task.StopWhenDone()
+	r.task.EndWhenDone()
 	select {
 	case <-r.done:
 	case <-time.After(10 * time.Second):
@@ -174,8 +174,11 @@ func (r *rig) settle() {
 	probe := &frames.Flush{Token: frames.NextID()}
 	got := make(chan struct{})
 	var once sync.Once
-	r.task.OnReachedUpstream(func(f frames.Frame) bool { fl, ok := f.(*frames.Flush); return ok && fl.Token == probe.Token },
-		func(frames.Frame) { once.Do(func() { close(got) }) })
+	pipeline.OnUpstream(r.task, func(f *frames.Flush) {
+		if f.Token == probe.Token {
+			once.Do(func() { close(got) })
+		}
+	})
 	r.task.QueueFrame(probe)
 	select {
 	case <-got:

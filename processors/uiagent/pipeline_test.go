@@ -13,7 +13,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -37,10 +36,8 @@ type session struct {
 func startSession(t *testing.T, rt *rtvi.Processor, procs ...pipeline.Processor) *session {
 	t.Helper()
 	s := &session{t: t, done: make(chan error, 1)}
-	s.task = pipeline.NewTask(pipeline.New(append([]pipeline.Processor{rt}, procs...)...), pipeline.TaskOptions{
-		Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})},
-	})
-	s.task.OnReachedDownstream(nil, func(f frames.Frame) {
+	s.task = pipeline.NewTask(pipeline.New(append([]pipeline.Processor{rt}, procs...)...), pipeline.TaskOptions{})
+	pipeline.OnDownstream(s.task, func(f frames.Frame) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
@@ -62,7 +59,7 @@ func startSession(t *testing.T, rt *rtvi.Processor, procs ...pipeline.Processor)
 		t.Fatal("task did not start")
 	}
 	t.Cleanup(func() {
-		s.task.StopWhenDone()
+		s.task.EndWhenDone()
 		select {
 		case <-s.done:
 		case <-time.After(10 * time.Second):
