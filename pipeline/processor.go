@@ -95,7 +95,7 @@ type Pusher interface {
 type Setup struct {
 	// Out is the node's pusher.
 	//
-	// Deprecated: keep an [Outlet] and [Setup.Attach] it; Out goes away
+	// Prefer an [Outlet]: keep one and [Setup.Attach] it; Out goes away
 	// once every processor has moved.
 	Out Pusher
 	// Logger is the task's logger, named after the processor.

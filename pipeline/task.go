@@ -301,7 +301,8 @@ func (t *Task) EndWhenDone() { t.QueueFrame(&frames.End{}) }
 
 // StopWhenDone is the old name of [Task.EndWhenDone].
 //
-// Deprecated: it queues an End, not a Stop; use EndWhenDone.
+// It queues an End, not a Stop: prefer EndWhenDone. It goes once every
+// caller has moved.
 func (t *Task) StopWhenDone() { t.EndWhenDone() }
 
 // Cancel stops the task at once. It never blocks and is safe to call from

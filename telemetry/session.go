@@ -56,7 +56,6 @@ type Session struct {
 	calls    map[string]*service // open tool calls by tool call id
 	stash    map[observers.Node]*stashed
 	snapshot int // bytes of the latest ui-snapshot message
-	reason   string
 }
 
 // turn is one conversation turn.

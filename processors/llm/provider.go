@@ -31,7 +31,7 @@ func (fn ProviderFunc) Stream(ctx context.Context, req *frames.LLMContext) iter.
 // Modeler is the old name of [frames.Modeler], which a [Provider]
 // optionally implements to name its model in metrics.
 //
-// Deprecated: use frames.Modeler. This alias goes once the packages outside
+// Prefer frames.Modeler. This alias goes once the packages outside
 // processors/llm that still name it (llm/anthropic, uiagent) have moved.
 type Modeler = frames.Modeler
 
@@ -73,6 +73,6 @@ func UsageEvent(u frames.LLMTokenUsage) Event { return Event{Kind: EventUsage, U
 // [Provider] yields optionally implement to classify them in the
 // [frames.Error] the service reports (transient for an HTTP 429 or 5xx).
 //
-// Deprecated: use frames.Categorizer. This alias goes once the packages
+// Prefer frames.Categorizer. This alias goes once the packages
 // outside processors/llm that still name it (llm/anthropic) have moved.
 type Categorizer = frames.Categorizer
