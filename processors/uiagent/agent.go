@@ -115,7 +115,8 @@ type Options struct {
 // LLM context, sends UI commands, runs the reply tool and its turns, and
 // owns the task groups the page shows as cards.
 //
-// Wiring (one LLM that sees the page):
+// [NewVoiceAgent] wires one in a call. By hand (one LLM that sees the
+// page):
 //
 //	agent := uiagent.New(uiagent.Options{})
 //	conv := llm.NewContext(llm.SystemMessage("You help the user with this page."))
@@ -125,7 +126,7 @@ type Options struct {
 //	svc.Register(agent.ReplyTool())
 //	rt := rtvi.NewProcessor(rtvi.Options{})
 //	p := pipeline.New(in, rt, stt, agent, pair.User(), svc, tts, out, pair.Assistant())
-//	task := pipeline.NewTask(p, pipeline.TaskOptions{Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})}})
+//	task := pipeline.NewTask(p, pipeline.TaskOptions{}) // rt brings its observer
 //
 // The agent must sit downstream of the rtvi.Processor (it takes the UI
 // frames) and upstream of the user aggregator (answers and [Agent.Ask]

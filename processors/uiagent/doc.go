@@ -22,8 +22,7 @@
 //
 //	transport.In → rtvi.Processor → STT → agent → pair.User() → llm.Service → TTS → transport.Out → pair.Assistant()
 //
-// with llm.PairOptions{BeforeInference: agent.BeforeInference},
-// llm.NewService(agent.Provider(p), ...) and the reply tool registered
-// with the service and offered in the context; [Agent] shows the code.
-// The conformance bot's UI rows are served by [WireConformance].
+// and [NewVoiceAgent] builds it in one call ([VoiceAgent.Pipeline]),
+// tying the reply tool, the context, the hook and the provider together.
+// [Agent] shows the same wiring by hand, for pipelines of another shape.
 package uiagent
