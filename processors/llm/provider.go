@@ -31,8 +31,8 @@ func (fn ProviderFunc) Stream(ctx context.Context, req *frames.LLMContext) iter.
 // Modeler is the old name of [frames.Modeler], which a [Provider]
 // optionally implements to name its model in metrics.
 //
-// Prefer frames.Modeler. This alias goes once the packages outside
-// processors/llm that still name it (llm/anthropic, uiagent) have moved.
+// Prefer frames.Modeler. This alias goes once processors/uiagent, the
+// last package that names it, has moved.
 type Modeler = frames.Modeler
 
 // EventKind says what an [Event] carries.
@@ -68,11 +68,3 @@ func ToolCallEvent(call frames.LLMToolCall) Event { return Event{Kind: EventTool
 
 // UsageEvent returns an [EventUsage] event.
 func UsageEvent(u frames.LLMTokenUsage) Event { return Event{Kind: EventUsage, Usage: u} }
-
-// Categorizer is the old name of [frames.Categorizer], which errors a
-// [Provider] yields optionally implement to classify them in the
-// [frames.Error] the service reports (transient for an HTTP 429 or 5xx).
-//
-// Prefer frames.Categorizer. This alias goes once the packages
-// outside processors/llm that still name it (llm/anthropic) have moved.
-type Categorizer = frames.Categorizer
