@@ -20,7 +20,7 @@ import (
 //	rt := rtvi.NewProcessor(rtvi.Options{})
 //	uiagent.WireConformance(rt, groups)
 //	p := pipeline.New(transportIn, rt, groups, ..., transportOut)
-//	// with rtvi.NewObserver(rt, ...) among the task's observers
+//	// (rt brings its observer: the task adds it)
 //
 // Row 5/10: every ui-snapshot is answered with server-message
 // {type:"ui_state", text:<RenderUIState>}. Row 6: every ui-event with

@@ -5,7 +5,6 @@ import (
 	"log"
 	"net/http"
 
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -18,9 +17,7 @@ func ExampleNewServer() {
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			rt := rtvi.NewProcessor(rtvi.Options{})
 			p := pipeline.New(s.Input(), rt /* your processors */, s.Output())
-			return pipeline.NewTask(p, pipeline.TaskOptions{
-				Observers: []observers.Observer{rtvi.NewObserver(rt, rtvi.ObserverOptions{})},
-			}), nil
+			return pipeline.NewTask(p, pipeline.TaskOptions{}), nil
 		},
 	})
 	if err != nil {

@@ -28,7 +28,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -151,10 +150,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 // the echo LLM (bot-llm-started, bot-llm-text, bot-llm-stopped); and
 // {t:"tone", d:{hz, ms}} plays a sine.
 func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
-	rp := rtvi.NewProcessor(rtvi.Options{Logger: log})
-	obs := rtvi.NewObserver(rp, rtvi.ObserverOptions{Logger: log})
+	rp := rtvi.NewProcessor(rtvi.Options{Logger: log, Observer: rtvi.ObserverOptions{Logger: log}})
 	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, echoLLM{}, s.Output()),
-		pipeline.TaskOptions{Logger: log, Observers: []observers.Observer{obs}})
+		pipeline.TaskOptions{Logger: log})
 	event("session", map[string]any{"session": s.ID(), "pc_id": s.PCID(), "start_id": s.StartID()})
 	rp.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
 		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.MsgID})
