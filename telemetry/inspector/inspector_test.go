@@ -156,3 +156,10 @@ func TestInspectorRefusesWhatTheAuthorizerRefuses(t *testing.T) {
 		t.Errorf("with the token: %s", res.Status)
 	}
 }
+
+func newLoopbackServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}

@@ -86,7 +86,7 @@ function turns(d) {
 }
 
 function messages(id, list) {
-  $(id).replaceChildren(...list.slice(-50).reverse().map((m) => { const li = el("li", "", Math.round(m.at_ms) + " ms " + (m.type || "?") + "  " + m.preview); return li; }));
+  $(id).replaceChildren(...(list || []).slice(-50).reverse().map((m) => { const li = el("li", "", Math.round(m.at_ms) + " ms " + (m.type || "?") + "  " + m.preview); return li; }));
 }
 
 async function tick() {
