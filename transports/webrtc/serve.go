@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -95,9 +96,19 @@ func orDefault(d, def time.Duration) time.Duration {
 }
 
 // httpServer returns the HTTP server of opts (defaults applied).
-func (o ServeOptions) httpServer() *http.Server {
+func (o ServeOptions) httpServer(draining *atomic.Bool) *http.Server {
+	next := o.Handler
 	hs := &http.Server{
-		Handler:           o.Handler,
+		// While draining, every response asks the client to close its
+		// connection, so idle keep-alive connections are not cut under a
+		// request that is already on its way (a POST on a connection closed
+		// by the server fails with EOF instead of getting its 503).
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if draining.Load() {
+				w.Header().Set("Connection", "close")
+			}
+			next.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: o.ReadHeaderTimeout,
 		ReadTimeout:       o.ReadTimeout,
 		WriteTimeout:      o.WriteTimeout,
@@ -142,7 +153,8 @@ func ListenAndServe(ctx context.Context, addr string, srv *Server, opts ServeOpt
 func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions) error {
 	opts = opts.withDefaults(srv)
 	log := opts.Logger
-	hs := opts.httpServer()
+	var draining atomic.Bool
+	hs := opts.httpServer(&draining)
 
 	sig := make(chan os.Signal, 2)
 	if !opts.NoSignals {
@@ -165,7 +177,7 @@ func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions)
 	case <-ctx.Done():
 		log.Info("shutting down", zap.Int("sessions", srv.SessionCount()), zap.Duration("grace", srv.opts.ShutdownGrace))
 	}
-	hs.SetKeepAlivesEnabled(false)
+	draining.Store(true)
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,14 +31,14 @@ func timeoutsOf(hs *http.Server) serveTimeouts {
 
 func TestServeOptionsGiveProductionTimeoutsThatTheOperatorCanChange(t *testing.T) {
 	srv := offlineSession(t).srv
-	got := timeoutsOf(ServeOptions{}.withDefaults(srv).httpServer())
+	got := timeoutsOf(ServeOptions{}.withDefaults(srv).httpServer(new(atomic.Bool)))
 	want := serveTimeouts{5 * time.Second, 15 * time.Second, 30 * time.Second, 60 * time.Second, 64 << 10}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("zero ServeOptions (-want +got):\n%s", d)
 	}
 	set := ServeOptions{ReadHeaderTimeout: time.Second, ReadTimeout: -1, WriteTimeout: 2 * time.Second,
 		IdleTimeout: -1, MaxHeaderBytes: 4096}
-	got = timeoutsOf(set.withDefaults(srv).httpServer())
+	got = timeoutsOf(set.withDefaults(srv).httpServer(new(atomic.Bool)))
 	want = serveTimeouts{time.Second, 0, 2 * time.Second, 0, 4096}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("operator's values, negative for none (-want +got):\n%s", d)
