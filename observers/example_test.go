@@ -25,7 +25,7 @@ func ExampleFunc() {
 		Observers: []observers.Observer{count, debug},
 	})
 	task.QueueFrames(&frames.Text{Text: "a"}, &frames.Text{Text: "b"})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	_ = task.Run(context.Background()) // observers are drained before Run returns
 	fmt.Println(texts, "text frames")
 	// Output:

@@ -33,7 +33,7 @@ func benchmarkHops(b *testing.B, opts pipeline.TaskOptions) {
 	arrived := make(chan struct{}, 1)
 	want := 0
 	seen := 0
-	task.OnReachedDownstream(pipeline.OfType[*frames.Text](), func(frames.Frame) {
+	pipeline.OnDownstream(task, func(*frames.Text) {
 		seen++
 		if seen == want {
 			arrived <- struct{}{}
@@ -64,6 +64,6 @@ func benchmarkHops(b *testing.B, opts pipeline.TaskOptions) {
 	<-arrived
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/hops, "ns/hop")
-	task.StopWhenDone()
+	task.EndWhenDone()
 	<-done
 }

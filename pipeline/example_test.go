@@ -20,11 +20,9 @@ func ExampleProcessorFunc() {
 		return nil
 	})
 	task := pipeline.NewTask(pipeline.New(shout), pipeline.TaskOptions{})
-	task.OnReachedDownstream(pipeline.OfType[*frames.Text](), func(f frames.Frame) {
-		fmt.Println(f.(*frames.Text).Text)
-	})
+	pipeline.OnDownstream(task, func(t *frames.Text) { fmt.Println(t.Text) })
 	task.QueueFrames(&frames.Text{Text: "hello"}, &frames.Text{Text: "world"})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	if err := task.Run(context.Background()); err != nil {
 		fmt.Println(err)
 	}
@@ -48,11 +46,9 @@ func ExampleHandle_Go() {
 		return nil
 	})
 	task := pipeline.NewTask(pipeline.New(slow), pipeline.TaskOptions{})
-	task.OnReachedDownstream(pipeline.OfType[*frames.Text](), func(f frames.Frame) {
-		fmt.Println(f.(*frames.Text).Text)
-	})
+	pipeline.OnDownstream(task, func(t *frames.Text) { fmt.Println(t.Text) })
 	task.QueueFrames(&frames.Text{Text: "first"}, &frames.Text{Text: "second"})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	_ = task.Run(context.Background())
 	// Output:
 	// first (done)
@@ -75,11 +71,9 @@ func ExampleNewParallel() {
 	task := pipeline.NewTask(pipeline.New(
 		pipeline.NewParallel(pipeline.New(tag("a")), pipeline.New(tag("b"))),
 	), pipeline.TaskOptions{})
-	task.OnReachedDownstream(pipeline.OfType[*frames.Text](), func(f frames.Frame) {
-		got = append(got, f.(*frames.Text).Text)
-	})
+	pipeline.OnDownstream(task, func(t *frames.Text) { got = append(got, t.Text) })
 	task.QueueFrames(&frames.Text{Text: "ping"}, &frames.Text{Text: "shared"})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	_ = task.Run(context.Background())
 	fmt.Println(len(got), "frames")
 	// Output:

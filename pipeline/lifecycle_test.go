@@ -60,7 +60,7 @@ func TestCancelPreemptsStuckEnd(t *testing.T) {
 	up := started(task)
 	done := runTask(t, task)
 	<-up
-	task.StopWhenDone()
+	task.EndWhenDone()
 	time.Sleep(20 * time.Millisecond)
 	task.Cancel("stuck")
 	if err := waitDone(t, done, 3*time.Second); err != nil {
@@ -230,7 +230,7 @@ func TestInterruptionCancelsInFlightWorkAndKeepsUninterruptibleFrames(t *testing
 		t.Fatal("the interruption did not cancel the in-flight job")
 	}
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "FunctionCallResultFrame") })
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	if slices.Contains(rec.texts(frames.Downstream), "flushed") {
 		t.Fatal("an interruptible frame queued behind the job was not flushed")
@@ -258,7 +258,7 @@ func TestProcessorInterruptGoesBothWays(t *testing.T) {
 	waitFor(t, func() bool {
 		return slices.Contains(top.names(), "InterruptionFrame") && slices.Contains(bottom.names(), "InterruptionFrame")
 	})
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	var up, down *frames.Interruption
 	for _, f := range top.frames {
@@ -345,7 +345,7 @@ func TestPanicsAndErrorsBecomeUpstreamErrors(t *testing.T) {
 	waitFor(t, func() bool { return slices.Contains(rec.texts(frames.Downstream), "ok") })
 	waitFor(t, func() bool { return task.ObserverDrops() == 0 && len(rec.texts(frames.Downstream)) == 3 })
 	time.Sleep(20 * time.Millisecond)
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	if len(errs) != 2 || errs[0] != "panic while processing TextFrame: boom" || errs[1] != "bad input" {
 		t.Fatalf("errors = %q", errs)
@@ -457,7 +457,7 @@ func TestFramesPushedByCancelledJobsFollowTheInterruption(t *testing.T) {
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "LLMFullResponseStartFrame") })
 	inside.out.Push(&frames.InterruptionTask{}, frames.Upstream)
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "LLMFullResponseEndFrame") })
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	got := rec.names("StartFrame", "EndFrame")
 	want := []string{"LLMFullResponseStartFrame", "InterruptionFrame", "LLMFullResponseEndFrame"}
@@ -486,7 +486,7 @@ func TestFlushWaitsForQueuedFrames(t *testing.T) {
 	if got := rec.texts(frames.Downstream); !slices.Equal(got, []string{"a", "block", "b"}) {
 		t.Fatalf("after flush the sink saw %v", got)
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 }
 
@@ -512,7 +512,7 @@ func TestInterruptKeepsTheOriginsOwnQueue(t *testing.T) {
 	waitFor(t, func() bool { return slices.Contains(rec.names(), "InterruptionFrame") })
 	close(release)
 	waitFor(t, func() bool { return slices.Contains(rec.texts(frames.Downstream), "final transcription") })
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 }
 
@@ -534,7 +534,7 @@ func TestErrorsClassifyThemselves(t *testing.T) {
 	task.OnError(func(e *frames.Error) { got = e.Category })
 	done := runTask(t, task)
 	task.QueueFrame(text("x"))
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	if got != frames.ErrorPermanent {
 		t.Fatalf("category = %v, want permanent", got)

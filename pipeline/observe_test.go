@@ -36,7 +36,7 @@ func TestSlowObserverDoesNotSlowThePipeline(t *testing.T) {
 	for range 1000 {
 		task.QueueFrame(text("x"))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	select {
 	case <-task.Done():
 	case <-time.After(3 * time.Second):
@@ -61,7 +61,7 @@ func TestObserverDropsAccountForEveryMissedEvent(t *testing.T) {
 		for range 1000 {
 			task.QueueFrame(text("x"))
 		}
-		task.StopWhenDone()
+		task.EndWhenDone()
 		waitDone(t, done, 3*time.Second)
 		return task
 	}
@@ -94,7 +94,7 @@ func TestObserversDrainBeforeFinish(t *testing.T) {
 	for range 100 {
 		task.QueueFrame(text("x"))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	mu.Lock()
 	defer mu.Unlock()
@@ -117,7 +117,7 @@ func TestAddObserverWhileRunning(t *testing.T) {
 		}
 	}))
 	task.QueueFrame(text("x"))
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	// One push into the processor, one out of it.
 	if got := texts.Load(); got != 2 {
@@ -139,7 +139,7 @@ func TestFirstSeenOncePerFrame(t *testing.T) {
 	task := pipeline.NewTask(pipeline.New(pipeline.PassThrough{}, pipeline.PassThrough{}, pipeline.PassThrough{}), pipeline.TaskOptions{Observers: []observers.Observer{obs}})
 	done := runTask(t, task)
 	task.QueueFrames(text("a"), text("b"))
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	if firsts.Load() != 2 || pushes.Load() != 8 {
 		t.Fatalf("firsts=%d pushes=%d, want 2 and 8", firsts.Load(), pushes.Load())
@@ -196,7 +196,7 @@ func TestHeartbeatTimeoutFiresWhenOrderedLaneStalls(t *testing.T) {
 			t.Fatalf("heartbeat timeout at %v, want about 3s", at)
 		}
 		close(b.release)
-		task.StopWhenDone()
+		task.EndWhenDone()
 		<-done
 	})
 }

@@ -20,7 +20,7 @@ func TestStartIsProcessedFirstEvenAfterEarlyPushes(t *testing.T) {
 	up := started(task)
 	done := runTask(t, task)
 	<-up
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	got := rec.names("EndFrame")
 	want := []string{"StartFrame", "UserSpeakingFrame", "Text:early"}
@@ -58,7 +58,7 @@ func TestSystemFramesOvertakeOrderedOnesFIFOWithinLanes(t *testing.T) {
 	task.QueueFrames(&frames.UserSpeaking{}, &frames.BotSpeaking{})
 	waitFor(t, func() bool { return len(rec.names("StartFrame")) == 3 })
 	close(b.release)
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	got := rec.names("StartFrame", "EndFrame")
 	want := []string{"Text:block", "UserSpeakingFrame", "BotSpeakingFrame", "Text:o1", "Text:o2"}
@@ -85,7 +85,7 @@ func TestFIFOThroughManyHopsBothDirections(t *testing.T) {
 		task.QueueFrame(text(s))
 	}
 	waitFor(t, func() bool { return len(top.texts(frames.Upstream)) == len(want) })
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	if got := top.texts(frames.Downstream); !slices.Equal(got, want) {
 		t.Fatalf("downstream order broken: got %d frames", len(got))
@@ -122,7 +122,7 @@ func TestNestedPipelinesRunEveryChildInOrder(t *testing.T) {
 	task := pipeline.NewTask(pipeline.New(tag("a"), inner, pipeline.New(), tag("e"), rec), pipeline.TaskOptions{})
 	done := runTask(t, task)
 	task.QueueFrame(text("x"))
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	if want := []string{"a", "b", "c", "d", "e"}; !slices.Equal(seen, want) {
 		t.Fatalf("visited %v, want %v", seen, want)

@@ -45,7 +45,7 @@ func TestParallelBranchesOfUnequalSpeed(t *testing.T) {
 	for _, s := range []string{"a", "b", "c"} {
 		task.QueueFrame(text(s))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	got := rec.names()
 	if got[0] != "StartFrame" || got[len(got)-1] != "EndFrame" {
@@ -82,7 +82,7 @@ func TestParallelUpstreamDedupe(t *testing.T) {
 	task.QueueFrame(text("x"))
 	waitFor(t, func() bool { return len(top.texts(frames.Upstream)) >= 1 })
 	time.Sleep(20 * time.Millisecond)
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 3*time.Second)
 	if got := top.texts(frames.Upstream); !slices.Equal(got, []string{"x"}) {
 		t.Fatalf("upstream = %v, want one x", got)
@@ -105,7 +105,7 @@ func TestParallelBranchesAndObserversShareFramesSafely(t *testing.T) {
 	for range 2000 {
 		task.QueueFrame(text("x"))
 	}
-	task.StopWhenDone()
+	task.EndWhenDone()
 	waitDone(t, done, 5*time.Second)
 	if got := len(rec.texts(frames.Downstream)); got != 2000 {
 		t.Fatalf("sink saw %d texts, want 2000", got)

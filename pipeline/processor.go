@@ -93,11 +93,6 @@ type Pusher interface {
 // Setup is what a processor gets before the pipeline starts. Its Attach
 // method binds the processor's [Outlet] to the task.
 type Setup struct {
-	// Out is the node's pusher.
-	//
-	// Prefer an [Outlet]: keep one and [Setup.Attach] it; Out goes away
-	// once every processor has moved.
-	Out Pusher
 	// Logger is the task's logger, named after the processor.
 	Logger *zap.Logger
 	// Name is the processor's display name.

@@ -314,7 +314,7 @@ func (t *Task) setup(callerCtx, runCtx context.Context) error {
 			continue
 		}
 		wg.Go(func() {
-			err := s.Setup(ctx, Setup{Out: n, Logger: n.log, Name: n.name, Clock: t.rt.clock, n: n})
+			err := s.Setup(ctx, Setup{Logger: n.log, Name: n.name, Clock: t.rt.clock, n: n})
 			if err != nil {
 				n.log.Error("setup failed; the processor is unusable", zap.Error(err))
 				n.unusable.Store(true)

@@ -42,16 +42,19 @@ func (r *Runner) Run(ctx context.Context, tasks ...*Task) error {
 		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 		defer signal.Stop(sig)
 	}
+	// The tasks keep ctx's values but not its cancellation: ctx ending
+	// means "end gracefully", which the loop below turns into End frames.
+	runCtx := context.WithoutCancel(ctx)
 	errs := make([]error, len(tasks))
-	allDone := make(chan struct{})
+	finished := make(chan struct{}, len(tasks))
 	var wg conc.WaitGroup
 	for i, t := range tasks {
-		wg.Go(func() { errs[i] = t.Run(context.Background()) })
+		wg.Go(func() {
+			errs[i] = t.Run(runCtx)
+			finished <- struct{}{}
+		})
 	}
-	go func() {
-		wg.Wait()
-		close(allDone)
-	}()
+	running := len(tasks)
 
 	ending := false
 	var graceTimer <-chan time.Time
@@ -61,10 +64,10 @@ func (r *Runner) Run(ctx context.Context, tasks ...*Task) error {
 		}
 	}
 	ctxDone := ctx.Done()
-	for {
+	for running > 0 {
 		select {
-		case <-allDone:
-			return errors.Join(errs...)
+		case <-finished:
+			running--
 		case s := <-sig:
 			if ending {
 				log.Warn("second signal: cancelling", zap.Stringer("signal", s))
@@ -75,7 +78,7 @@ func (r *Runner) Run(ctx context.Context, tasks ...*Task) error {
 			ending = true
 			graceTimer = time.After(grace)
 			for _, t := range tasks {
-				t.StopWhenDone()
+				t.EndWhenDone()
 			}
 		case <-ctxDone:
 			ctxDone = nil
@@ -83,7 +86,7 @@ func (r *Runner) Run(ctx context.Context, tasks ...*Task) error {
 				ending = true
 				graceTimer = time.After(grace)
 				for _, t := range tasks {
-					t.StopWhenDone()
+					t.EndWhenDone()
 				}
 			}
 		case <-graceTimer:
@@ -91,4 +94,6 @@ func (r *Runner) Run(ctx context.Context, tasks ...*Task) error {
 			cancelAll("grace period over")
 		}
 	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

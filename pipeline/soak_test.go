@@ -52,7 +52,7 @@ func TestOneHourSessionKeepsMemoryFlat(t *testing.T) {
 			}
 		}
 		atHour := heapAt()
-		task.StopWhenDone()
+		task.EndWhenDone()
 		<-done
 		if atHour > at10min+512<<10 {
 			t.Fatalf("heap grew from %d KiB at 10 min to %d KiB at 60 min", at10min>>10, atHour>>10)

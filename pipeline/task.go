@@ -179,10 +179,9 @@ type Task struct {
 	unusableSeen  map[string]bool
 }
 
-type reachHook struct {
-	match func(frames.Frame) bool
-	fn    func(frames.Frame)
-}
+// reachHook is a hook of [OnDownstream] or [OnUpstream], typed by its
+// wrapper.
+type reachHook func(frames.Frame)
 
 // NewTask returns a task that will run p with opts.
 func NewTask(p Processor, opts TaskOptions) *Task {
@@ -202,11 +201,6 @@ func NewTask(p Processor, opts TaskOptions) *Task {
 	}
 	t.rt = &runtime{log: opts.Logger, clock: c, hub: t.hub, opts: opts}
 	return t
-}
-
-// OfType returns a matcher for frames of type T, for the reached hooks.
-func OfType[T frames.Frame]() func(frames.Frame) bool {
-	return func(f frames.Frame) bool { _, ok := f.(T); return ok }
 }
 
 // OnStarted registers fn to run when Start has reached the end of the
@@ -235,13 +229,13 @@ func addHandler[F any](t *Task, list *[]F, fn F) {
 // of the pipeline (T = [frames.Frame] sees them all). fn runs inline on the
 // goroutine of the last processor, so it must be fast.
 func OnDownstream[T frames.Frame](t *Task, fn func(T)) {
-	addHook(&t.mu, &t.downFn, nil, typed(fn))
+	addHook(&t.mu, &t.downFn, typed(fn))
 }
 
 // OnUpstream registers fn for every frame of type T that leaves the head of
 // the pipeline upstream. fn runs inline, so it must be fast.
 func OnUpstream[T frames.Frame](t *Task, fn func(T)) {
-	addHook(&t.mu, &t.upFn, nil, typed(fn))
+	addHook(&t.mu, &t.upFn, typed(fn))
 }
 
 func typed[T frames.Frame](fn func(T)) func(frames.Frame) {
@@ -252,27 +246,14 @@ func typed[T frames.Frame](fn func(T)) func(frames.Frame) {
 	}
 }
 
-// OnReachedDownstream registers fn for frames that leave the end of the
-// pipeline and satisfy match (nil matches all). fn runs inline on the
-// goroutine of the last processor, so it must be fast.
-func (t *Task) OnReachedDownstream(match func(frames.Frame) bool, fn func(frames.Frame)) {
-	addHook(&t.mu, &t.downFn, match, fn)
-}
-
-// OnReachedUpstream registers fn for frames that leave the head of the
-// pipeline upstream and satisfy match. fn runs inline, so it must be fast.
-func (t *Task) OnReachedUpstream(match func(frames.Frame) bool, fn func(frames.Frame)) {
-	addHook(&t.mu, &t.upFn, match, fn)
-}
-
-func addHook(mu *sync.Mutex, p *atomic.Pointer[[]reachHook], match func(frames.Frame) bool, fn func(frames.Frame)) {
+func addHook(mu *sync.Mutex, p *atomic.Pointer[[]reachHook], fn reachHook) {
 	mu.Lock()
 	defer mu.Unlock()
 	var old []reachHook
 	if cur := p.Load(); cur != nil {
 		old = *cur
 	}
-	next := append(append([]reachHook(nil), old...), reachHook{match, fn})
+	next := append(append([]reachHook(nil), old...), fn)
 	p.Store(&next)
 }
 
@@ -298,12 +279,6 @@ func (t *Task) QueueFrames(fs ...frames.Frame) { t.ingress.PushAll(fs, frames.Do
 // EndWhenDone queues an End: the task ends gracefully once everything
 // queued before it has gone through the pipeline.
 func (t *Task) EndWhenDone() { t.QueueFrame(&frames.End{}) }
-
-// StopWhenDone is the old name of [Task.EndWhenDone].
-//
-// It queues an End, not a Stop: prefer EndWhenDone. It goes once every
-// caller has moved.
-func (t *Task) StopWhenDone() { t.EndWhenDone() }
 
 // Cancel stops the task at once. It never blocks and is safe to call from
 // event handlers and more than once.
@@ -339,9 +314,7 @@ func (s sinkEdge) receive(it item) {
 	t := s.t
 	if hooks := t.downFn.Load(); hooks != nil {
 		for _, h := range *hooks {
-			if h.match == nil || h.match(it.f) {
-				h.fn(it.f)
-			}
+			h(it.f)
 		}
 	}
 	switch f := it.f.(type) {
@@ -363,9 +336,7 @@ func (s sourceEdge) receive(it item) {
 	t := s.t
 	if hooks := t.upFn.Load(); hooks != nil {
 		for _, h := range *hooks {
-			if h.match == nil || h.match(it.f) {
-				h.fn(it.f)
-			}
+			h(it.f)
 		}
 	}
 	switch f := it.f.(type) {

@@ -121,7 +121,7 @@ func Start(tb testing.TB, p pipeline.Processor, o Options) *Result {
 	}()
 	task.QueueFrames(o.Send...)
 	if !o.NoEnd {
-		task.StopWhenDone()
+		task.EndWhenDone()
 	}
 	return res
 }

@@ -300,10 +300,10 @@ func TestOutputSendsBotSpeakingPairsEvery200msWhileAudioPlays(t *testing.T) {
 		task, done := runOutput(t, s, down)
 		var mu sync.Mutex
 		var up []*frames.BotSpeaking
-		task.OnReachedUpstream(func(f frames.Frame) bool { _, ok := f.(*frames.BotSpeaking); return ok }, func(f frames.Frame) {
+		pipeline.OnUpstream(task, func(f *frames.BotSpeaking) {
 			mu.Lock()
 			defer mu.Unlock()
-			up = append(up, f.(*frames.BotSpeaking))
+			up = append(up, f)
 		})
 		for i := range 50 { // one second at 24 kHz
 			task.QueueFrame(toneFrame(440, 24000, 480, i*480, 5000))
