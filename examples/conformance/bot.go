@@ -20,7 +20,7 @@ import (
 )
 
 // Client-message types (the t of client-message) the bot answers, besides
-// uiagent.StartJobGroupType.
+// startJobGroupType.
 const (
 	// echoType is answered with server-response {t:"echo", d:<the same d>}.
 	echoType = "echo"
@@ -54,9 +54,16 @@ func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 			Logger: log.Named("pipeline"),
 		})
 
-	// Rows 5, 6, 7, 8, 10 and 13: ui_state and ui_event server-messages,
-	// start-job-group and its cancellation.
-	uiagent.WireConformance(rt, groups)
+	// Rows 5, 6 and 10: every snapshot is answered with its rendered
+	// ui_state, every event is echoed as a ui_event server-message.
+	rt.OnUIMessage(func(_ context.Context, m rtvi.UIMessage) {
+		switch m := m.(type) {
+		case *rtvi.UISnapshotFrame:
+			_ = rt.SendServerMessage(uiagent.UIStateMessage{Text: uiagent.RenderUIState(m.Tree)})
+		case *rtvi.UIEventFrame:
+			_ = rt.SendServerMessage(uiagent.UIEventMessage{Event: m.Event, Payload: m.Payload})
+		}
+	})
 	rt.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
 		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
 			zap.String("library_version", r.About.LibraryVersion))
@@ -72,11 +79,20 @@ func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 				return
 			}
 			task.QueueFrame(f)
-		case uiagent.StartJobGroupType: // answered by WireConformance
+		case startJobGroupType: // row 7; rows 8 and 13 are groups' and the observer's
+			// A bad request gets an error-response that says why; a good
+			// one gets none (the group's lifecycle is the answer).
+			req, err := parseStartJobGroup(m.Data)
+			if err == nil {
+				_, err = req.start(groups)
+			}
+			if err != nil {
+				_ = rt.SendErrorResponse(m, err.Error())
+			}
 		default:
 			log.Warn("unknown client-message type", zap.String("t", m.Type), zap.String("id", m.ID))
 			_ = rt.SendErrorResponse(m, fmt.Sprintf("unknown client-message type %q (this bot knows %q, %q and %q)",
-				m.Type, echoType, uiCommandType, uiagent.StartJobGroupType))
+				m.Type, echoType, uiCommandType, startJobGroupType))
 		}
 	})
 	return task
@@ -131,7 +147,7 @@ func keepLast(n int) func(*llm.Context) {
 // whitespace included.
 type echoLLM struct{}
 
-// Model implements llm.Modeler.
+// Model implements frames.Modeler.
 func (echoLLM) Model() string { return "echo" }
 
 // Stream implements llm.Provider.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	rtviwire "github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // FuzzParseUICommand: any client data gives a frame or an error, never a
@@ -82,6 +84,33 @@ func FuzzDataChannel(f *testing.F) {
 				}
 				return
 			}
+		}
+	})
+}
+
+// FuzzParseStartJobGroup checks the conformance request parser.
+func FuzzParseStartJobGroup(f *testing.F) {
+	for _, s := range []string{
+		`{"workers":["a","b"],"label":"L","cancellable":false,"hold_ms":250}`,
+		`{"workers":[]}`, `{"workers":"a"}`, `{"workers":["a","a"]}`, `{"workers":["a"],"hold_ms":-1}`,
+		`{"workers":["a"],"hold_ms":1e309}`, `[]`, `null`, ``, `{"workers":["é"],"extra":{"x":[1]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := parseStartJobGroup(rtviwire.RawJSON(b))
+		if err != nil {
+			return
+		}
+		if len(r.Workers) == 0 || len(r.Workers) > maxGroupWorkers || r.Hold < 0 || r.Hold > maxHold {
+			t.Fatalf("accepted %+v", r)
+		}
+		seen := map[string]bool{}
+		for _, w := range r.Workers {
+			if w == "" || seen[w] {
+				t.Fatalf("accepted workers %q", r.Workers)
+			}
+			seen[w] = true
 		}
 	})
 }

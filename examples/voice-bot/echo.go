@@ -14,7 +14,7 @@ import (
 // (STT, turns, TTS, barge-in) can be tried without any account.
 type echo struct{}
 
-// Model implements llm.Modeler.
+// Model implements frames.Modeler.
 func (echo) Model() string { return "echo" }
 
 // Stream implements llm.Provider.

@@ -28,13 +28,6 @@ func (fn ProviderFunc) Stream(ctx context.Context, req *frames.LLMContext) iter.
 	return fn(ctx, req)
 }
 
-// Modeler is the old name of [frames.Modeler], which a [Provider]
-// optionally implements to name its model in metrics.
-//
-// Prefer frames.Modeler. This alias goes once processors/uiagent, the
-// last package that names it, has moved.
-type Modeler = frames.Modeler
-
 // EventKind says what an [Event] carries.
 type EventKind uint8
 

@@ -70,33 +70,6 @@ func FuzzParseReply(f *testing.F) {
 	})
 }
 
-// FuzzParseStartJobGroup checks the conformance request parser.
-func FuzzParseStartJobGroup(f *testing.F) {
-	for _, s := range []string{
-		`{"workers":["a","b"],"label":"L","cancellable":false,"hold_ms":250}`,
-		`{"workers":[]}`, `{"workers":"a"}`, `{"workers":["a","a"]}`, `{"workers":["a"],"hold_ms":-1}`,
-		`{"workers":["a"],"hold_ms":1e309}`, `[]`, `null`, ``, `{"workers":["é"],"extra":{"x":[1]}}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		r, err := ParseStartJobGroup(wire.RawJSON(b))
-		if err != nil {
-			return
-		}
-		if len(r.Workers) == 0 || len(r.Workers) > MaxGroupWorkers || r.Hold < 0 || r.Hold > MaxHold {
-			t.Fatalf("accepted %+v", r)
-		}
-		seen := map[string]bool{}
-		for _, w := range r.Workers {
-			if w == "" || seen[w] {
-				t.Fatalf("accepted workers %q", r.Workers)
-			}
-			seen[w] = true
-		}
-	})
-}
-
 // FuzzRenderEvent checks that any payload renders to one block holding
 // valid JSON.
 func FuzzRenderEvent(f *testing.F) {

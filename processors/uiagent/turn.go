@@ -386,9 +386,9 @@ type turnProvider struct {
 	p llm.Provider
 }
 
-// Model implements llm.Modeler when the wrapped provider does.
+// Model implements frames.Modeler when the wrapped provider does.
 func (w turnProvider) Model() string {
-	if m, ok := w.p.(llm.Modeler); ok {
+	if m, ok := w.p.(frames.Modeler); ok {
 		return m.Model()
 	}
 	return ""

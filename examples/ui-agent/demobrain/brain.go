@@ -77,7 +77,7 @@ type Brain struct {
 // New returns a brain.
 func New() *Brain { return &Brain{} }
 
-// Model implements llm.Modeler.
+// Model implements frames.Modeler.
 func (b *Brain) Model() string { return ModelName }
 
 // Stream implements [llm.Provider]. It answers a conversation whose last
