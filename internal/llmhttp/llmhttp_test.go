@@ -105,7 +105,7 @@ func TestTimeoutErrorIsATransientTimeout(t *testing.T) {
 	if !errors.As(error(e), &c) || c.Category() != frames.ErrorTransient || !e.Timeout() {
 		t.Errorf("%v: category or Timeout wrong", e)
 	}
-	if e.Error() != "p: the stream stalled: no event for 1s" || Phase(9).String() != "phase 9" {
+	if e.Error() != "p: the stream stalled: nothing received for 1s" || Phase(9).String() != "phase 9" {
 		t.Errorf("texts %q %q", e.Error(), Phase(9))
 	}
 }

@@ -6,18 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/framewire/framewire/frames"
 )
 
-// Default timeouts, used when a [Timeouts] field is zero.
+// Default timeouts of an LLM stream, used when a [Timeouts] field is zero.
 const (
-	// DefaultConnectTimeout bounds dialling and the TLS handshake.
+	// DefaultConnectTimeout bounds dialling and the TLS handshake (for a
+	// websocket: the whole handshake).
 	DefaultConnectTimeout = 10 * time.Second
 	// DefaultFirstByteTimeout bounds the wait from the connection to the
 	// stream's first event: long enough for a large prompt, short enough
@@ -27,30 +30,75 @@ const (
 	DefaultIdleTimeout = 30 * time.Second
 )
 
-// Timeouts bound each phase of one streamed exchange. A zero field takes
-// its default; a negative one disables that bound.
+// Default timeouts of a speech (TTS or STT) upstream, which answers
+// sooner than a model thinks: see [SpeechTimeouts].
+const (
+	// DefaultSpeechFirstByteTimeout bounds the wait for the first audio
+	// of a synthesis or for a transcription's answer.
+	DefaultSpeechFirstByteTimeout = 10 * time.Second
+	// DefaultSpeechIdleTimeout bounds the silence between two chunks of
+	// audio or two messages of a live transcription.
+	DefaultSpeechIdleTimeout = 20 * time.Second
+)
+
+// Timeouts bound each phase of one exchange with an upstream service: the
+// one shape every LLM, TTS and STT client takes in its options. A zero
+// field takes its default; a negative one disables that bound.
 type Timeouts struct {
-	// Connect runs from the request's start until a connection is ready.
+	// Connect runs from the request's start until a connection is ready
+	// (dial and TLS; for a websocket, the handshake too).
 	Connect time.Duration
 	// FirstByte runs from the connection until the first event of the
-	// stream (for an error answer: until its body is read).
+	// stream, the first byte of a body, or the first chunk of audio (for
+	// an error answer: until its body is read).
 	FirstByte time.Duration
-	// Idle runs from each event to the next.
+	// Idle runs from each event or chunk to the next.
 	Idle time.Duration
 }
 
-func (t Timeouts) withDefaults() Timeouts {
+// LLMTimeouts returns the default bounds of an LLM stream:
+// [DefaultConnectTimeout], [DefaultFirstByteTimeout] and
+// [DefaultIdleTimeout]. [Request] fills zero fields from them.
+func LLMTimeouts() Timeouts {
+	return Timeouts{Connect: DefaultConnectTimeout, FirstByte: DefaultFirstByteTimeout, Idle: DefaultIdleTimeout}
+}
+
+// SpeechTimeouts returns the default bounds of a TTS or STT upstream:
+// [DefaultConnectTimeout], [DefaultSpeechFirstByteTimeout] and
+// [DefaultSpeechIdleTimeout].
+func SpeechTimeouts() Timeouts {
+	return Timeouts{Connect: DefaultConnectTimeout, FirstByte: DefaultSpeechFirstByteTimeout, Idle: DefaultSpeechIdleTimeout}
+}
+
+// Or returns t with each zero field taken from d; negative fields (no
+// bound) stay as they are.
+func (t Timeouts) Or(d Timeouts) Timeouts {
 	if t.Connect == 0 {
-		t.Connect = DefaultConnectTimeout
+		t.Connect = d.Connect
 	}
 	if t.FirstByte == 0 {
-		t.FirstByte = DefaultFirstByteTimeout
+		t.FirstByte = d.FirstByte
 	}
 	if t.Idle == 0 {
-		t.Idle = DefaultIdleTimeout
+		t.Idle = d.Idle
 	}
 	return t
 }
+
+// Bound returns the bound of phase p; zero or less means none.
+func (t Timeouts) Bound(p Phase) time.Duration {
+	switch p {
+	case PhaseConnect:
+		return t.Connect
+	case PhaseFirstByte:
+		return t.FirstByte
+	case PhaseIdle:
+		return t.Idle
+	}
+	return 0
+}
+
+func (t Timeouts) withDefaults() Timeouts { return t.Or(LLMTimeouts()) }
 
 // Phase names the part of an exchange a [TimeoutError] ran out in.
 type Phase uint8
@@ -75,7 +123,9 @@ func (p Phase) String() string {
 	return "phase " + strconv.Itoa(int(p))
 }
 
-// TimeoutError reports that the server did not answer within a bound.
+// TimeoutError reports that the server did not answer within a bound. It
+// is what every client returns for a bound that ran out, so the pipeline
+// and the logs see one kind of error with one kind of text.
 type TimeoutError struct {
 	// Provider names the client, such as "anthropic".
 	Provider string
@@ -90,9 +140,9 @@ func (e *TimeoutError) Error() string {
 	case PhaseConnect:
 		return fmt.Sprintf("%s: timed out connecting after %v", e.Provider, e.After)
 	case PhaseFirstByte:
-		return fmt.Sprintf("%s: timed out waiting %v for the first event of the answer", e.Provider, e.After)
+		return fmt.Sprintf("%s: no first byte within %v", e.Provider, e.After)
 	}
-	return fmt.Sprintf("%s: the stream stalled: no event for %v", e.Provider, e.After)
+	return fmt.Sprintf("%s: the stream stalled: nothing received for %v", e.Provider, e.After)
 }
 
 // Timeout reports true, as net.Error timeouts do.
@@ -109,7 +159,7 @@ type RetryHinter interface {
 	RetryAfter() time.Duration
 }
 
-// Request describes one streamed POST.
+// Request describes one POST whose answer is streamed.
 type Request struct {
 	// Provider starts error texts, such as "anthropic".
 	Provider string
@@ -126,9 +176,10 @@ type Request struct {
 	// Backoff is the wait before the first retry, doubling after each one
 	// up to MaxBackoff, which also caps a Retry-After.
 	Backoff, MaxBackoff time.Duration
-	// Timeouts bound the exchange's phases.
+	// Timeouts bound the exchange's phases; zero fields take the
+	// [LLMTimeouts] defaults.
 	Timeouts Timeouts
-	// MaxLineBytes bounds one SSE line and one event.
+	// MaxLineBytes bounds one SSE line and one event ([Open] only).
 	MaxLineBytes int
 	// Failed turns a non-200 answer into the client's error; it must read
 	// (with a bound) and close the body.
@@ -141,54 +192,178 @@ func Retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
 
-// Stream is the event stream of one successful answer. It is not safe for
-// concurrent use; Close it when done.
-type Stream struct {
+// ConnError is a request that failed before any answer: the connection
+// could not be made or broke. A new attempt may succeed.
+type ConnError struct{ err error }
+
+// Error implements error.
+func (e *ConnError) Error() string { return e.err.Error() }
+
+// Unwrap returns the transport's error.
+func (e *ConnError) Unwrap() error { return e.err }
+
+// Category implements [frames.Categorizer]: a failed connection is
+// transient.
+func (e *ConnError) Category() frames.ErrorCategory { return frames.ErrorTransient }
+
+// answer is a 200 answer under its watchdog: what [Stream] and [Body]
+// share.
+type answer struct {
 	resp   *http.Response
-	rd     *Reader
 	w      *watchdog
 	parent context.Context // the caller's
 	actx   context.Context // the attempt's, which the watchdog cancels
 	stop   func() bool
 }
 
+// ended returns why the attempt ended early, or nil: the [TimeoutError]
+// when a bound ran out, the caller's context error when it ended.
+func (a *answer) ended() error {
+	var te *TimeoutError
+	if cause := context.Cause(a.actx); errors.As(cause, &te) {
+		return te
+	}
+	return a.parent.Err()
+}
+
+func (a *answer) close() {
+	a.stop()
+	a.w.close()
+	a.resp.Body.Close()
+}
+
+// Stream is the event stream of one successful answer. It is not safe for
+// concurrent use; Close it when done.
+type Stream struct {
+	answer
+	rd *Reader
+}
+
+// Body is the body of one successful answer, read under the first-byte and
+// idle bounds: the first byte must come within Timeouts.FirstByte of the
+// connection, and each later one within Timeouts.Idle of the one before.
+// It is not safe for concurrent use; Close it when done.
+type Body struct {
+	answer
+}
+
 // watchdog cancels an attempt's context when the current phase's bound
-// runs out.
+// runs out. Only time spent waiting on the server counts: a read arms the
+// idle bound ([watchdog.wait]) and its data disarms it ([watchdog.got]),
+// so a consumer that is slow to ask for more is never taken for a silent
+// server. Arming and disarming are atomic stores (the per-event cost); the
+// timer, when it fires before the deadline, sleeps again until it.
 type watchdog struct {
 	provider string
 	t        Timeouts
 	cancel   context.CancelCauseFunc
+	start    time.Time // the clock's origin for deadline
+
+	mu       sync.Mutex // serialises phase changes, fire and close
 	timer    *time.Timer
+	closed   bool
 	phase    atomic.Uint32
+	deadline atomic.Int64 // since start; 0: not armed
 }
 
-func (w *watchdog) bound(p Phase) time.Duration {
-	switch p {
-	case PhaseConnect:
-		return w.t.Connect
-	case PhaseFirstByte:
-		return w.t.FirstByte
-	}
-	return w.t.Idle
+func newWatchdog(provider string, t Timeouts, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{provider: provider, t: t, cancel: cancel, start: time.Now()}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.timer = time.AfterFunc(time.Hour, w.fire)
+	w.set(PhaseConnect)
+	return w
 }
 
-// enter starts phase p's bound, replacing the running one.
-func (w *watchdog) enter(p Phase) {
+// set starts phase p's bound now; w.mu is held.
+func (w *watchdog) set(p Phase) {
 	w.phase.Store(uint32(p))
-	if d := w.bound(p); d > 0 {
-		w.timer.Reset(d)
+	d := w.t.Bound(p)
+	if d <= 0 {
+		w.deadline.Store(0)
+		w.timer.Stop()
+		return
+	}
+	w.deadline.Store(int64(time.Since(w.start) + d))
+	w.timer.Reset(d)
+}
+
+// enter starts phase p's bound unless p is already running.
+func (w *watchdog) enter(p Phase) {
+	if Phase(w.phase.Load()) == p {
+		return
+	}
+	w.mu.Lock()
+	if !w.closed && Phase(w.phase.Load()) != p {
+		w.set(p)
+	}
+	w.mu.Unlock()
+}
+
+// wait arms the idle bound before a read; in the earlier phases their
+// own bound keeps running.
+func (w *watchdog) wait() {
+	if Phase(w.phase.Load()) != PhaseIdle {
+		return
+	}
+	if d := w.t.Idle; d > 0 {
+		w.deadline.Store(int64(time.Since(w.start) + d))
+	}
+}
+
+// got records that data came: the idle phase starts, disarmed until the
+// next read.
+func (w *watchdog) got() {
+	if Phase(w.phase.Load()) == PhaseIdle {
+		w.deadline.Store(0)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return
+	}
+	w.phase.Store(uint32(PhaseIdle))
+	w.deadline.Store(0)
+	// The timer may be set for a longer first-byte bound: bring it within
+	// one idle bound, so no later deadline is missed.
+	if w.t.Idle > 0 {
+		w.timer.Reset(w.t.Idle)
 	} else {
 		w.timer.Stop()
 	}
 }
 
 func (w *watchdog) fire() {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return
+	}
 	p := Phase(w.phase.Load())
-	w.cancel(&TimeoutError{Provider: w.provider, Phase: p, After: w.bound(p)})
+	dl := w.deadline.Load()
+	if dl == 0 { // disarmed: look again within one bound
+		if d := w.t.Bound(p); d > 0 {
+			w.timer.Reset(d)
+		}
+		w.mu.Unlock()
+		return
+	}
+	if left := time.Duration(dl) - time.Since(w.start); left > 0 {
+		w.timer.Reset(left)
+		w.mu.Unlock()
+		return
+	}
+	w.closed = true
+	w.mu.Unlock()
+	w.cancel(&TimeoutError{Provider: w.provider, Phase: p, After: w.t.Bound(p)})
 }
 
 func (w *watchdog) close() {
+	w.mu.Lock()
+	w.closed = true
 	w.timer.Stop()
+	w.mu.Unlock()
 	w.cancel(nil)
 }
 
@@ -197,6 +372,26 @@ func (w *watchdog) close() {
 // first, with backoff; a Retry-After header (or the error's [RetryHinter])
 // sets the wait. When ctx ends, Open returns ctx.Err().
 func Open(ctx context.Context, r *Request) (*Stream, error) {
+	a, err := r.send(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Stream{answer: *a, rd: NewReader(a.resp.Body, r.MaxLineBytes)}, nil
+}
+
+// Send posts r like [Open] and returns the body of the 200 answer, read
+// under the bounds, for answers that are not event streams (audio, a JSON
+// transcription).
+func Send(ctx context.Context, r *Request) (*Body, error) {
+	a, err := r.send(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Body{answer: *a}, nil
+}
+
+// send posts r with retries and returns the 200 answer.
+func (r *Request) send(ctx context.Context) (*answer, error) {
 	hc := r.Client
 	if hc == nil {
 		hc = http.DefaultClient
@@ -204,9 +399,9 @@ func Open(ctx context.Context, r *Request) (*Stream, error) {
 	t := r.Timeouts.withDefaults()
 	backoff := r.Backoff
 	for attempt := 0; ; attempt++ {
-		s, retry, err := r.attempt(ctx, hc, t)
+		a, retry, err := r.attempt(ctx, hc, t)
 		if err == nil {
-			return s, nil
+			return a, nil
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -230,19 +425,10 @@ func Open(ctx context.Context, r *Request) (*Stream, error) {
 
 // attempt sends the request once. retry is the wait the answer asked for
 // before a retry (0: the backoff), or -1 when it must not be retried.
-func (r *Request) attempt(ctx context.Context, hc *http.Client, t Timeouts) (s *Stream, retry time.Duration, err error) {
+func (r *Request) attempt(ctx context.Context, hc *http.Client, t Timeouts) (a *answer, retry time.Duration, err error) {
 	actx, cancel := context.WithCancelCause(ctx)
-	w := &watchdog{provider: r.Provider, t: t, cancel: cancel}
-	w.phase.Store(uint32(PhaseConnect))
-	w.timer = time.AfterFunc(max(t.Connect, 0), w.fire)
-	if t.Connect < 0 {
-		w.timer.Stop()
-	}
-	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
-		if Phase(w.phase.Load()) == PhaseConnect {
-			w.enter(PhaseFirstByte)
-		}
-	}}
+	w := newWatchdog(r.Provider, t, cancel)
+	trace := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { w.enter(PhaseFirstByte) }}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(actx, trace), http.MethodPost, r.URL, bytes.NewReader(r.Body))
 	if err != nil {
 		w.close()
@@ -262,11 +448,9 @@ func (r *Request) attempt(ctx context.Context, hc *http.Client, t Timeouts) (s *
 		if ctx.Err() != nil {
 			return nil, -1, ctx.Err()
 		}
-		return nil, 0, fmt.Errorf("%s: POST %s: %w", r.Provider, r.URL, err)
+		return nil, 0, &ConnError{fmt.Errorf("%s: POST %s: %w", r.Provider, r.URL, err)}
 	}
-	if Phase(w.phase.Load()) == PhaseConnect { // a transport that reports no connection
-		w.enter(PhaseFirstByte)
-	}
+	w.enter(PhaseFirstByte) // a transport that reports no connection
 	if resp.StatusCode != http.StatusOK {
 		wait := ParseRetryAfter(resp.Header.Get("Retry-After"))
 		err := r.Failed(resp)
@@ -285,11 +469,11 @@ func (r *Request) attempt(ctx context.Context, hc *http.Client, t Timeouts) (s *
 		}
 		return nil, max(wait, 0), err
 	}
-	s = &Stream{resp: resp, rd: NewReader(resp.Body, r.MaxLineBytes), w: w, parent: ctx, actx: actx}
+	a = &answer{resp: resp, w: w, parent: ctx, actx: actx}
 	// A read may sit in a blocked network read: close the body the moment
 	// the attempt's context ends (cancelled, or a bound ran out).
-	s.stop = context.AfterFunc(actx, func() { resp.Body.Close() })
-	return s, 0, nil
+	a.stop = context.AfterFunc(actx, func() { resp.Body.Close() })
+	return a, 0, nil
 }
 
 // ContentType returns the answer's Content-Type header.
@@ -302,29 +486,54 @@ func (s *Stream) Header() http.Header { return s.resp.Header }
 // or io.EOF after the last one. When a bound ran out it returns the
 // [TimeoutError]; when the request's context ended, its error.
 func (s *Stream) Next() (data, event []byte, err error) {
+	s.w.wait()
 	data, event, err = s.rd.Next()
 	if err != nil {
-		var te *TimeoutError
-		if cause := context.Cause(s.actx); errors.As(cause, &te) {
-			return nil, nil, te
-		}
-		if s.parent.Err() != nil {
-			return nil, nil, s.parent.Err()
+		if e := s.ended(); e != nil {
+			return nil, nil, e
 		}
 		if err == io.EOF {
 			return nil, nil, io.EOF
 		}
 		return nil, nil, fmt.Errorf("%s: reading the stream: %w", s.w.provider, err)
 	}
-	s.w.enter(PhaseIdle)
+	s.w.got()
 	return data, event, nil
 }
 
 // Close releases the answer: it stops the bounds and closes the body.
-func (s *Stream) Close() {
-	s.stop()
-	s.w.close()
-	s.resp.Body.Close()
+func (s *Stream) Close() { s.close() }
+
+// ContentType returns the answer's Content-Type header.
+func (b *Body) ContentType() string { return b.resp.Header.Get("Content-Type") }
+
+// Header returns the answer's headers.
+func (b *Body) Header() http.Header { return b.resp.Header }
+
+// StatusCode returns the answer's status: 200.
+func (b *Body) StatusCode() int { return b.resp.StatusCode }
+
+// Read implements io.Reader. When a bound ran out it returns the
+// [TimeoutError], when the request's context ended its error, and
+// otherwise the transport's errors as they are (io.EOF at the end).
+func (b *Body) Read(p []byte) (int, error) {
+	b.w.wait()
+	n, err := b.resp.Body.Read(p)
+	if n > 0 {
+		b.w.got()
+	}
+	if err != nil {
+		if e := b.ended(); e != nil {
+			err = e
+		}
+	}
+	return n, err
+}
+
+// Close implements io.Closer: it stops the bounds and closes the body.
+func (b *Body) Close() error {
+	b.close()
+	return nil
 }
 
 // ParseRetryAfter reads a Retry-After header: seconds or an HTTP date. It
@@ -340,4 +549,20 @@ func ParseRetryAfter(v string) time.Duration {
 		return time.Until(t)
 	}
 	return 0
+}
+
+// NewTransport returns a transport for a client's default HTTP client:
+// http.DefaultTransport's settings, with dialling and the TLS handshake
+// each bounded by t.Connect (when positive). The request's own connect
+// bound gives up on a connection that is not ready in time; this one also
+// ends the dial the transport keeps going in the background for a later
+// request, so a server that accepts and never completes the handshake
+// holds no connection for longer than the bound.
+func NewTransport(t Timeouts) *http.Transport {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if d := t.Connect; d > 0 {
+		tr.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
+		tr.TLSHandshakeTimeout = d
+	}
+	return tr
 }

@@ -37,8 +37,8 @@ type Answer struct {
 	// Hang accepts the request and never answers, until the client closes
 	// it; the other fields are ignored.
 	Hang bool
-	// Stall writes Body and then holds the stream open without another
-	// byte, until the client closes it.
+	// Stall writes the headers and Body and then holds the stream open
+	// without another byte, until the client closes it.
 	Stall bool
 }
 
@@ -114,6 +114,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", ct)
 	w.WriteHeader(status)
 	flusher, _ := w.(http.Flusher)
+	if flusher != nil {
+		flusher.Flush() // the headers go out even when no body follows
+	}
 	for rest := a.Body; len(rest) > 0; {
 		n := bytes.Index(rest, []byte("\n\n"))
 		if n < 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/anthropic"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkStreamPerToken(b *testing.B) {
 	}
 	body.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1000}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
 	c := anthropic.New(anthropic.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: memoryTransport{[]byte(body.String())}}})
-	req := question()
+	req := llmhttptest.Question()
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,59 +46,6 @@ func client(srv *llmhttptest.Server, o anthropic.Options) *anthropic.Client {
 	return anthropic.New(o)
 }
 
-func collect(ctx context.Context, p llm.Provider, req *frames.LLMContext) ([]llm.Event, error) {
-	var evs []llm.Event
-	for ev, err := range p.Stream(ctx, req) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
-func question() *frames.LLMContext {
-	return llm.NewContext(llm.UserMessage("hi")).Snapshot()
-}
-
-func text(evs []llm.Event) (string, int) {
-	var b strings.Builder
-	n := 0
-	for _, e := range evs {
-		if e.Kind == llm.EventText {
-			b.WriteString(e.Text)
-			n++
-		}
-	}
-	return b.String(), n
-}
-
-func ofKind(evs []llm.Event, k llm.EventKind) []llm.Event {
-	var out []llm.Event
-	for _, e := range evs {
-		if e.Kind == k {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
-func calls(evs []llm.Event) []frames.LLMToolCall {
-	var out []frames.LLMToolCall
-	for _, e := range ofKind(evs, llm.EventToolCall) {
-		out = append(out, e.ToolCall)
-	}
-	return out
-}
-
-func usage(evs []llm.Event) []frames.LLMTokenUsage {
-	var out []frames.LLMTokenUsage
-	for _, e := range ofKind(evs, llm.EventUsage) {
-		out = append(out, e.Usage)
-	}
-	return out
-}
-
 // Every recorded stream yields its text delta by delta, its tool calls
 // assembled in block order after the text, and one usage event last.
 func TestFixtures(t *testing.T) {
@@ -128,18 +74,18 @@ func TestFixtures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
 			srv := llmhttptest.New(t, sse(t, tc.fixture))
-			evs, err := collect(t.Context(), client(srv, anthropic.Options{}), question())
+			evs, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), llmhttptest.Question())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, parts := text(evs)
+			got, parts := llmhttptest.Text(evs)
 			if got != tc.text || parts != tc.textParts {
 				t.Errorf("text = %q in %d events, want %q in %d", got, parts, tc.text, tc.textParts)
 			}
-			if d := cmp.Diff(tc.calls, calls(evs)); d != "" {
+			if d := cmp.Diff(tc.calls, llmhttptest.Calls(evs)); d != "" {
 				t.Errorf("calls (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff([]frames.LLMTokenUsage{tc.usage}, usage(evs)); d != "" {
+			if d := cmp.Diff([]frames.LLMTokenUsage{tc.usage}, llmhttptest.Usage(evs)); d != "" {
 				t.Errorf("usage (-want +got):\n%s", d)
 			}
 			if last := evs[len(evs)-1]; last.Kind != llm.EventUsage {
@@ -153,7 +99,7 @@ func TestFixtures(t *testing.T) {
 func TestRequestHeaders(t *testing.T) {
 	srv := llmhttptest.New(t, sse(t, "text.sse"))
 	c := client(srv, anthropic.Options{APIKey: "sk-ant-secret", Header: http.Header{"anthropic-beta": {"prompt-caching-2024-07-31"}}})
-	if _, err := collect(t.Context(), c, question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), c, llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -199,7 +145,7 @@ func TestErrorAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.status), func(t *testing.T) {
 			srv := llmhttptest.New(t, errorAnswer(t, tc.status, tc.fixture))
-			_, err := collect(t.Context(), client(srv, anthropic.Options{}), question())
+			_, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), llmhttptest.Question())
 			var apiErr *anthropic.APIError
 			if !errors.As(err, &apiErr) {
 				t.Fatalf("err = %v, want an *APIError", err)
@@ -233,11 +179,11 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	overloaded := errorAnswer(t, 529, "error_529.json")
 	srv := llmhttptest.New(t, limited, overloaded, sse(t, "text.sse"))
 	began := time.Now()
-	evs, err := collect(t.Context(), client(srv, anthropic.Options{}), question())
+	evs, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), llmhttptest.Question())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := text(evs); got != "Hello! How can I help you today?" {
+	if got, _ := llmhttptest.Text(evs); got != "Hello! How can I help you today?" {
 		t.Errorf("text %q", got)
 	}
 	reqs := srv.Requests()
@@ -254,7 +200,7 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 
 func TestNoRetriesWhenDisabled(t *testing.T) {
 	srv := llmhttptest.New(t, errorAnswer(t, 529, "error_529.json"))
-	_, err := collect(t.Context(), client(srv, anthropic.Options{MaxRetries: -1}), question())
+	_, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{MaxRetries: -1}), llmhttptest.Question())
 	if err == nil || len(srv.Requests()) != 1 {
 		t.Errorf("err %v after %d requests", err, len(srv.Requests()))
 	}
@@ -291,29 +237,21 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmhttptest.New(t, tc.answer)
-			evs, err := collect(t.Context(), client(srv, tc.opts), question())
+			evs, err := llmhttptest.Collect(t.Context(), client(srv, tc.opts), llmhttptest.Question())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
 			}
-			if got, _ := text(evs); got != tc.text {
+			if got, _ := llmhttptest.Text(evs); got != tc.text {
 				t.Errorf("text before the error = %q, want %q", got, tc.text)
 			}
-			if got := category(err); got != tc.category {
+			if got := llmhttptest.Category(err); got != tc.category {
 				t.Errorf("category %v, want %v", got, tc.category)
 			}
-			if len(calls(evs)) > 0 || len(usage(evs)) > 0 {
+			if len(llmhttptest.Calls(evs)) > 0 || len(llmhttptest.Usage(evs)) > 0 {
 				t.Errorf("a failed stream yielded calls or usage: %+v", evs)
 			}
 		})
 	}
-}
-
-func category(err error) frames.ErrorCategory {
-	var c frames.Categorizer
-	if errors.As(err, &c) {
-		return c.Category()
-	}
-	return frames.ErrorUnknown
 }
 
 // Cancelling the context mid-stream closes the request at once: the
@@ -324,7 +262,7 @@ func TestCancelClosesTheRequest(t *testing.T) {
 	defer cancel()
 	var got []string
 	var err error
-	for ev, e := range client(srv, anthropic.Options{}).Stream(ctx, question()) {
+	for ev, e := range client(srv, anthropic.Options{}).Stream(ctx, llmhttptest.Question()) {
 		if e != nil {
 			err = e
 			break
@@ -347,76 +285,13 @@ func TestCancelClosesTheRequest(t *testing.T) {
 // Stopping the iteration early also closes the request.
 func TestStoppingEarlyClosesTheRequest(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
-	for range client(srv, anthropic.Options{}).Stream(t.Context(), question()) {
+	for range client(srv, anthropic.Options{}).Stream(t.Context(), llmhttptest.Question()) {
 		break
 	}
 	select {
 	case <-srv.Closed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the server never saw the request closed")
-	}
-}
-
-// Each phase has its bound: a server that accepts and never answers trips
-// the first-byte timeout, one that stalls mid-stream the idle timeout, and
-// a host that cannot be reached the connect timeout. Each is a transient
-// *llmhttp.TimeoutError, and none is retried.
-func TestTimeouts(t *testing.T) {
-	short := anthropic.Timeouts{Connect: 100 * time.Millisecond, FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
-	t.Run("first byte", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
-		_, err := collect(t.Context(), client(srv, anthropic.Options{Timeouts: short}), question())
-		wantTimeout(t, err, llmhttp.PhaseFirstByte, "anthropic: timed out waiting 100ms for the first event of the answer")
-		<-srv.Closed
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a timeout was retried", n)
-		}
-	})
-	t.Run("headers but no event", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Stall: true})
-		_, err := collect(t.Context(), client(srv, anthropic.Options{Timeouts: short}), question())
-		wantTimeout(t, err, llmhttp.PhaseFirstByte, "first event")
-		<-srv.Closed
-	})
-	t.Run("idle", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
-		evs, err := collect(t.Context(), client(srv, anthropic.Options{Timeouts: short}), question())
-		wantTimeout(t, err, llmhttp.PhaseIdle, "anthropic: the stream stalled: no event for 100ms")
-		if got, _ := text(evs); got != "Once upon" {
-			t.Errorf("text before the stall = %q", got)
-		}
-		<-srv.Closed
-	})
-	t.Run("connect", func(t *testing.T) {
-		// A dialer that never connects stands in for an unreachable host.
-		// (The transport may keep dialling after the request gave up; the
-		// test's end releases it.)
-		release := make(chan struct{})
-		defer close(release)
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			select {
-			case <-ctx.Done():
-			case <-release:
-			}
-			return nil, errors.New("unreachable")
-		}}}
-		c := anthropic.New(anthropic.Options{BaseURL: "http://192.0.2.1", APIKey: "k", HTTPClient: hc, Timeouts: short})
-		_, err := collect(t.Context(), c, question())
-		wantTimeout(t, err, llmhttp.PhaseConnect, "anthropic: timed out connecting after 100ms")
-	})
-}
-
-func wantTimeout(t *testing.T, err error, phase llmhttp.Phase, text string) {
-	t.Helper()
-	var te *llmhttp.TimeoutError
-	if !errors.As(err, &te) || te.Phase != phase {
-		t.Fatalf("err = %v, want a %v timeout", err, phase)
-	}
-	if !strings.Contains(err.Error(), text) {
-		t.Errorf("err = %q, want it to contain %q", err, text)
-	}
-	if category(err) != frames.ErrorTransient {
-		t.Errorf("category %v, want transient", category(err))
 	}
 }
 
@@ -429,7 +304,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 	if c.Model() != "claude-env" {
 		t.Errorf("model = %q", c.Model())
 	}
-	if _, err := collect(t.Context(), c, question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), c, llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -459,11 +334,38 @@ func TestUnencodableRequestsFailClearly(t *testing.T) {
 		"tool no name":    {Messages: []frames.LLMMessage{llm.UserMessage("x")}, Tools: []frames.LLMTool{{Description: "d"}}},
 	}
 	for name, req := range cases {
-		if _, err := collect(t.Context(), client(srv, anthropic.Options{}), req); err == nil || !strings.HasPrefix(err.Error(), "anthropic: ") {
+		if _, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), req); err == nil || !strings.HasPrefix(err.Error(), "anthropic: ") {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent for unencodable contexts", n)
 	}
+}
+
+// newClient makes a client for the shared timeout checks.
+func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
+	return anthropic.New(anthropic.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+}
+
+// A server that accepts the connection and never completes the TLS
+// handshake trips the connect bound, and the connection is closed.
+func TestConnectTimeout(t *testing.T) { llmhttptest.CheckConnectTimeout(t, "anthropic", newClient) }
+
+// A server that accepts the request and never answers, or answers the
+// headers and then nothing, trips the first-byte bound; the request is
+// closed and not retried.
+func TestFirstByteTimeout(t *testing.T) { llmhttptest.CheckFirstByteTimeout(t, "anthropic", newClient) }
+
+// A stream that stalls mid-answer trips the idle bound after the text
+// that came; the request is closed.
+func TestIdleTimeout(t *testing.T) {
+	llmhttptest.CheckIdleTimeout(t, "anthropic", newClient, llmhttptest.Fixture(t, "cut.sse"), "Once upon")
+}
+
+// An interruption mid-stream through the service closes the request at
+// the server and reports no error.
+func TestInterruptionThroughTheService(t *testing.T) {
+	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
+	llmhttptest.InterruptThroughService(t, srv, client(srv, anthropic.Options{}))
 }

@@ -87,7 +87,7 @@ func TestRequestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmhttptest.New(t, sse(t, "text.sse"))
-			if _, err := collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
+			if _, err := llmhttptest.Collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, srv.Requests()[0].Body)
@@ -108,7 +108,7 @@ func TestRolesAlternate(t *testing.T) {
 		{Role: "assistant", Content: ""},
 	}}
 	srv := llmhttptest.New(t, sse(t, "text.sse"))
-	if _, err := collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
 		t.Fatal(err)
 	}
 	var body struct {
@@ -154,7 +154,7 @@ func TestToolChoice(t *testing.T) {
 		if tc.tools {
 			conv.Tools = []frames.LLMTool{{Name: "get_time"}}
 		}
-		if _, err := collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
+		if _, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{}), conv); err != nil {
 			t.Fatal(err)
 		}
 		var body struct {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/gemini"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkStreamPerToken(b *testing.B) {
 	}
 	body.WriteString("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":5,\"candidatesTokenCount\":1000,\"totalTokenCount\":1005}}\r\n\r\n")
 	c := gemini.New(gemini.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: memoryTransport{[]byte(body.String())}}})
-	req := question()
+	req := llmhttptest.Question()
 	b.ReportAllocs()
 	for b.Loop() {
 		n := 0

@@ -53,8 +53,9 @@ type Options struct {
 	// Header holds extra request headers.
 	Header http.Header
 	// HTTPClient sends the requests. Default: a client with no overall
-	// timeout (a stream lasts as long as the answer); the phases are
-	// bounded by Timeouts and ctx.
+	// timeout (a stream lasts as long as the answer) whose dials and TLS
+	// handshakes are bounded by Timeouts.Connect; the phases are bounded by
+	// Timeouts and ctx.
 	HTTPClient *http.Client
 
 	// Timeouts bound connecting, the wait for the first event and the
@@ -116,7 +117,7 @@ func New(o Options) *Client {
 		o.Model = DefaultModel
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 2

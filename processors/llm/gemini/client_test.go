@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"regexp"
 	"strings"
@@ -44,53 +43,6 @@ func client(srv *llmhttptest.Server, o gemini.Options) *gemini.Client {
 		o.RetryBackoff = time.Millisecond
 	}
 	return gemini.New(o)
-}
-
-func collect(ctx context.Context, p llm.Provider, req *frames.LLMContext) ([]llm.Event, error) {
-	var evs []llm.Event
-	for ev, err := range p.Stream(ctx, req) {
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
-}
-
-func question() *frames.LLMContext {
-	return llm.NewContext(llm.UserMessage("hi")).Snapshot()
-}
-
-func text(evs []llm.Event) (string, int) {
-	var b strings.Builder
-	n := 0
-	for _, e := range evs {
-		if e.Kind == llm.EventText {
-			b.WriteString(e.Text)
-			n++
-		}
-	}
-	return b.String(), n
-}
-
-func calls(evs []llm.Event) []frames.LLMToolCall {
-	var out []frames.LLMToolCall
-	for _, e := range evs {
-		if e.Kind == llm.EventToolCall {
-			out = append(out, e.ToolCall)
-		}
-	}
-	return out
-}
-
-func usage(evs []llm.Event) []frames.LLMTokenUsage {
-	var out []frames.LLMTokenUsage
-	for _, e := range evs {
-		if e.Kind == llm.EventUsage {
-			out = append(out, e.Usage)
-		}
-	}
-	return out
 }
 
 // generatedID matches the ids the client makes for calls without one.
@@ -139,18 +91,18 @@ func TestFixtures(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
 			srv := llmhttptest.New(t, sse(t, tc.fixture))
-			evs, err := collect(t.Context(), client(srv, gemini.Options{}), question())
+			evs, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), llmhttptest.Question())
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, parts := text(evs)
+			got, parts := llmhttptest.Text(evs)
 			if got != tc.text || parts != tc.textParts {
 				t.Errorf("text = %q in %d events, want %q in %d", got, parts, tc.text, tc.textParts)
 			}
-			if d := cmp.Diff(tc.calls, sameIDs(calls(evs))); d != "" {
+			if d := cmp.Diff(tc.calls, sameIDs(llmhttptest.Calls(evs))); d != "" {
 				t.Errorf("calls (-want +got):\n%s", d)
 			}
-			if d := cmp.Diff([]frames.LLMTokenUsage{tc.usage}, usage(evs)); d != "" {
+			if d := cmp.Diff([]frames.LLMTokenUsage{tc.usage}, llmhttptest.Usage(evs)); d != "" {
 				t.Errorf("usage (-want +got):\n%s", d)
 			}
 		})
@@ -162,10 +114,10 @@ func TestFixtures(t *testing.T) {
 func TestGeneratedIDsAreStable(t *testing.T) {
 	srv := llmhttptest.New(t, sse(t, "parallel_calls.sse"))
 	c := client(srv, gemini.Options{})
-	first, _ := collect(t.Context(), c, question())
-	again, _ := collect(t.Context(), c, question())
-	other, _ := collect(t.Context(), c, llm.NewContext(llm.UserMessage("hello")).Snapshot())
-	a, b, o := calls(first), calls(again), calls(other)
+	first, _ := llmhttptest.Collect(t.Context(), c, llmhttptest.Question())
+	again, _ := llmhttptest.Collect(t.Context(), c, llmhttptest.Question())
+	other, _ := llmhttptest.Collect(t.Context(), c, llm.NewContext(llm.UserMessage("hello")).Snapshot())
+	a, b, o := llmhttptest.Calls(first), llmhttptest.Calls(again), llmhttptest.Calls(other)
 	if len(a) != 3 || !generatedID.MatchString(a[0].ID) {
 		t.Fatalf("calls %+v", a)
 	}
@@ -185,7 +137,7 @@ func TestRequestShape(t *testing.T) {
 	if c.Model() != "gemini-2.5-flash-lite" {
 		t.Errorf("model = %q", c.Model())
 	}
-	if _, err := collect(t.Context(), c, question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), c, llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -221,7 +173,7 @@ func TestErrorAnswers(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(fmt.Sprint(tc.status, "_", tc.fixture), func(t *testing.T) {
 			srv := llmhttptest.New(t, errorAnswer(t, tc.status, tc.fixture))
-			_, err := collect(t.Context(), client(srv, gemini.Options{}), question())
+			_, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), llmhttptest.Question())
 			var apiErr *gemini.APIError
 			if !errors.As(err, &apiErr) {
 				t.Fatalf("err = %v, want an *APIError", err)
@@ -251,11 +203,11 @@ func TestRateLimitHonoursRetryInfo(t *testing.T) {
 	limited.Header = nil
 	srv := llmhttptest.New(t, limited, sse(t, "text.sse"))
 	began := time.Now()
-	evs, err := collect(t.Context(), client(srv, gemini.Options{}), question())
+	evs, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), llmhttptest.Question())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := text(evs); got != "Hello! How can I help you today?" || len(srv.Requests()) != 2 {
+	if got, _ := llmhttptest.Text(evs); got != "Hello! How can I help you today?" || len(srv.Requests()) != 2 {
 		t.Errorf("text %q after %d requests", got, len(srv.Requests()))
 	}
 	if waited := time.Since(began); waited < 200*time.Millisecond {
@@ -269,20 +221,12 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 	limited.Header = http.Header{"Retry-After": {"0.2"}}
 	srv := llmhttptest.New(t, limited, sse(t, "text.sse"))
 	began := time.Now()
-	if _, err := collect(t.Context(), client(srv, gemini.Options{}), question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	if waited := time.Since(began); waited < 200*time.Millisecond || len(srv.Requests()) != 2 {
 		t.Errorf("retried after %v with %d requests", waited, len(srv.Requests()))
 	}
-}
-
-func category(err error) frames.ErrorCategory {
-	var c frames.Categorizer
-	if errors.As(err, &c) {
-		return c.Category()
-	}
-	return frames.ErrorUnknown
 }
 
 // Filtered answers, blocked prompts and broken streams are errors, never
@@ -322,17 +266,17 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmhttptest.New(t, tc.answer)
-			evs, err := collect(t.Context(), client(srv, tc.opts), question())
+			evs, err := llmhttptest.Collect(t.Context(), client(srv, tc.opts), llmhttptest.Question())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
 			}
-			if got, _ := text(evs); got != tc.text {
+			if got, _ := llmhttptest.Text(evs); got != tc.text {
 				t.Errorf("text before the error = %q, want %q", got, tc.text)
 			}
-			if got := category(err); got != tc.category {
+			if got := llmhttptest.Category(err); got != tc.category {
 				t.Errorf("category %v, want %v", got, tc.category)
 			}
-			if len(calls(evs)) > 0 || len(usage(evs)) > 0 {
+			if len(llmhttptest.Calls(evs)) > 0 || len(llmhttptest.Usage(evs)) > 0 {
 				t.Errorf("a failed stream yielded calls or usage: %+v", evs)
 			}
 		})
@@ -346,7 +290,7 @@ func TestCancelClosesTheRequest(t *testing.T) {
 	defer cancel()
 	n := 0
 	var err error
-	for _, e := range client(srv, gemini.Options{}).Stream(ctx, question()) {
+	for _, e := range client(srv, gemini.Options{}).Stream(ctx, llmhttptest.Question()) {
 		if e != nil {
 			err = e
 			break
@@ -365,68 +309,6 @@ func TestCancelClosesTheRequest(t *testing.T) {
 	}
 }
 
-// Each phase has its bound, each a transient *llmhttp.TimeoutError that
-// is not retried.
-func TestTimeouts(t *testing.T) {
-	short := gemini.Timeouts{Connect: 100 * time.Millisecond, FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
-	t.Run("first byte", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
-		_, err := collect(t.Context(), client(srv, gemini.Options{Timeouts: short}), question())
-		wantTimeout(t, err, llmhttp.PhaseFirstByte, "gemini: timed out waiting 100ms for the first event of the answer")
-		<-srv.Closed
-		if n := len(srv.Requests()); n != 1 {
-			t.Errorf("%d requests: a timeout was retried", n)
-		}
-	})
-	t.Run("idle", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
-		evs, err := collect(t.Context(), client(srv, gemini.Options{Timeouts: short}), question())
-		wantTimeout(t, err, llmhttp.PhaseIdle, "gemini: the stream stalled: no event for 100ms")
-		if got, _ := text(evs); got != "Once upon" {
-			t.Errorf("text before the stall = %q", got)
-		}
-		<-srv.Closed
-	})
-	t.Run("connect", func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			select {
-			case <-ctx.Done():
-			case <-release:
-			}
-			return nil, errors.New("unreachable")
-		}}}
-		c := gemini.New(gemini.Options{BaseURL: "http://192.0.2.1", APIKey: "k", HTTPClient: hc, Timeouts: short})
-		_, err := collect(t.Context(), c, question())
-		wantTimeout(t, err, llmhttp.PhaseConnect, "gemini: timed out connecting after 100ms")
-	})
-	t.Run("disabled", func(t *testing.T) {
-		srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
-		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-		defer cancel()
-		_, err := collect(ctx, client(srv, gemini.Options{Timeouts: gemini.Timeouts{Idle: -1}}), question())
-		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Errorf("err = %v, want only the caller's deadline", err)
-		}
-		<-srv.Closed
-	})
-}
-
-func wantTimeout(t *testing.T, err error, phase llmhttp.Phase, text string) {
-	t.Helper()
-	var te *llmhttp.TimeoutError
-	if !errors.As(err, &te) || te.Phase != phase {
-		t.Fatalf("err = %v, want a %v timeout", err, phase)
-	}
-	if !strings.Contains(err.Error(), text) {
-		t.Errorf("err = %q, want it to contain %q", err, text)
-	}
-	if category(err) != frames.ErrorTransient {
-		t.Errorf("category %v, want transient", category(err))
-	}
-}
-
 func TestEnvironmentDefaults(t *testing.T) {
 	srv := llmhttptest.New(t, sse(t, "text.sse"))
 	t.Setenv("GEMINI_BASE_URL", srv.URL+"/")
@@ -434,7 +316,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "gemini-env-key")
 	t.Setenv("GEMINI_MODEL", "gemini-env")
 	c := gemini.New(gemini.Options{HTTPClient: srv.Client()})
-	if _, err := collect(t.Context(), c, question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), c, llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	r := srv.Requests()[0]
@@ -442,7 +324,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 		t.Errorf("key %q path %s", r.Header.Get("X-Goog-Api-Key"), r.Path)
 	}
 	t.Setenv("GOOGLE_API_KEY", "google-env-key")
-	if _, err := collect(t.Context(), gemini.New(gemini.Options{HTTPClient: srv.Client()}), question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), gemini.New(gemini.Options{HTTPClient: srv.Client()}), llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests()[1].Header.Get("X-Goog-Api-Key"); got != "google-env-key" {
@@ -468,7 +350,7 @@ func TestUnencodableRequestsFailClearly(t *testing.T) {
 		"schema not an object": {Messages: []frames.LLMMessage{llm.UserMessage("x")}, Tools: []frames.LLMTool{{Name: "t", Parameters: []byte(`[1]`)}}},
 	}
 	for name, req := range cases {
-		if _, err := collect(t.Context(), client(srv, gemini.Options{}), req); err == nil || !strings.HasPrefix(err.Error(), "gemini: ") {
+		if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), req); err == nil || !strings.HasPrefix(err.Error(), "gemini: ") {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
@@ -485,16 +367,16 @@ func TestCallsGoBackAsGeminiSentThem(t *testing.T) {
 	c := client(srv, gemini.Options{})
 	conv := llm.NewContext(llm.UserMessage("weather?"))
 	for range 2 {
-		evs, err := collect(t.Context(), c, conv.Snapshot())
+		evs, err := llmhttptest.Collect(t.Context(), c, conv.Snapshot())
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, call := range calls(evs) {
+		for _, call := range llmhttptest.Calls(evs) {
 			conv.Add(frames.LLMMessage{Role: "assistant", ToolCalls: []frames.LLMToolCall{call}},
 				frames.LLMMessage{Role: "tool", ToolCallID: call.ID, Content: `"done"`})
 		}
 	}
-	if _, err := collect(t.Context(), c, conv.Snapshot()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), c, conv.Snapshot()); err != nil {
 		t.Fatal(err)
 	}
 	var body struct {
@@ -519,4 +401,43 @@ func TestCallsGoBackAsGeminiSentThem(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("contents (-want +got):\n%s", d)
 	}
+}
+
+// newClient makes a client for the shared timeout checks.
+func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
+	return gemini.New(gemini.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+}
+
+// A server that accepts the connection and never completes the TLS
+// handshake trips the connect bound, and the connection is closed.
+func TestConnectTimeout(t *testing.T) { llmhttptest.CheckConnectTimeout(t, "gemini", newClient) }
+
+// A server that accepts the request and never answers, or answers the
+// headers and then nothing, trips the first-byte bound; the request is
+// closed and not retried.
+func TestFirstByteTimeout(t *testing.T) { llmhttptest.CheckFirstByteTimeout(t, "gemini", newClient) }
+
+// A stream that stalls mid-answer trips the idle bound after the text
+// that came; the request is closed.
+func TestIdleTimeout(t *testing.T) {
+	llmhttptest.CheckIdleTimeout(t, "gemini", newClient, llmhttptest.Fixture(t, "cut.sse"), "Once upon")
+}
+
+// An interruption mid-stream through the service closes the request at
+// the server and reports no error.
+func TestInterruptionThroughTheService(t *testing.T) {
+	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
+	llmhttptest.InterruptThroughService(t, srv, client(srv, gemini.Options{}))
+}
+
+// A negative bound disables it: only the caller's deadline ends a stall.
+func TestNegativeTimeoutDisablesTheBound(t *testing.T) {
+	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	_, err := llmhttptest.Collect(ctx, client(srv, gemini.Options{Timeouts: gemini.Timeouts{Idle: -1}}), llmhttptest.Question())
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v, want only the caller's deadline", err)
+	}
+	llmhttptest.WaitClosed(t, srv.Closed, "request")
 }

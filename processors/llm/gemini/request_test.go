@@ -89,7 +89,7 @@ func TestRequestGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmhttptest.New(t, sse(t, "text.sse"))
-			if _, err := collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
+			if _, err := llmhttptest.Collect(t.Context(), client(srv, tc.opts), conversation()); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, tc.name, srv.Requests()[0].Body)
@@ -108,7 +108,7 @@ func TestResultsFollowCallOrder(t *testing.T) {
 		{Role: "tool", ToolCallID: "x1", Content: `[1,2]`},
 	}}
 	srv := llmhttptest.New(t, sse(t, "text.sse"))
-	if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
 		t.Fatal(err)
 	}
 	var body struct {
@@ -144,7 +144,7 @@ func TestSchemaConversion(t *testing.T) {
 	for _, tc := range cases {
 		srv := llmhttptest.New(t, sse(t, "text.sse"))
 		conv := &frames.LLMContext{Messages: []frames.LLMMessage{llm.UserMessage("x")}, Tools: []frames.LLMTool{{Name: "t", Parameters: json.RawMessage(tc.in)}}}
-		if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+		if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
 			t.Fatalf("%s: %v", tc.in, err)
 		}
 		var body struct {
@@ -178,7 +178,7 @@ func TestToolChoice(t *testing.T) {
 		if tc.tools {
 			conv.Tools = []frames.LLMTool{{Name: "get_time"}}
 		}
-		if _, err := collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+		if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
 			t.Fatal(err)
 		}
 		var body struct {
