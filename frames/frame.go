@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"sync/atomic"
 	"time"
+
+	"github.com/framewire/framewire/internal/framebook"
 )
 
 // Lane is the queueing class of a frame. The runtime takes Start first, then
@@ -97,11 +99,10 @@ func (b *Base) FrameBase() *Base { return b }
 // ID returns the frame's identifier, or 0 before the frame has been stamped.
 func (b *Base) ID() uint64 { return b.id }
 
-// Stamp gives f a fresh id unless it already has one, and returns the id.
+// stamp gives b a fresh id unless it already has one, and returns the id.
 // The runtime stamps every frame when it is first pushed, on the goroutine
 // that owns it, so frames built as struct literals need no constructor.
-func Stamp(f Frame) uint64 {
-	b := f.FrameBase()
+func (b *Base) stamp() uint64 {
 	if b.id == 0 {
 		b.id = NextID()
 	}
@@ -165,25 +166,25 @@ func Broadcast[F Frame](newFrame func() F) (down, up F) {
 	down, up = newFrame(), newFrame()
 	db, ub := down.FrameBase(), up.FrameBase()
 	db.id, ub.id = 0, 0
-	Stamp(down)
-	Stamp(up)
+	db.stamp()
+	ub.stamp()
 	db.SiblingID, ub.SiblingID = ub.id, db.id
 	return down, up
 }
 
-// MarkPushed records that f has been pushed and reports whether this was
-// the first push of the frame in its life. The first push happens on the
-// goroutine that created the frame, before anyone else can see it, so the
-// flag needs no synchronisation; observers use it instead of sets of ids.
-// It also stamps the frame with an id.
-func MarkPushed(f Frame) (first bool) {
-	b := f.FrameBase()
+// markPushed records that the frame has been pushed and reports whether
+// this was its first push (see framebook.MarkPushed); observers use it
+// instead of sets of ids. It also stamps the frame with an id.
+func (b *Base) markPushed() (first bool) {
 	if b.pushed {
 		return false
 	}
-	if b.id == 0 {
-		b.id = NextID()
-	}
+	b.stamp()
 	b.pushed = true
 	return true
+}
+
+func init() {
+	framebook.MarkPushed = func(base any) bool { return base.(*Base).markPushed() }
+	framebook.Stamp = func(base any) uint64 { return base.(*Base).stamp() }
 }

@@ -6,6 +6,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -53,7 +54,7 @@ func TestBroadcastLinksSiblings(t *testing.T) {
 
 func TestMarkPushedIsFirstOnlyOnce(t *testing.T) {
 	f := &frames.Text{Text: "x"}
-	if !frames.MarkPushed(f) || frames.MarkPushed(f) {
+	if !framebook.MarkPushed(f.FrameBase()) || framebook.MarkPushed(f.FrameBase()) {
 		t.Fatal("first push not reported exactly once")
 	}
 	if f.ID() == 0 {
@@ -63,7 +64,7 @@ func TestMarkPushedIsFirstOnlyOnce(t *testing.T) {
 
 func TestNames(t *testing.T) {
 	f := &frames.Text{}
-	id := frames.Stamp(f)
+	id := framebook.Stamp(f.FrameBase())
 	if got, want := frames.Name(f), "TextFrame#"+itoa(id); got != want {
 		t.Fatalf("Name = %q, want %q", got, want)
 	}

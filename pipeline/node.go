@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/observers"
 )
 
@@ -398,7 +399,7 @@ func (n *node) push(f frames.Frame, dir frames.Direction, own bool) {
 	if dir == frames.Upstream {
 		ep = &n.up
 	}
-	first := frames.MarkPushed(f)
+	first := framebook.MarkPushed(f.FrameBase())
 	if ep.r == nil {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 )
 
 // Run runs the task until End, Stop or Cancel has gone through the whole
@@ -122,7 +123,7 @@ waitStart:
 
 // inject pushes f straight into the pipeline from outside.
 func (t *Task) inject(f frames.Frame, dir frames.Direction) {
-	first := frames.MarkPushed(f)
+	first := framebook.MarkPushed(f.FrameBase())
 	ep := t.first
 	if dir == frames.Upstream {
 		ep = t.last

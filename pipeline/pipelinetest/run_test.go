@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 )
@@ -51,7 +52,7 @@ func TestRunRecordsBothEnds(t *testing.T) {
 func TestDiffIgnoresIdentity(t *testing.T) {
 	a := &frames.Text{Text: "x"}
 	b := &frames.Text{Text: "x"}
-	frames.Stamp(a)
+	framebook.Stamp(a.FrameBase())
 	if d := pipelinetest.Diff([]frames.Frame{a}, []frames.Frame{b}); d != "" {
 		t.Fatalf("identity compared: %s", d)
 	}

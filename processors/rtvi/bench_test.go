@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 )
@@ -103,7 +104,7 @@ func BenchmarkObserverBotOutput(b *testing.B) {
 	o := NewObserver(p, ObserverOptions{})
 	o.botSpeaking = true
 	f := &frames.AggregatedText{Text: "Hello world, this is a sentence.", AggregatedBy: "sentence", WillBeSpoken: true}
-	frames.MarkPushed(f)
+	framebook.MarkPushed(f.FrameBase())
 	e := observers.Event{Kind: observers.Pushed, Source: transportNode, Frame: f, Direction: frames.Downstream}
 	b.ReportAllocs()
 	for b.Loop() {

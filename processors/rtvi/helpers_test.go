@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
@@ -126,7 +127,7 @@ var (
 
 // observe feeds f to o as its first push, downstream, from src.
 func observe(o *Observer, src observers.Node, f frames.Frame) {
-	frames.MarkPushed(f)
+	framebook.MarkPushed(f.FrameBase())
 	o.Observe(observers.Event{Kind: observers.Pushed, Source: src, Frame: f, Direction: frames.Downstream, FirstSeen: true})
 }
 

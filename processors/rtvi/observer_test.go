@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
@@ -368,7 +369,7 @@ func TestAudioLevelsAreRateLimited(t *testing.T) {
 	o := NewObserver(p, ObserverOptions{EnableUserAudioLevel: true})
 	for i := 0; i < 20; i++ { // 20 ms frames over 400 ms
 		f := &frames.InputAudioRaw{Audio: constantPCM(1000, 320)}
-		frames.MarkPushed(f)
+		framebook.MarkPushed(f.FrameBase())
 		o.Observe(observers.Event{Kind: observers.Pushed, Frame: f, Direction: frames.Downstream, FirstSeen: true, At: time.Duration(i) * 20 * time.Millisecond})
 	}
 	// Sent at 0 ms, then at the first frame more than 150 ms later (160 ms, 320 ms).

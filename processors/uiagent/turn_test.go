@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/framebook"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/llmtest"
@@ -274,14 +275,14 @@ func TestInterruptionCancelsTheTurn(t *testing.T) {
 func TestOldInterruptionDoesNotCancelANewerTurn(t *testing.T) {
 	a := New(Options{})
 	old := &frames.Interruption{}
-	frames.Stamp(old)
+	framebook.Stamp(old.FrameBase())
 	a.BeforeInference(llm.NewContext(llm.UserMessage("hi")))
 	a.interrupted(old.ID())
 	if a.openTurn() == nil {
 		t.Fatal("an older interruption cancelled the turn")
 	}
 	newer := &frames.Interruption{}
-	frames.Stamp(newer)
+	framebook.Stamp(newer.FrameBase())
 	a.interrupted(newer.ID())
 	if a.openTurn() != nil {
 		t.Fatal("a newer interruption left the turn open")
