@@ -82,11 +82,8 @@ func newServer(cfg config) (*webrtc.Server, error) {
 		Settings:        cfg.Settings,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			slog := log.With(zap.String("session", s.ID()))
+			// The server logs the session's end and its reason.
 			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			go func() {
-				<-s.Done()
-				slog.Info("session ended", zap.String("reason", s.Reason()))
-			}()
 			return newBot(s.Input(), s.Output(), slog), nil
 		},
 	})
