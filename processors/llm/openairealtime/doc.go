@@ -1,0 +1,35 @@
+// Package openairealtime is framewire's speech-to-speech model: the OpenAI
+// Realtime API over its WebSocket, in place of the STT, LLM and TTS of a
+// cascaded pipeline.
+//
+//	transport.In → rtvi → [uiagent] → rt.Pipeline() → transport.Out → rt.PlayedTap()
+//
+// The [Service] configures the server session from [Options]
+// (session.update: instructions, voice, PCM16 at 24 kHz both ways, server
+// or framework-side turn detection, input transcription, tools), sends the
+// user's audio through the project's resampler, and turns the server's
+// events into the frames the rest of framewire already understands: the
+// model's audio as [frames.TTSAudioRaw] at the pipeline's output rate
+// between [frames.TTSStarted] and [frames.TTSStopped], its transcript as
+// [frames.LLMText] and word [frames.TTSText] inside
+// [frames.LLMFullResponseStart] and [frames.LLMFullResponseEnd], the
+// user's transcript as [frames.Transcription], server VAD as
+// [frames.UserStartedSpeaking], [frames.UserStoppedSpeaking] and
+// [frames.Interruption]. RTVI observers therefore send the same messages
+// as for a cascaded pipeline.
+//
+// Function calls run through an [llm.Service] inside the Service, so they
+// use the same registry, JSON Schema declarations, timeouts and
+// settle-once rules as with any other model: every call settles once, its
+// output goes back as a function_call_output item, and one response.create
+// follows when the last call of the response has settled and a result
+// asked for it. An interruption truncates the model's audio item at the
+// position the user actually heard (counted by [Service.PlayedTap] after
+// the output transport) and cancels the response.
+//
+// The UI agent works with it: give its BeforeInference to
+// Options.BeforeResponse and the <ui_state> snapshot goes into the
+// conversation as a system item before each user turn's response; register
+// its reply tool, and the answers it speaks (frames.TTSSpeak) are said by
+// the model verbatim.
+package openairealtime

@@ -1,0 +1,877 @@
+package openairealtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/stt"
+)
+
+// maxMessageBytes bounds one server event.
+const maxMessageBytes = 8 << 20
+
+// maxSystemItems bounds the system messages remembered as sent.
+const maxSystemItems = 64
+
+// state is the session goroutine's: the connection, the protocol state
+// and the audio converters. Only that goroutine touches it.
+type state struct {
+	p       *realtime
+	outRate int
+	metrics bool
+	usage   bool
+
+	ws  *websocket.Conn
+	ctx context.Context // the connection's
+
+	inRS   *audio.Resampler
+	inRate int
+	outRS  *audio.Resampler
+
+	ev        event
+	pcm       []byte // decoded audio delta
+	scratch   []byte // unescaped base64
+	resampled []byte // resampled input or output audio
+	wbuf      []byte // an encoded client event
+	cmdBuf    []command
+	text      []byte // decoded transcript delta
+	mono      []byte // the first channel of multichannel input
+
+	audioFrames frames.Block[frames.TTSAudioRaw]
+	audioBytes  frames.ByteBlock
+
+	// The response being streamed, and the one an interruption cut off
+	// (its late deltas are dropped).
+	resp     *response
+	active   string // id of the response between response.created and response.done
+	dropResp string
+	awaiting bool      // a response is due (after a commit or response.create)
+	askedAt  time.Time // when it became due, for TTFB
+	lastRecv time.Time // the server's last event
+
+	// The model's audio item playing, for truncation.
+	item        string
+	itemSamples int64 // at the API's rate
+	itemFirst   time.Time
+	botStarted  time.Time
+
+	userSpeaking bool
+	groups       map[string]*group // function calls in flight, by call id
+
+	sentSystem []string // system messages sent, oldest first
+	devItems   []string // the previous user turn's developer items
+	seq        int
+	interimID  string
+	interim    []byte
+}
+
+// response is one model response with output the pipeline sees.
+type response struct {
+	id      string
+	item    string
+	started bool   // LLMFullResponseStart and TTSStarted pushed
+	words   []byte // transcript not yet released as TTSText
+}
+
+// group is the function calls of one model response: the follow-up
+// response is asked for once, when the last of them settles.
+type group struct {
+	pending map[string]bool
+	wantRun bool
+}
+
+// run is the session: it connects, and reconnects after a lost
+// connection up to Options.MaxReconnects times. It returns when ctx ends
+// (the task's), or after a failure it cannot recover from, which it has
+// reported.
+func (st *state) run(ctx context.Context) error {
+	o := st.p.s.opts
+	if st.p.s.err != nil {
+		st.p.out.PushError(fmt.Errorf("%w: %w", frames.ErrPermanent, st.p.s.err))
+		return nil
+	}
+	for attempt := 0; ; attempt++ {
+		st.reset()
+		connected, err := st.session(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		st.endResponse(false)
+		if err == nil {
+			return nil
+		}
+		st.p.out.PushError(err)
+		if frames.CategoryOf(err) == frames.ErrorPermanent {
+			return nil
+		}
+		if connected {
+			attempt = 0
+		}
+		if o.MaxReconnects < 0 || attempt >= o.MaxReconnects {
+			st.p.log.Warn("realtime session: giving up reconnecting", zap.Int("attempts", attempt+1))
+			return nil
+		}
+		backoff := time.Duration(1<<min(attempt, 5)) * 250 * time.Millisecond
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// reset forgets what the previous server session knew: a new one starts
+// with an empty conversation.
+func (st *state) reset() {
+	st.active, st.dropResp, st.awaiting, st.askedAt = "", "", false, time.Time{}
+	st.item, st.itemSamples = "", 0
+	st.userSpeaking = false
+	st.groups = map[string]*group{}
+	st.sentSystem, st.devItems = nil, nil
+	st.interimID, st.interim = "", st.interim[:0]
+	if st.inRS != nil {
+		st.inRS.Reset()
+	}
+	if st.outRS != nil {
+		st.outRS.Reset()
+	}
+}
+
+// dial opens the WebSocket.
+func (st *state) dial(ctx context.Context) (*websocket.Conn, error) {
+	o := st.p.s.opts
+	h := http.Header{}
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	defer cancel()
+	ws, resp, err := websocket.Dial(dctx, st.p.s.url, &websocket.DialOptions{HTTPClient: o.HTTPClient, HTTPHeader: h})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			e := &Error{Status: resp.StatusCode}
+			if resp.Body != nil {
+				b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+				resp.Body.Close()
+				e.Body = string(b)
+				var body struct {
+					Error *apiError `json:"error"`
+				}
+				if json.Unmarshal(b, &body) == nil && body.Error != nil {
+					e.Type, e.Code, e.Message = body.Error.Type, body.Error.Code, body.Error.Message
+				}
+			}
+			return nil, e
+		}
+		return nil, &connError{err: err}
+	}
+	ws.SetReadLimit(maxMessageBytes)
+	return ws, nil
+}
+
+// session runs one connection until it fails or ctx ends; connected says
+// whether it got as far as configuring the session.
+func (st *state) session(ctx context.Context) (connected bool, err error) {
+	ws, err := st.dial(ctx)
+	if err != nil {
+		return false, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		ws.CloseNow()
+		wg.Wait()
+		st.ws = nil
+	}()
+	st.ws, st.ctx = ws, ctx
+	msgs := make(chan []byte, 64)
+	fail := make(chan error, 2)
+	wg.Add(2)
+	go func() { // the reader; the session waits for it
+		defer wg.Done()
+		for {
+			typ, b, err := ws.Read(ctx)
+			if err != nil {
+				fail <- err
+				return
+			}
+			if typ != websocket.MessageText {
+				continue
+			}
+			select {
+			case msgs <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { // the pinger; the session waits for it
+		defer wg.Done()
+		every := st.p.s.opts.PingInterval
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				pctx, pcancel := context.WithTimeout(ctx, every)
+				err := ws.Ping(pctx)
+				pcancel()
+				if err != nil {
+					if ctx.Err() == nil {
+						fail <- fmt.Errorf("ping: %w", err)
+					}
+					return
+				}
+			}
+		}
+	}()
+
+	if err := st.configure(); err != nil {
+		return false, err
+	}
+	st.lastRecv = time.Now()
+	watch := time.NewTicker(max(st.p.s.opts.ResponseTimeout/4, 10*time.Millisecond))
+	defer watch.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return true, nil
+		case err := <-fail:
+			if ctx.Err() != nil {
+				return true, nil
+			}
+			return true, &connError{err: err}
+		case b := <-msgs:
+			st.lastRecv = time.Now()
+			if err := st.handle(b); err != nil {
+				return true, err
+			}
+		case a := <-st.p.audio:
+			if err := st.sendAudio(a); err != nil {
+				return true, err
+			}
+		case <-st.p.wake:
+			st.cmdBuf = st.p.takeCommands(st.cmdBuf)
+			for i := range st.cmdBuf {
+				if err := st.apply(&st.cmdBuf[i]); err != nil {
+					return true, err
+				}
+				st.cmdBuf[i] = command{}
+			}
+		case now := <-watch.C:
+			if (st.awaiting || st.active != "") && now.Sub(st.lastRecv) > st.p.s.opts.ResponseTimeout {
+				st.p.out.PushError(ErrResponseTimeout)
+				st.awaiting = false
+				if st.active != "" {
+					st.dropResp = st.active
+					st.active = ""
+					if err := st.write(msgResponseCancel); err != nil {
+						return true, err
+					}
+				}
+				st.endResponse(false)
+			}
+		}
+	}
+}
+
+// write sends one client event.
+func (st *state) write(b []byte) error {
+	wctx, cancel := context.WithTimeout(st.ctx, st.p.s.opts.WriteTimeout)
+	defer cancel()
+	if err := st.ws.Write(wctx, websocket.MessageText, b); err != nil {
+		return &connError{err: err}
+	}
+	return nil
+}
+
+// writeJSON encodes v into the write buffer and sends it.
+func (st *state) writeJSON(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("openairealtime: encoding a client event: %w", err)
+	}
+	return st.write(b)
+}
+
+// configure sends session.update.
+func (st *state) configure() error {
+	return st.writeJSON(sessionConfig(st.p.s.opts, st.p.s.tools()))
+}
+
+// sendAudio resamples one frame of user audio to 24 kHz and appends it to
+// the server's input buffer.
+func (st *state) sendAudio(a *frames.InputAudioRaw) error {
+	if len(a.PCM) == 0 || a.SampleRate <= 0 {
+		return nil
+	}
+	pcm := a.PCM
+	if a.Channels > 1 {
+		// Keep the first channel.
+		n := a.NumFrames()
+		st.mono = st.mono[:0]
+		for i := 0; i < n; i++ {
+			o := i * 2 * a.Channels
+			st.mono = append(st.mono, pcm[o], pcm[o+1])
+		}
+		pcm = st.mono
+	}
+	if a.SampleRate != apiRate {
+		if st.inRS == nil || st.inRate != a.SampleRate {
+			rs, err := audio.NewResampler(a.SampleRate, apiRate, 1, audio.ResamplerOptions{})
+			if err != nil {
+				return nil // a rate the resampler refuses: nothing to send
+			}
+			st.inRS, st.inRate = rs, a.SampleRate
+		}
+		st.resampled = st.inRS.Resample(st.resampled[:0], pcm)
+		pcm = st.resampled
+	}
+	if len(pcm) == 0 {
+		return nil
+	}
+	st.wbuf = appendAudioEvent(st.wbuf[:0], pcm)
+	return st.write(st.wbuf)
+}
+
+// apply carries out one command from the node.
+func (st *state) apply(c *command) error {
+	switch c.kind {
+	case cmdUserStarted:
+		st.userSpeaking = true
+		return st.interrupt(false)
+	case cmdUserStopped:
+		st.userSpeaking = false
+		st.awaiting, st.askedAt = true, time.Now()
+		return st.write(msgCommit)
+	case cmdInterrupted:
+		return st.interrupt(false)
+	case cmdBotStarted:
+		st.botStarted = c.at
+	case cmdBotStopped:
+		st.botStarted = time.Time{}
+	case cmdResult:
+		r := c.result
+		if r.Properties.Intermediate {
+			return nil
+		}
+		content, empty := resultContent(r.Result)
+		run := !empty
+		if r.Properties.RunLLM != nil {
+			run = *r.Properties.RunLLM
+		}
+		return st.settled(r.ToolCallID, content, run)
+	case cmdCancelled:
+		return st.settled(c.cancel.ToolCallID, llm.ToolCancelled, false)
+	case cmdSpeak:
+		return st.speak(c.text)
+	case cmdAppend:
+		return st.appendMessages(c.msgs, c.run)
+	case cmdRun:
+		return st.createResponse(nil)
+	case cmdTools:
+		return st.writeJSON(toolsUpdate(st.p.s.tools()))
+	}
+	return nil
+}
+
+// handle reacts to one server event.
+func (st *state) handle(msg []byte) error {
+	ev := &st.ev
+	if err := parseEvent(msg, ev); err != nil {
+		st.p.log.Warn("realtime: skipping a malformed server event", zap.Error(err), zap.Int("bytes", len(msg)))
+		return nil
+	}
+	switch ev.kind {
+	case evSpeechStarted:
+		st.userSpeaking = true
+		pipeline.Broadcast(&st.p.out, func() *frames.UserStartedSpeaking { return &frames.UserStartedSpeaking{} })
+		return st.interrupt(true)
+	case evSpeechStopped:
+		st.userSpeaking = false
+		pipeline.Broadcast(&st.p.out, func() *frames.UserStoppedSpeaking { return &frames.UserStoppedSpeaking{} })
+	case evCommitted:
+		st.awaiting, st.askedAt = true, time.Now()
+		if st.p.s.opts.BeforeResponse != nil || st.p.s.opts.TurnDetection == FrameworkTurns {
+			return st.userTurn(str(ev.prevItemID), str(ev.itemID))
+		}
+	case evResponseCreated:
+		var r struct {
+			ID string `json:"id"`
+		}
+		_ = json.Unmarshal(ev.response, &r)
+		st.active, st.awaiting = r.ID, false
+	case evAudioDelta:
+		return st.audioDelta(ev)
+	case evTranscriptDelta:
+		if st.dropped(ev) {
+			return nil
+		}
+		r := st.open(ev)
+		st.text = appendStr(st.text[:0], ev.delta)
+		if len(st.text) == 0 {
+			return nil
+		}
+		st.p.out.Push(&frames.LLMText{Text: string(st.text)}, frames.Downstream)
+		r.words = append(r.words, st.text...)
+		st.releaseWords(r, false)
+	case evTextDelta:
+		if st.dropped(ev) {
+			return nil
+		}
+		st.open(ev)
+		if t := str(ev.delta); t != "" {
+			st.p.out.Push(&frames.LLMText{Text: t}, frames.Downstream)
+		}
+	case evInputTranscriptDelta:
+		id := str(ev.itemID)
+		if id != st.interimID {
+			st.interimID, st.interim = id, st.interim[:0]
+		}
+		st.interim = appendStr(st.interim, ev.delta)
+		if t := strings.TrimSpace(string(st.interim)); t != "" {
+			st.p.out.Push(&frames.InterimTranscription{Text: t, Timestamp: stt.Timestamp(time.Now())}, frames.Downstream)
+		}
+	case evInputTranscriptDone:
+		if str(ev.itemID) == st.interimID {
+			st.interimID, st.interim = "", st.interim[:0]
+		}
+		if t := strings.TrimSpace(str(ev.transcript)); t != "" {
+			st.p.out.Push(&frames.Transcription{Text: t, Timestamp: stt.Timestamp(time.Now()), Finalized: true}, frames.Downstream)
+		}
+	case evInputTranscriptFailed:
+		st.p.log.Info("realtime: the user's audio could not be transcribed", zap.ByteString("item", ev.itemID))
+	case evResponseDone:
+		return st.responseDone(ev)
+	case evError:
+		return st.serverError(ev)
+	case evSessionCreated, evSessionUpdated, evRateLimits, evItemAdded, evArgumentsDone, evOther:
+	}
+	return nil
+}
+
+// dropped reports whether ev belongs to a response an interruption cut off.
+func (st *state) dropped(ev *event) bool {
+	return st.dropResp != "" && string(ev.responseID) == st.dropResp
+}
+
+// open returns the response ev belongs to, pushing its opening frames the
+// first time it has output.
+func (st *state) open(ev *event) *response {
+	r := st.resp
+	if r == nil || string(ev.responseID) != r.id {
+		if r != nil {
+			st.endResponse(true)
+		}
+		r = &response{id: string(ev.responseID), item: string(ev.itemID)}
+		st.resp = r
+	}
+	if !r.started {
+		r.started = true
+		if st.metrics && !st.askedAt.IsZero() {
+			st.p.out.Push(&frames.Metrics{Data: []frames.Metric{{Kind: frames.MetricTTFB, Processor: st.p.name, Model: st.p.s.opts.Model, Value: time.Since(st.askedAt)}}}, frames.Downstream)
+			st.askedAt = time.Time{}
+		}
+		st.p.out.Push(&frames.LLMFullResponseStart{}, frames.Downstream)
+		st.p.out.Push(&frames.TTSStarted{ContextID: r.item}, frames.Downstream)
+	}
+	return r
+}
+
+// releaseWords pushes the whole words of r's transcript as TTSText (all
+// of it when final), as a TTS with word timestamps does.
+func (st *state) releaseWords(r *response, final bool) {
+	w := r.words
+	for {
+		i := 0
+		for i < len(w) && isSpace(w[i]) {
+			i++
+		}
+		w = w[i:]
+		j := 0
+		for j < len(w) && !isSpace(w[j]) {
+			j++
+		}
+		if j == 0 || (j == len(w) && !final) {
+			break
+		}
+		st.p.out.Push(&frames.TTSText{Text: string(w[:j]), AggregatedBy: "word", ContextID: r.item}, frames.Downstream)
+		w = w[j:]
+	}
+	r.words = append(r.words[:0], w...)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+
+// endResponse pushes the closing frames of the open response, releasing
+// the rest of its transcript when it was spoken to the end.
+func (st *state) endResponse(complete bool) {
+	r := st.resp
+	st.resp = nil
+	if r == nil || !r.started {
+		return
+	}
+	if complete {
+		st.releaseWords(r, true)
+	}
+	st.p.out.Push(&frames.TTSStopped{ContextID: r.item}, frames.Downstream)
+	st.p.out.Push(&frames.LLMFullResponseEnd{}, frames.Downstream)
+}
+
+// audioDelta turns one chunk of the model's audio into a TTSAudioRaw at
+// the pipeline's output rate.
+func (st *state) audioDelta(ev *event) error {
+	if st.dropped(ev) {
+		return nil
+	}
+	r := st.open(ev)
+	var err error
+	st.pcm, st.scratch, err = decodeAudio(st.pcm, st.scratch, ev.delta)
+	if err != nil {
+		st.p.log.Warn("realtime: skipping a bad audio delta", zap.Error(err))
+		return nil
+	}
+	pcm := st.pcm[:len(st.pcm)&^1]
+	if len(pcm) == 0 {
+		return nil
+	}
+	item := r.item
+	if len(ev.itemID) > 0 && string(ev.itemID) != item {
+		item = string(ev.itemID)
+		r.item = item
+	}
+	if item != st.item {
+		st.item, st.itemSamples, st.itemFirst = item, 0, time.Now()
+	}
+	st.itemSamples += int64(len(pcm) / 2)
+	if st.outRate != apiRate {
+		if st.outRS == nil {
+			rs, err := audio.NewResampler(apiRate, st.outRate, 1, audio.ResamplerOptions{})
+			if err != nil {
+				return fmt.Errorf("%w: openairealtime: output rate %d: %w", frames.ErrPermanent, st.outRate, err)
+			}
+			st.outRS = rs
+		}
+		st.resampled = st.outRS.Resample(st.resampled[:0], pcm)
+		pcm = st.resampled
+	}
+	f := st.audioFrames.New()
+	f.PCM = st.audioBytes.Take(len(pcm))
+	copy(f.PCM, pcm)
+	f.SampleRate, f.Channels, f.ContextID = st.outRate, 1, item
+	st.p.out.Push(f, frames.Downstream)
+	return nil
+}
+
+// played returns how much of the current item the user has heard.
+func (st *state) played() time.Duration {
+	sent := time.Duration(st.itemSamples) * time.Second / apiRate
+	if d, ok := st.p.s.tap.played(st.item); ok {
+		return min(d, sent)
+	}
+	from := st.itemFirst
+	if st.botStarted.After(from) {
+		from = st.botStarted
+	}
+	return min(time.Since(from), sent)
+}
+
+// interrupt stops the bot: the model's item is truncated where the user
+// stopped hearing it and its response cancelled. With broadcast it also
+// sends the interruption through the pipeline (server VAD found the
+// user's speech; otherwise the pipeline already knows).
+func (st *state) interrupt(broadcast bool) error {
+	if broadcast {
+		pipeline.Broadcast(&st.p.out, func() *frames.Interruption { return &frames.Interruption{} })
+	}
+	if st.item != "" {
+		played := st.played()
+		sent := time.Duration(st.itemSamples) * time.Second / apiRate
+		if played < sent || st.active != "" {
+			if err := st.writeJSON(truncate{Type: "conversation.item.truncate", ItemID: st.item, AudioEndMS: played.Milliseconds()}); err != nil {
+				return err
+			}
+		}
+		st.item, st.itemSamples = "", 0
+	}
+	if st.active != "" {
+		st.dropResp = st.active
+		st.active = ""
+		if err := st.write(msgResponseCancel); err != nil {
+			return err
+		}
+	}
+	st.endResponse(false)
+	return nil
+}
+
+// responseDone closes a response and hands its function calls to the
+// function node.
+func (st *state) responseDone(ev *event) error {
+	var r responseObj
+	if err := json.Unmarshal(ev.response, &r); err != nil {
+		st.p.log.Warn("realtime: a response.done that does not parse", zap.Error(err))
+	}
+	cut := r.ID != "" && r.ID == st.dropResp
+	if cut {
+		st.dropResp = ""
+	}
+	if st.active == r.ID || r.ID == "" {
+		st.active = ""
+	}
+	st.awaiting = false
+	if st.resp != nil && (st.resp.id == r.ID || r.ID == "") {
+		if st.usage && r.Usage != nil {
+			st.p.out.Push(&frames.Metrics{Data: []frames.Metric{{Kind: frames.MetricLLMUsage, Processor: st.p.name, Model: st.p.s.opts.Model, Usage: frames.LLMTokenUsage{
+				PromptTokens: r.Usage.InputTokens, CompletionTokens: r.Usage.OutputTokens, TotalTokens: r.Usage.TotalTokens,
+				CacheReadTokens: r.Usage.InputTokenDetails.CachedTokens,
+			}}}}, frames.Downstream)
+		}
+		st.endResponse(!cut)
+	}
+	if r.Status == "failed" {
+		e := &Error{Type: "response_failed"}
+		if d := r.StatusDetails.Error; d != nil {
+			e.Type, e.Code, e.Message = d.Type, d.Code, d.Message
+		}
+		if e.Type == "" {
+			e.Type = "response_failed"
+		}
+		st.p.out.PushError(e)
+		return nil
+	}
+	if cut || r.Status == "cancelled" {
+		return nil
+	}
+	var calls []frames.LLMToolCall
+	for _, o := range r.Output {
+		if o.Type == "function_call" && o.CallID != "" {
+			calls = append(calls, frames.LLMToolCall{ID: o.CallID, Name: o.Name, Arguments: o.Arguments})
+		}
+	}
+	if len(calls) == 0 {
+		return nil
+	}
+	g := &group{pending: map[string]bool{}}
+	for _, c := range calls {
+		g.pending[c.ID] = true
+		st.groups[c.ID] = g
+	}
+	st.p.out.Push(st.p.s.putCalls(calls), frames.Downstream)
+	return nil
+}
+
+// settled sends a call's output and, once its group has settled and one
+// of its results asked for it, the follow-up response.
+func (st *state) settled(id, output string, run bool) error {
+	g := st.groups[id]
+	if g == nil {
+		return nil // not this session's, or settled already
+	}
+	delete(st.groups, id)
+	delete(g.pending, id)
+	if err := st.writeJSON(itemCreate{Type: "conversation.item.create", Item: item{Type: "function_call_output", CallID: id, Output: &output}}); err != nil {
+		return err
+	}
+	g.wantRun = g.wantRun || run
+	if len(g.pending) > 0 || !g.wantRun || st.userSpeaking {
+		return nil
+	}
+	return st.createResponse(nil)
+}
+
+// createResponse asks for a response.
+func (st *state) createResponse(params *responseParams) error {
+	st.awaiting, st.askedAt = true, time.Now()
+	if params == nil {
+		return st.write(msgResponseCreate)
+	}
+	return st.writeJSON(responseCreate{Type: "response.create", Response: params})
+}
+
+// speak has the model say text verbatim (a TTSSpeak: the UI agent's
+// answers, greetings).
+func (st *state) speak(text string) error {
+	return st.createResponse(&responseParams{
+		Instructions: "Say exactly the following to the user, word for word, and nothing else:\n\n" + text,
+		ToolChoice:   json.RawMessage(`"none"`),
+	})
+}
+
+// appendMessages adds messages to the conversation; with run it asks for
+// a response, as a user turn when the last message is the user's.
+func (st *state) appendMessages(msgs []frames.LLMMessage, run bool) error {
+	userTurn := run && len(msgs) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser
+	if userTurn {
+		if err := st.hookItems(""); err != nil {
+			return err
+		}
+	}
+	for _, m := range msgs {
+		it, ok := messageItem(m, "")
+		if !ok {
+			continue
+		}
+		if err := st.writeJSON(itemCreate{Type: "conversation.item.create", Item: it}); err != nil {
+			return err
+		}
+	}
+	if !run {
+		return nil
+	}
+	return st.createResponse(nil)
+}
+
+// userTurn asks for the response to the user's committed audio, after the
+// BeforeResponse items.
+func (st *state) userTurn(prevItemID, _ string) error {
+	if err := st.hookItems(prevItemID); err != nil {
+		return err
+	}
+	return st.createResponse(nil)
+}
+
+// hookItems runs Options.BeforeResponse and sends what it added: system
+// messages once, developer messages (the <ui_state> block) in place of
+// the previous turn's, inserted after prevItemID (before the user's item)
+// when known.
+func (st *state) hookItems(prevItemID string) error {
+	hook := st.p.s.opts.BeforeResponse
+	if hook == nil {
+		return nil
+	}
+	instr := st.p.s.opts.Instructions
+	c := llm.NewContext()
+	if instr != "" {
+		c.Add(llm.SystemMessage(instr))
+	}
+	c.Add(llm.UserMessage(""))
+	hook(c)
+	msgs := c.Messages()
+	placeholder := -1
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser && msgs[i].Content == "" && len(msgs[i].Parts) == 0 {
+			placeholder = i
+			break
+		}
+	}
+	for _, id := range st.devItems {
+		if err := st.writeJSON(itemDelete{Type: "conversation.item.delete", ItemID: id}); err != nil {
+			return err
+		}
+	}
+	st.devItems = st.devItems[:0]
+	prev := prevItemID
+	for i, m := range msgs {
+		if i == placeholder || (m.Role == llm.RoleSystem && m.Content == instr) {
+			continue
+		}
+		if m.Role == llm.RoleSystem {
+			if st.sentSystemMessage(m.Content) {
+				continue
+			}
+		}
+		st.seq++
+		id := "fw_item_" + strconv.Itoa(st.seq)
+		it, ok := messageItem(m, id)
+		if !ok {
+			continue
+		}
+		if err := st.writeJSON(itemCreate{Type: "conversation.item.create", PreviousItemID: prev, Item: it}); err != nil {
+			return err
+		}
+		if prev != "" {
+			prev = id
+		}
+		if m.Role == llm.RoleDeveloper {
+			st.devItems = append(st.devItems, id)
+		}
+	}
+	return nil
+}
+
+// sentSystemMessage reports whether text was sent as a system item
+// already, remembering it if not.
+func (st *state) sentSystemMessage(text string) bool {
+	for _, s := range st.sentSystem {
+		if s == text {
+			return true
+		}
+	}
+	if len(st.sentSystem) >= maxSystemItems {
+		st.sentSystem = st.sentSystem[1:]
+	}
+	st.sentSystem = append(st.sentSystem, text)
+	return false
+}
+
+// serverError reports an error event.
+func (st *state) serverError(ev *event) error {
+	var e apiError
+	if err := json.Unmarshal(ev.err, &e); err != nil {
+		e.Type = "error"
+	}
+	if benign(e.Code) {
+		if e.Code == "input_audio_buffer_commit_empty" {
+			st.awaiting = false // nothing was said: no response follows
+		}
+		st.p.log.Debug("realtime: benign server error", zap.String("code", e.Code), zap.String("message", e.Message))
+		return nil
+	}
+	st.awaiting = false
+	st.p.log.Warn("realtime: server error", zap.String("type", e.Type), zap.String("code", e.Code),
+		zap.String("message", e.Message), zap.String("param", e.Param), zap.String("event_id", e.EventID))
+	st.p.out.PushError(&Error{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, EventID: e.EventID})
+	return nil
+}
+
+// resultContent renders a function result as the function_call_output's
+// output, as the assistant aggregator renders tool messages, and reports
+// whether it was empty.
+func resultContent(v any) (string, bool) {
+	switch r := v.(type) {
+	case nil:
+		return llm.ToolCompleted, true
+	case string:
+		if r == "" {
+			return llm.ToolCompleted, true
+		}
+		return r, false
+	case json.RawMessage:
+		if s := strings.TrimSpace(string(r)); s != "" && s != "null" {
+			return s, false
+		}
+		return llm.ToolCompleted, true
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b, _ = json.Marshal(llm.ErrorResult{Error: "The function's result could not be encoded."})
+		return string(b), false
+	}
+	if string(b) == "null" {
+		return llm.ToolCompleted, true
+	}
+	return string(b), false
+}
