@@ -63,8 +63,10 @@ const (
 )
 
 // Options configure an [Agent]. The zero value is ready to use: stateless
-// turns, <ui_state> and <ui_event> injection on, the default prompt guide,
-// answers spoken verbatim, refs checked, no watchdog.
+// turns, <ui_state> and <ui_event> injection on (page text escaped, the
+// <ui_state> block within the default [RenderLimits]), the default prompt
+// guide, answers spoken verbatim, refs checked, no watchdog, task groups
+// within the defaults of [TaskGroupsOptions].
 type Options struct {
 	// History chooses what the context keeps between user turns.
 	History History
@@ -77,10 +79,18 @@ type Options struct {
 	PromptGuide   string
 	NoPromptGuide bool
 	// Render replaces [RenderUIState], for example to prepend app notes.
-	// An empty result skips the injection for that turn.
+	// An empty result skips the injection for that turn. It should pass
+	// page text through [EscapeText] (or call RenderLimits.Render), so
+	// that the page cannot open or close the agent's tags.
 	Render func(s *wire.Snapshot) string
+	// RenderLimits bound the <ui_state> block written before each user
+	// turn (not a custom Render's): by default at most
+	// [DefaultMaxNodes] nodes and [DefaultMaxBytes] bytes, with a marker
+	// line saying how many nodes were left out.
+	RenderLimits RenderLimits
 	// RenderEvent replaces [RenderEvent]; an empty result keeps the event
-	// out of the context.
+	// out of the context. Like Render, it should escape what the page
+	// sent.
 	RenderEvent func(name string, payload wire.RawJSON) string
 	// Answer chooses how answers reach the user.
 	Answer AnswerMode
@@ -104,6 +114,10 @@ type Options struct {
 	// MaxEventHandlers bounds the event handlers running at once; events
 	// beyond it are not handed to handlers (logged). Default: 64.
 	MaxEventHandlers int
+	// MaxTaskGroups and MaxTaskWorkers bound the agent's task groups
+	// ([TaskGroupsOptions.MaxGroups] and [TaskGroupsOptions.MaxWorkers]):
+	// by default 16 groups running at once and 64 workers across them.
+	MaxTaskGroups, MaxTaskWorkers int
 	// Name is the processor's display name. Default: "UIAgent#<id>".
 	Name string
 	// Logger receives the agent's logs. Default: the task's logger.
@@ -210,7 +224,8 @@ func (a *Agent) init() {
 		log = zap.NewNop()
 	}
 	a.log.Store(log)
-	a.tasks = newTaskGroups(TaskGroupsOptions{Name: a.name + "/tasks", Logger: o.Logger}, &a.out)
+	a.tasks = newTaskGroups(TaskGroupsOptions{Name: a.name + "/tasks", Logger: o.Logger,
+		MaxGroups: o.MaxTaskGroups, MaxWorkers: o.MaxTaskWorkers}, &a.out)
 }
 
 // Name implements pipeline.Namer.
@@ -313,7 +328,7 @@ func (a *Agent) UIState() string {
 	if c := a.cache.Load(); c != nil && c.snap == s {
 		return c.text
 	}
-	text := RenderUIState(s)
+	text := a.opts.RenderLimits.Render(s)
 	a.cache.Store(&rendered{snap: s, text: text})
 	return text
 }

@@ -3,6 +3,7 @@ package uiagent
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,19 +25,85 @@ const (
 	uiEventClose = "</ui_event>"
 )
 
+// Default limits of a rendered <ui_state> block ([RenderLimits]).
+const (
+	// DefaultMaxNodes is ten times the client's own budget of 200 nodes.
+	DefaultMaxNodes = 2000
+	// DefaultMaxBytes is about 15,000 tokens, and holds a 60 KB snapshot
+	// of ordinary text.
+	DefaultMaxBytes = 60_000
+)
+
+// minMaxBytes is the smallest byte limit honoured: room for the tags, the
+// markers and a few lines.
+const minMaxBytes = 1024
+
+// RenderLimits bound the <ui_state> block rendered from one snapshot, so
+// that a large page (or a client that sends whatever it likes) cannot
+// fill the model's context. The zero value has the defaults.
+//
+// Nodes are rendered in pre-order, whole lines only, until the next line
+// would pass a limit; the rest of the tree is replaced by one marker
+// line, "… N more nodes not shown", after the last line shown. A
+// selection block that would take more than half of MaxBytes is replaced
+// by the line "… the selected text (N bytes) is not shown".
+type RenderLimits struct {
+	// MaxNodes is the most nodes rendered. 0 means [DefaultMaxNodes];
+	// negative means no limit.
+	MaxNodes int
+	// MaxBytes bounds the length of the whole block in bytes, tags and
+	// markers included. 0 means [DefaultMaxBytes]; negative means no
+	// limit; a positive value below 1024 counts as 1024.
+	MaxBytes int
+}
+
+// nodes returns the node limit in force.
+func (l RenderLimits) nodes() int {
+	switch {
+	case l.MaxNodes == 0:
+		return DefaultMaxNodes
+	case l.MaxNodes < 0:
+		return math.MaxInt
+	}
+	return l.MaxNodes
+}
+
+// bytes returns the byte limit in force, or -1 for none.
+func (l RenderLimits) bytes() int {
+	switch {
+	case l.MaxBytes == 0:
+		return DefaultMaxBytes
+	case l.MaxBytes < 0:
+		return -1
+	}
+	return max(l.MaxBytes, minMaxBytes)
+}
+
 // RenderUIState renders a snapshot as the <ui_state> block the model reads
-// (ui-agent.md §1.4), byte for byte as Pipecat's render_ui_state: one line
-// per node, depth-first in pre-order, two spaces of indent per level, then
-// the selection block when the selection has both a ref and text. It
-// returns "" for a nil snapshot. Names and values are written as they
-// came, without escaping or truncation: the client has already capped
-// them.
-func RenderUIState(s *wire.Snapshot) string {
+// (ui-agent.md §1.4) within the default [RenderLimits], as Pipecat's
+// render_ui_state does: one line per node, depth-first in pre-order, two
+// spaces of indent per level, then the selection block when the selection
+// has both a ref and text. It returns "" for a nil snapshot.
+//
+// Page text (roles, names, values, states, refs and the selection) is
+// written as it came, except that every "<" in it is written as "&lt;":
+// the page can then neither close the block early nor open a tag of the
+// agent's (<ui_state>, <selection>, <ui_event> or any other), and the
+// model still reads the text as it is on the page. A page without "<"
+// renders byte for byte as in Pipecat. See [EscapeText].
+func RenderUIState(s *wire.Snapshot) string { return RenderLimits{}.Render(s) }
+
+// AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
+// dst. A nil snapshot appends nothing.
+func AppendUIState(dst []byte, s *wire.Snapshot) []byte { return RenderLimits{}.Append(dst, s) }
+
+// Render renders s as [RenderUIState] does, within l.
+func (l RenderLimits) Render(s *wire.Snapshot) string {
 	if s == nil {
 		return ""
 	}
 	bp := renderBuffers.Get().(*[]byte)
-	buf := AppendUIState((*bp)[:0], s)
+	buf := l.Append((*bp)[:0], s)
 	out := string(buf)
 	if cap(buf) <= maxPooledBuffer {
 		*bp = buf
@@ -45,36 +112,112 @@ func RenderUIState(s *wire.Snapshot) string {
 	return out
 }
 
-// renderBuffers recycles the scratch buffers of RenderUIState, so a
-// rendering costs one allocation: the string.
+// renderBuffers recycles the scratch buffers of Render, so a rendering
+// costs one allocation: the string.
 var renderBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // maxPooledBuffer keeps buffers of unusually large snapshots out of the
 // pool.
 const maxPooledBuffer = 256 << 10
 
-// AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
-// dst. A nil snapshot appends nothing.
-func AppendUIState(dst []byte, s *wire.Snapshot) []byte {
+// Lengths reserved at the end of a limited block.
+const (
+	// markerRoom holds the "more nodes" marker line.
+	markerRoom = 64
+	// tailRoom is the final newline and the closing tag.
+	tailRoom = 1 + len(uiStateClose)
+)
+
+// Append appends the <ui_state> block of s (see [RenderUIState]), within
+// l, to dst. A nil snapshot appends nothing.
+func (l RenderLimits) Append(dst []byte, s *wire.Snapshot) []byte {
 	if s == nil {
 		return dst
 	}
+	base := len(dst)
 	dst = append(dst, uiStateOpen...)
-	dst = appendNode(dst, &s.Root, 0)
-	if sel := s.Selection; sel != nil && sel.Ref != "" && sel.Text != "" {
+
+	sel := s.Selection
+	if sel != nil && (sel.Ref == "" || sel.Text == "") {
+		sel = nil
+	}
+	showSel := sel != nil
+	r := renderer{nodes: l.nodes(), limit: math.MaxInt}
+	if maxBytes := l.bytes(); maxBytes > 0 {
+		selRoom := 0
+		if sel != nil {
+			selRoom = selectionLen(sel)
+			if selRoom > (maxBytes-len(uiStateOpen)-tailRoom-markerRoom)/2 {
+				showSel, selRoom = false, markerRoom
+			}
+		}
+		r.limit = base + maxBytes - tailRoom - markerRoom - selRoom
+	}
+
+	// The lines are written as they came, the common case, then checked
+	// for "<" in one pass; a page that has one is written again, escaped
+	// (the agent writes no "<" in node lines).
+	start := len(dst)
+	nodes := r.nodes
+	r.dst = dst
+	r.node(&s.Root, 0)
+	if bytes.IndexByte(r.dst[start:], '<') >= 0 {
+		r = renderer{dst: r.dst[:start], escape: true, nodes: nodes, limit: r.limit}
+		r.node(&s.Root, 0)
+	}
+	dst = r.dst
+	if r.full {
+		hidden := treeSize(&s.Root) - r.shown
+		dst = append(dst, "\n… "...)
+		dst = strconv.AppendInt(dst, int64(hidden), 10)
+		if hidden == 1 {
+			dst = append(dst, " more node not shown"...)
+		} else {
+			dst = append(dst, " more nodes not shown"...)
+		}
+	}
+	switch {
+	case showSel:
 		dst = append(dst, "\n<selection ref=\""...)
-		dst = append(dst, sel.Ref...)
+		dst = appendEscaped(dst, sel.Ref)
 		dst = append(dst, "\">\n"...)
-		dst = append(dst, sel.Text...)
+		dst = appendEscaped(dst, sel.Text)
 		dst = append(dst, "\n</selection>"...)
+	case sel != nil:
+		dst = append(dst, "\n… the selected text ("...)
+		dst = strconv.AppendInt(dst, int64(len(sel.Text)), 10)
+		dst = append(dst, " bytes) is not shown"...)
 	}
 	dst = append(dst, '\n')
 	return append(dst, uiStateClose...)
 }
 
-// appendNode appends "\n" and the line of n, then its children.
-func appendNode(dst []byte, n *wire.Node, depth int) []byte {
-	dst = append(dst, '\n')
+// selectionLen is the length of the selection block of sel, escaped.
+func selectionLen(sel *wire.Selection) int {
+	return len("\n<selection ref=\"\">\n\n</selection>") + escapedLen(sel.Ref) + escapedLen(sel.Text)
+}
+
+// renderer writes node lines within limits.
+type renderer struct {
+	dst    []byte
+	escape bool // write page text through appendEscaped
+	limit  int  // the length dst may reach
+	nodes  int  // how many more nodes may be shown
+	shown  int  // nodes shown
+	full   bool // a node was left out: nothing more is written
+}
+
+// node appends "\n" and the line of n, then its children, unless a limit
+// is reached: then the line is taken back whole and r is full.
+func (r *renderer) node(n *wire.Node, depth int) {
+	mark := len(r.dst)
+	// The line is at least this long; checking first keeps a huge name
+	// from being copied only to be taken back.
+	if r.nodes == 0 || r.limit-mark < 3+2*depth+len(n.Name)+len(n.Value) {
+		r.full = true
+		return
+	}
+	dst := append(r.dst, '\n')
 	for range depth {
 		dst = append(dst, ' ', ' ')
 	}
@@ -82,16 +225,16 @@ func appendNode(dst []byte, n *wire.Node, depth int) []byte {
 	if n.Role == "" {
 		dst = append(dst, "generic"...)
 	} else {
-		dst = append(dst, n.Role...)
+		dst = r.text(dst, n.Role)
 	}
 	if n.Name != "" {
 		dst = append(dst, ' ', '"')
-		dst = append(dst, n.Name...)
+		dst = r.text(dst, n.Name)
 		dst = append(dst, '"')
 	}
 	if n.Value != "" {
 		dst = append(dst, " = \""...)
-		dst = append(dst, n.Value...)
+		dst = r.text(dst, n.Value)
 		dst = append(dst, '"')
 	}
 	dst = appendIntTag(dst, n, wire.FieldLevel, "level", n.Level)
@@ -100,22 +243,47 @@ func appendNode(dst []byte, n *wire.Node, depth int) []byte {
 	for _, st := range n.State {
 		if st != "" {
 			dst = append(dst, ' ', '[')
-			dst = append(dst, st...)
+			dst = r.text(dst, st)
 			dst = append(dst, ']')
 		}
 	}
 	if n.Ref != "" {
 		dst = append(dst, " [ref="...)
-		dst = append(dst, n.Ref...)
+		dst = r.text(dst, n.Ref)
 		dst = append(dst, ']')
 	}
 	if len(n.Children) > 0 {
 		dst = append(dst, ':')
 	}
-	for i := range n.Children {
-		dst = appendNode(dst, &n.Children[i], depth+1)
+	if len(dst) > r.limit {
+		r.dst, r.full = dst[:mark], true
+		return
 	}
-	return dst
+	r.dst = dst
+	r.nodes--
+	r.shown++
+	for i := range n.Children {
+		if r.node(&n.Children[i], depth+1); r.full {
+			return
+		}
+	}
+}
+
+// text appends page text, escaped when r escapes.
+func (r *renderer) text(dst []byte, s string) []byte {
+	if r.escape {
+		return appendEscaped(dst, s)
+	}
+	return append(dst, s...)
+}
+
+// treeSize counts the nodes of the tree under n, n included.
+func treeSize(n *wire.Node) int {
+	c := 1
+	for i := range n.Children {
+		c += treeSize(&n.Children[i])
+	}
+	return c
 }
 
 // appendIntTag appends " [key=N]" when the member is present (an int in
@@ -131,18 +299,75 @@ func appendIntTag(dst []byte, n *wire.Node, f wire.NodeFields, key string, v int
 	return append(dst, ']')
 }
 
+// EscapeText returns s as the agent writes page text into its blocks:
+// every "<" becomes "&lt;", so the text cannot open or close a tag, and
+// nothing else changes ("&", ">" and quotes stay as they are, for the
+// model to read the text as written; the escaping is not meant to be
+// undone). A custom Options.Render that writes page text should pass it
+// through EscapeText.
+func EscapeText(s string) string {
+	if strings.IndexByte(s, '<') < 0 {
+		return s
+	}
+	return string(appendEscaped(make([]byte, 0, escapedLen(s)), s))
+}
+
+// appendEscaped appends s with every "<" written as "&lt;".
+func appendEscaped(dst []byte, s string) []byte {
+	for {
+		i := strings.IndexByte(s, '<')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		dst = append(dst, "&lt;"...)
+		s = s[i+1:]
+	}
+}
+
+// escapedLen is len(EscapeText(s)).
+func escapedLen(s string) int { return len(s) + 3*strings.Count(s, "<") }
+
 // RenderEvent renders a UI event as the <ui_event> block written into the
 // context: <ui_event name="NAME">PAYLOAD</ui_event>, where PAYLOAD is the
 // event's JSON payload on one line (compacted, otherwise as the client
-// sent it) and null when there is none. The name is not escaped, as in
-// Pipecat.
+// sent it) and null when there is none or it is not JSON.
+//
+// As in Pipecat, except that neither part can open or close a tag: the
+// name is escaped as in [EscapeText], with `"` written as "&quot;" too so
+// that it stays in its attribute, and every "<" of the payload (which can
+// only be inside a JSON string) is written as the JSON escape \u003c,
+// which keeps the payload valid JSON of the same value.
 func RenderEvent(name string, payload wire.RawJSON) string {
+	body := compactJSON(payload)
 	var b strings.Builder
-	b.Grow(len(uiEventOpen) + len(name) + len(payload) + len(uiEventClose) + 8)
+	b.Grow(len(uiEventOpen) + len(name) + len(body) + len(uiEventClose) + 8)
 	b.WriteString(uiEventOpen)
-	b.WriteString(name)
+	for {
+		i := strings.IndexAny(name, `<"`)
+		if i < 0 {
+			b.WriteString(name)
+			break
+		}
+		b.WriteString(name[:i])
+		if name[i] == '<' {
+			b.WriteString("&lt;")
+		} else {
+			b.WriteString("&quot;")
+		}
+		name = name[i+1:]
+	}
 	b.WriteString("\">")
-	b.Write(compactJSON(payload))
+	for {
+		i := bytes.IndexByte(body, '<')
+		if i < 0 {
+			b.Write(body)
+			break
+		}
+		b.Write(body[:i])
+		b.WriteString(`\u003c`)
+		body = body[i+1:]
+	}
 	b.WriteString(uiEventClose)
 	return b.String()
 }

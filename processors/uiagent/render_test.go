@@ -135,7 +135,7 @@ func TestRenderEvent(t *testing.T) {
 		{"hello", nil, `<ui_event name="hello">null</ui_event>`},
 		{"pretty", wire.RawJSON("{\n  \"a\": [1, 2],\n  \"s\": \"h\u00e9llo\"\n}"), `<ui_event name="pretty">{"a":[1,2],"s":"héllo"}</ui_event>`},
 		{"scalar", wire.RawJSON(`42`), `<ui_event name="scalar">42</ui_event>`},
-		{`odd"name`, wire.RawJSON(`"x"`), `<ui_event name="odd"name">"x"</ui_event>`},
+		{`odd"name`, wire.RawJSON(`"x"`), `<ui_event name="odd&quot;name">"x"</ui_event>`},
 		{"broken", wire.RawJSON(`{"a":`), `<ui_event name="broken">null</ui_event>`},
 	} {
 		if got := RenderEvent(tc.name, tc.payload); got != tc.want {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -87,7 +88,32 @@ type TaskGroupsOptions struct {
 	Name string
 	// Logger receives the logs. Default: the task's logger.
 	Logger *zap.Logger
+	// MaxGroups bounds the groups running at once: Start refuses more
+	// with [ErrTooManyGroups]. 0 means [DefaultMaxGroups]; negative means
+	// no limit.
+	MaxGroups int
+	// MaxWorkers bounds the workers running at once, across groups, and
+	// so the workers of one group: Start refuses a group that would pass
+	// it with [ErrTooManyWorkers]. A worker counts until its Work returns,
+	// even after its group was cancelled. 0 means [DefaultMaxWorkers];
+	// negative means no limit.
+	MaxWorkers int
 }
+
+// Default limits of [TaskGroups]: enough for an agent's research
+// fan-outs, small enough that a client asking for groups without end
+// cannot exhaust the process.
+const (
+	DefaultMaxGroups  = 16
+	DefaultMaxWorkers = 64
+)
+
+// Errors of [TaskGroups.Start] when a limit is reached; the group is not
+// started and nothing is sent for it. Test with errors.Is.
+var (
+	ErrTooManyGroups  = errors.New("uiagent: too many task groups running")
+	ErrTooManyWorkers = errors.New("uiagent: too many task-group workers running")
+)
 
 // TaskGroups runs task groups (ui-agent.md §4): one dispatch to named
 // workers that share an id, whose lifecycle the client shows as a card.
@@ -116,9 +142,12 @@ type TaskGroups struct {
 	// mu guards the groups. It is needed: they are shared by the node
 	// (cancel requests, End), the workers (updates, completions), the
 	// timeout timers and the callers of Start and Cancel.
-	mu     sync.Mutex
-	groups map[string]*Group
-	closed bool
+	mu      sync.Mutex
+	groups  map[string]*Group
+	workers int // workers started and not yet returned
+	closed  bool
+
+	maxGroups, maxWorkers int // in force; math.MaxInt for none
 }
 
 // NewTaskGroups returns task groups with o. The zero TaskGroups works
@@ -149,12 +178,26 @@ func (tg *TaskGroups) init() {
 	}
 	tg.now = time.Now
 	tg.groups = map[string]*Group{}
+	tg.maxGroups = limit(tg.opts.MaxGroups, DefaultMaxGroups)
+	tg.maxWorkers = limit(tg.opts.MaxWorkers, DefaultMaxWorkers)
 	log := tg.opts.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	tg.log.Store(log)
 	tg.ownLog = tg.opts.Logger != nil
+}
+
+// limit returns the limit in force for an option: def for 0, none
+// (math.MaxInt) for a negative value.
+func limit(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return math.MaxInt
+	}
+	return v
 }
 
 // Name implements pipeline.Namer.
@@ -274,7 +317,9 @@ func (g *Group) Cancel(reason string) bool {
 
 // Start dispatches workers as one group and returns once group_started
 // has been sent; the workers run on, and the group ends by itself (the
-// fire-and-forget form). Names must be unique and non-empty.
+// fire-and-forget form). Names must be unique and non-empty. Past the
+// limits of [TaskGroupsOptions] it returns an error that wraps
+// [ErrTooManyGroups] or [ErrTooManyWorkers], and sends nothing.
 func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 	tg.ensure()
 	if len(workers) == 0 {
@@ -298,10 +343,20 @@ func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 		done: make(chan struct{}), finished: make(map[string]bool, len(names))}
 
 	tg.mu.Lock()
-	if tg.closed {
+	switch {
+	case tg.closed:
 		tg.mu.Unlock()
 		return nil, pipeline.ErrTaskEnded
+	case len(tg.groups) >= tg.maxGroups:
+		tg.mu.Unlock()
+		return nil, fmt.Errorf("%w (the limit is %d)", ErrTooManyGroups, tg.maxGroups)
+	case len(workers) > tg.maxWorkers-tg.workers:
+		running := tg.workers
+		tg.mu.Unlock()
+		return nil, fmt.Errorf("%w (%d running, %d more asked for, the limit is %d)", ErrTooManyWorkers,
+			running, len(workers), tg.maxWorkers)
 	}
+	tg.workers += len(workers)
 	tg.groups[g.id] = g
 	tg.emit(wire.GroupStarted{TaskID: g.id, Agents: names, Label: o.Label, Cancellable: !o.NotCancellable, At: tg.at()})
 	if o.Timeout > 0 {
@@ -313,8 +368,11 @@ func (tg *TaskGroups) Start(o GroupOptions, workers ...Worker) (*Group, error) {
 	}
 	tg.mu.Unlock()
 
-	for _, w := range workers {
+	for i, w := range workers {
 		if err := g.start(w); err != nil {
+			tg.mu.Lock()
+			tg.workers -= len(workers) - i // these never run
+			tg.mu.Unlock()
 			g.Cancel("the task has ended")
 			return nil, err
 		}
@@ -345,6 +403,15 @@ func (tg *TaskGroups) Group(id string) *Group {
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
 	return tg.groups[id]
+}
+
+// Workers returns the number of workers still running, across groups
+// (those of cancelled groups that have not returned yet included).
+func (tg *TaskGroups) Workers() int {
+	tg.ensure()
+	tg.mu.Lock()
+	defer tg.mu.Unlock()
+	return tg.workers
 }
 
 // Running returns the number of groups still running.
@@ -451,9 +518,11 @@ func (g *Group) drain() {
 
 // start runs the worker w as the task's background work, under a context
 // of its own that the group cancels when it ends. A worker whose group is
-// over before it starts does not run.
+// over before it starts does not run. The worker was counted by Start; it
+// stops counting when it returns.
 func (g *Group) start(w Worker) error {
 	return g.tg.out.Go("task group "+g.id+" worker "+w.Name, func(ctx context.Context) error {
+		defer g.tg.workerDone()
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		g.tg.mu.Lock()
@@ -466,6 +535,13 @@ func (g *Group) start(w Worker) error {
 		g.run(ctx, w)
 		return nil
 	})
+}
+
+// workerDone stops counting a worker that has returned.
+func (tg *TaskGroups) workerDone() {
+	tg.mu.Lock()
+	tg.workers--
+	tg.mu.Unlock()
 }
 
 // run runs one worker and reports its end.
