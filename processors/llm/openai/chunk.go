@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 )
 
 // toolBuilder assembles one streamed tool call from its deltas.
@@ -20,7 +21,7 @@ type toolBuilder struct {
 // calls and usage. It reuses its buffers: decoding a text chunk allocates
 // nothing, the caller turns the text into a string once.
 type chunkDecoder struct {
-	sc    scanner
+	sc    llmhttp.Scanner
 	text  []byte
 	tools []*toolBuilder
 
@@ -29,24 +30,26 @@ type chunkDecoder struct {
 	finished bool // a choice reported its finish_reason
 	apiErr   *APIError
 
-	// Scratch for one tool-call delta, whose fields may come in any order.
-	id, name, args []byte
+	// Scratch for one tool-call delta, whose fields may come in any order,
+	// and for a finish_reason.
+	id, name, args, reason []byte
 }
 
 // decode parses one chunk. The returned text is valid until the next call.
 func (d *chunkDecoder) decode(data []byte) ([]byte, error) {
 	s := &d.sc
-	s.reset(data)
+	s.Prefix = "openai"
+	s.Reset(data)
 	d.text = d.text[:0]
 	d.newUsage = false
-	if !s.open('{') {
-		if s.err == nil {
-			s.fail("expected an object")
+	if !s.Open('{') {
+		if s.Err() == nil {
+			s.Fail("expected an object")
 		}
-		return nil, s.err
+		return nil, s.Err()
 	}
-	for first := true; s.more('}', &first); {
-		switch string(s.key()) {
+	for first := true; s.More('}', &first); {
+		switch string(s.Key()) {
 		case "choices":
 			d.choices()
 		case "usage":
@@ -54,33 +57,33 @@ func (d *chunkDecoder) decode(data []byte) ([]byte, error) {
 		case "error":
 			d.errorObject()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	return d.text, s.err
+	s.End()
+	return d.text, s.Err()
 }
 
 func (d *chunkDecoder) choices() {
 	s := &d.sc
-	if !s.open('[') {
+	if !s.Open('[') {
 		return
 	}
-	for first := true; s.more(']', &first); {
-		if !s.open('{') {
+	for first := true; s.More(']', &first); {
+		if !s.Open('{') {
 			continue
 		}
-		for first := true; s.more('}', &first); {
-			switch string(s.key()) {
+		for first := true; s.More('}', &first); {
+			switch string(s.Key()) {
 			case "delta":
 				d.delta()
 			case "finish_reason":
-				if !s.null() {
-					s.str()
+				if !s.Null() {
+					d.reason = s.AppendString(d.reason[:0])
 					d.finished = true
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
 	}
@@ -88,57 +91,57 @@ func (d *chunkDecoder) choices() {
 
 func (d *chunkDecoder) delta() {
 	s := &d.sc
-	if !s.open('{') {
+	if !s.Open('{') {
 		return
 	}
-	for first := true; s.more('}', &first); {
-		switch string(s.key()) {
+	for first := true; s.More('}', &first); {
+		switch string(s.Key()) {
 		case "content", "refusal":
-			d.text = s.appendString(d.text)
+			d.text = s.AppendString(d.text)
 		case "tool_calls":
 			d.toolCalls()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 }
 
 func (d *chunkDecoder) toolCalls() {
 	s := &d.sc
-	if !s.open('[') {
+	if !s.Open('[') {
 		return
 	}
-	for first := true; s.more(']', &first); {
-		if !s.open('{') {
+	for first := true; s.More(']', &first); {
+		if !s.Open('{') {
 			continue
 		}
 		index := -1
 		d.id, d.name, d.args = d.id[:0], d.name[:0], d.args[:0]
-		for first := true; s.more('}', &first); {
-			switch string(s.key()) {
+		for first := true; s.More('}', &first); {
+			switch string(s.Key()) {
 			case "index":
-				index = s.int()
+				index = s.Int()
 			case "id":
-				d.id = s.appendString(d.id)
+				d.id = s.AppendString(d.id)
 			case "function":
-				if !s.open('{') {
+				if !s.Open('{') {
 					continue
 				}
-				for first := true; s.more('}', &first); {
-					switch string(s.key()) {
+				for first := true; s.More('}', &first); {
+					switch string(s.Key()) {
 					case "name":
-						d.name = s.appendString(d.name)
+						d.name = s.AppendString(d.name)
 					case "arguments":
-						d.args = s.appendString(d.args)
+						d.args = s.AppendString(d.args)
 					default:
-						s.skip()
+						s.Skip()
 					}
 				}
 			default:
-				s.skip()
+				s.Skip()
 			}
 		}
-		if s.err != nil {
+		if s.Err() != nil {
 			return
 		}
 		b := d.builder(index, d.id)
@@ -198,27 +201,27 @@ func (d *chunkDecoder) calls() []frames.LLMToolCall {
 
 func (d *chunkDecoder) usageObject() {
 	s := &d.sc
-	if !s.open('{') {
+	if !s.Open('{') {
 		return
 	}
 	var u frames.LLMTokenUsage
-	for first := true; s.more('}', &first); {
-		switch string(s.key()) {
+	for first := true; s.More('}', &first); {
+		switch string(s.Key()) {
 		case "prompt_tokens":
-			u.PromptTokens = s.int()
+			u.PromptTokens = s.Int()
 		case "completion_tokens":
-			u.CompletionTokens = s.int()
+			u.CompletionTokens = s.Int()
 		case "total_tokens":
-			u.TotalTokens = s.int()
+			u.TotalTokens = s.Int()
 		case "prompt_tokens_details":
 			u.CacheReadTokens = d.detail("cached_tokens")
 		case "completion_tokens_details":
 			u.ReasoningTokens = d.detail("reasoning_tokens")
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	if s.err == nil {
+	if s.Err() == nil {
 		d.usage, d.newUsage = u, true
 	}
 }
@@ -227,14 +230,14 @@ func (d *chunkDecoder) usageObject() {
 func (d *chunkDecoder) detail(name string) int {
 	s := &d.sc
 	n := 0
-	if !s.open('{') {
+	if !s.Open('{') {
 		return 0
 	}
-	for first := true; s.more('}', &first); {
-		if string(s.key()) == name {
-			n = s.int()
+	for first := true; s.More('}', &first); {
+		if string(s.Key()) == name {
+			n = s.Int()
 		} else {
-			s.skip()
+			s.Skip()
 		}
 	}
 	return n
@@ -244,26 +247,26 @@ func (d *chunkDecoder) detail(name string) int {
 func (d *chunkDecoder) errorObject() {
 	s := &d.sc
 	e := &APIError{StatusCode: 200}
-	if s.peek() == '"' {
-		e.Message = string(s.appendString(nil))
+	if s.Peek() == '"' {
+		e.Message = string(s.AppendString(nil))
 		d.apiErr = e
 		return
 	}
-	if !s.open('{') {
+	if !s.Open('{') {
 		return
 	}
-	for first := true; s.more('}', &first); {
-		switch string(s.key()) {
+	for first := true; s.More('}', &first); {
+		switch string(s.Key()) {
 		case "message":
-			e.Message = string(s.appendString(nil))
+			e.Message = string(s.AppendString(nil))
 		case "type":
-			e.Type = string(s.appendString(nil))
+			e.Type = string(s.AppendString(nil))
 		case "code":
 			e.Code = d.scalar()
 		case "param":
 			e.Param = d.scalar()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
 	d.apiErr = e
@@ -272,13 +275,13 @@ func (d *chunkDecoder) errorObject() {
 // scalar reads a string or number as text (null as "").
 func (d *chunkDecoder) scalar() string {
 	s := &d.sc
-	switch c := s.peek(); {
+	switch c := s.Peek(); {
 	case c == '"':
-		return string(s.appendString(nil))
+		return string(s.AppendString(nil))
 	case c == '-' || (c >= '0' && c <= '9'):
-		return strconv.Itoa(s.int())
+		return strconv.Itoa(s.Int())
 	}
-	s.skip()
+	s.Skip()
 	return ""
 }
 

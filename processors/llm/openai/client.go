@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/llm"
 )
@@ -20,6 +21,9 @@ import (
 const (
 	DefaultBaseURL = "https://api.openai.com/v1"
 	DefaultModel   = "gpt-4o-mini"
+	// DefaultMaxLineBytes bounds one SSE line when Options.MaxLineBytes is
+	// zero.
+	DefaultMaxLineBytes = llmhttp.DefaultMaxLineBytes
 )
 
 // Options configure a [Client]. The zero value works: base URL, API key and
@@ -39,8 +43,16 @@ type Options struct {
 	// Header holds extra request headers (organization, project, ...).
 	Header http.Header
 	// HTTPClient sends the requests. Default: a client with no overall
-	// timeout (a stream lasts as long as the answer); cancel through ctx.
+	// timeout (a stream lasts as long as the answer) whose dials and TLS
+	// handshakes are bounded by Timeouts.Connect; cancel through ctx.
 	HTTPClient *http.Client
+	// Timeouts bound connecting, the wait for the first event and the
+	// silence between events while the client waits for the next one
+	// (defaults in internal/llmhttp: 10s, 30s, 30s; a negative field
+	// disables that bound). A server that accepts and never answers ends
+	// the turn with a transient *llmhttp.TimeoutError such as "openai: no
+	// first byte within 30s", and the request is closed.
+	Timeouts Timeouts
 
 	// Temperature, when set, is sent as is.
 	Temperature *float64
@@ -63,16 +75,22 @@ type Options struct {
 	// each one, up to 8s. A Retry-After header, when given, wins (capped at
 	// 8s). Default: 500ms.
 	RetryBackoff time.Duration
-	// MaxLineBytes bounds one SSE line. Default: DefaultMaxLineBytes.
+	// MaxLineBytes bounds one SSE line and one event. Default:
+	// DefaultMaxLineBytes.
 	MaxLineBytes int
 }
+
+// Timeouts bound the phases of one streamed answer; a zero field takes the
+// default, a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Chat Completions client for any OpenAI-compatible
 // server (OpenAI, vLLM, Ollama, llama.cpp server, Groq). It implements
 // [llm.Provider]. It is safe for concurrent use.
 type Client struct {
-	opts Options
-	url  string
+	opts   Options
+	url    string
+	header http.Header
 }
 
 var _ llm.Provider = (*Client)(nil)
@@ -98,7 +116,7 @@ func New(o Options) *Client {
 		o.Model = DefaultModel
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 2
@@ -112,7 +130,20 @@ func New(o Options) *Client {
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
 	}
-	return &Client{opts: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions"}
+	// The fixed headers first, then the caller's, added (a name set in
+	// both keeps both values).
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "text/event-stream")
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	for k, vs := range o.Header {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	return &Client{opts: o, url: strings.TrimRight(o.BaseURL, "/") + "/chat/completions", header: h}
 }
 
 // Model implements [frames.Modeler].
@@ -120,7 +151,7 @@ func (c *Client) Model() string { return c.opts.Model }
 
 // Stream implements [llm.Provider]: it sends req and yields the answer as
 // it streams. The request is cancelled and the body closed as soon as ctx
-// is done or the consumer stops.
+// is done, the consumer stops, or a bound of Options.Timeouts runs out.
 func (c *Client) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		body, err := c.encodeRequest(req)
@@ -128,36 +159,38 @@ func (c *Client) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[l
 			yield(llm.Event{}, err)
 			return
 		}
-		resp, err := c.send(ctx, body)
+		s, err := llmhttp.Open(ctx, &llmhttp.Request{
+			Provider: "openai", Client: c.opts.HTTPClient, URL: c.url, Header: c.header, Body: body,
+			Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
+			Timeouts: c.opts.Timeouts, MaxLineBytes: c.opts.MaxLineBytes,
+			Failed: func(resp *http.Response) error { return readAPIError(resp) },
+		})
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		defer resp.Body.Close()
-		// Reads may sit in a blocked network read: close the body the moment
-		// ctx ends rather than waiting for the transport to notice.
-		stop := context.AfterFunc(ctx, func() { resp.Body.Close() })
-		defer stop()
-		c.read(ctx, resp, yield)
+		defer s.Close()
+		read(s, yield)
 	}
 }
 
-// read parses the event stream of resp and yields its events.
-func (c *Client) read(ctx context.Context, resp *http.Response, yield func(llm.Event, error) bool) {
-	rd := newSSEReader(resp.Body, c.opts.MaxLineBytes)
+// events is what read needs of a stream: [llmhttp.Stream] or, in tests, a
+// bare reader.
+type events interface {
+	Next() (data, event []byte, err error)
+	ContentType() string
+}
+
+// read parses the event stream and yields its events.
+func read(s events, yield func(llm.Event, error) bool) {
 	var dec chunkDecoder
 	done := false
 	for !done {
-		data, _, err := rd.next()
+		data, _, err := s.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			if ctx.Err() != nil {
-				err = ctx.Err()
-			} else {
-				err = fmt.Errorf("openai: reading the stream: %w", err)
-			}
 			yield(llm.Event{}, err)
 			return
 		}
@@ -183,11 +216,8 @@ func (c *Client) read(ctx context.Context, resp *http.Response, yield func(llm.E
 	}
 	if !done && !dec.finished {
 		err := errors.New("openai: the stream ended before the answer was complete (no finish_reason, no [DONE])")
-		if ct := resp.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(ct, "text/event-stream") {
+		if ct := s.ContentType(); ct != "" && !strings.HasPrefix(ct, "text/event-stream") {
 			err = fmt.Errorf("openai: the server answered %q instead of an event stream", ct)
-		}
-		if ctx.Err() != nil {
-			err = ctx.Err()
 		}
 		yield(llm.Event{}, err)
 		return
@@ -197,25 +227,6 @@ func (c *Client) read(ctx context.Context, resp *http.Response, yield func(llm.E
 			return
 		}
 	}
-}
-
-// send posts body, retrying 429, 5xx and connection errors with backoff.
-// Nothing has been streamed yet, so a retry is invisible to the caller.
-func (c *Client) send(ctx context.Context, body []byte) (*http.Response, error) {
-	post := openaiapi.Post{
-		URL: c.url, Body: body, ContentType: "application/json", Accept: "text/event-stream",
-		APIKey: c.opts.APIKey, Header: c.opts.Header, AppendHeader: true,
-	}
-	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
-	return retry.Do(ctx, func(ctx context.Context) (*http.Response, error) {
-		req, err := post.NewRequest(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("openai: building the request: %w", err)
-		}
-		return c.opts.HTTPClient.Do(req)
-	}, func(err error) error {
-		return fmt.Errorf("openai: POST %s: %w", c.url, err)
-	}, func(resp *http.Response) error { return readAPIError(resp) })
 }
 
 // APIError is an error answer from the server: an HTTP error status, or an

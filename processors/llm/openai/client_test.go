@@ -16,6 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/openai"
@@ -32,6 +34,11 @@ type replay struct {
 
 func sse(t testing.TB, name string) replay {
 	return replay{status: 200, body: openaiapitest.Fixture(t, name), ctype: "text/event-stream"}
+}
+
+// answer is the same reply for an llmhttptest server.
+func (r replay) answer() llmhttptest.Answer {
+	return llmhttptest.Answer{Status: r.status, Body: r.body, ContentType: r.ctype}
 }
 
 func errorReply(t testing.TB, status int, name string) replay {
@@ -274,7 +281,7 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 		{"cut off", replay{200, []byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n"), "text/event-stream", nil}, openai.Options{}, "the stream ended before the answer was complete"},
 		{"not a stream", replay{200, []byte(`{"id":"x","choices":[{"message":{"content":"hi"}}]}`), "application/json", nil}, openai.Options{}, `the server answered "application/json" instead of an event stream`},
 		{"error in stream", replay{200, []byte("data: {\"error\":{\"message\":\"context length exceeded\",\"type\":\"invalid_request_error\",\"code\":\"context_length_exceeded\"}}\n\n"), "text/event-stream", nil}, openai.Options{}, "openai: error in stream: context length exceeded (type invalid_request_error, code context_length_exceeded)"},
-		{"bad JSON", replay{200, []byte("data: {\"choices\":[{\"delta\":{\"content\":\"a}]}\n\n"), "text/event-stream", nil}, openai.Options{}, "invalid stream chunk JSON"},
+		{"bad JSON", replay{200, []byte("data: {\"choices\":[{\"delta\":{\"content\":\"a}]}\n\n"), "text/event-stream", nil}, openai.Options{}, "invalid stream event JSON"},
 		{"line too long", replay{200, []byte("data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("x", 300) + "\"}}]}\n\n"), "text/event-stream", nil}, openai.Options{MaxLineBytes: 128}, "SSE line too long: more than 128 bytes"},
 	}
 	for _, tc := range cases {
@@ -473,5 +480,47 @@ func TestErrorInStreamWithNumericCode(t *testing.T) {
 	evs, err := collect(t, srv.client(openai.Options{}), question())
 	if text(evs) != "Hi" || err == nil || err.Error() != "openai: error in stream: upstream timeout (code 504)" {
 		t.Errorf("text %q err %v", text(evs), err)
+	}
+}
+
+// newClient makes a client for the shared timeout checks.
+func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
+	return openai.New(openai.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+}
+
+// cutStream is an answer that stops before its end: two text chunks.
+const cutStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Once\"}}]}\n\n" +
+	"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" upon\"}}]}\n\n"
+
+// A server that accepts the connection and never completes the TLS
+// handshake trips the connect bound, and the connection is closed.
+func TestConnectTimeout(t *testing.T) { llmhttptest.CheckConnectTimeout(t, "openai", newClient) }
+
+// A server that accepts the request and never answers, or answers the
+// headers and then nothing, trips the first-byte bound ("openai: no first
+// byte within 100ms"); the request is closed and not retried.
+func TestFirstByteTimeout(t *testing.T) { llmhttptest.CheckFirstByteTimeout(t, "openai", newClient) }
+
+// A stream that stalls mid-answer trips the idle bound after the text
+// that came; the request is closed.
+func TestIdleTimeout(t *testing.T) {
+	llmhttptest.CheckIdleTimeout(t, "openai", newClient, []byte(cutStream), "Once upon")
+}
+
+// A consumer that takes longer than the idle bound between two events is
+// not a stalled server: only the time spent waiting on the server counts.
+func TestSlowConsumerIsNotAnIdleServer(t *testing.T) {
+	srv := llmhttptest.New(t, sse(t, "text.sse").answer())
+	c := newClient(srv.URL+"/v1", srv.Client(), llmhttptest.ShortTimeouts)
+	var got strings.Builder
+	for ev, err := range c.Stream(t.Context(), question()) {
+		if err != nil {
+			t.Fatalf("after %q: %v", got.String(), err)
+		}
+		got.WriteString(ev.Text)
+		time.Sleep(150 * time.Millisecond)
+	}
+	if got.Len() == 0 {
+		t.Error("no text")
 	}
 }

@@ -9,16 +9,18 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/framewire/framewire/internal/llmhttp"
 )
 
 // readAll runs the SSE reader and chunk decoder over body the way the
 // client does, returning the text and the assembled calls.
 func readAll(body []byte, maxLine int) (text string, calls int, err error) {
-	rd := newSSEReader(strings.NewReader(string(body)), maxLine)
+	rd := llmhttp.NewReader(strings.NewReader(string(body)), maxLine)
 	var dec chunkDecoder
 	var b strings.Builder
 	for {
-		data, _, err := rd.next()
+		data, _, err := rd.Next()
 		if err == io.EOF {
 			break
 		}
@@ -66,7 +68,7 @@ func TestLongLinesWithinTheLimitAreRead(t *testing.T) {
 		t.Errorf("err %v, %d bytes", err, len(got))
 	}
 	_, _, err = readAll([]byte(body), 1000)
-	if !errors.Is(err, errLineTooLong) {
+	if !errors.Is(err, llmhttp.ErrLineTooLong) {
 		t.Errorf("err = %v, want the line limit", err)
 	}
 }
@@ -175,13 +177,13 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 // allocation per token).
 func BenchmarkParseToken(b *testing.B) {
 	event := []byte(`data: {"id":"chatcmpl-BfX2k9QzL0m3N8pR7sT1uV4wY6","object":"chat.completion.chunk","created":1764412345,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_34a54ae93c","choices":[{"index":0,"delta":{"content":" today"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
-	rd := newSSEReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
 	var dec chunkDecoder
 	var sink string
 	b.SetBytes(int64(len(event)))
 	b.ReportAllocs()
 	for b.Loop() {
-		data, _, err := rd.next()
+		data, _, err := rd.Next()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -199,11 +201,11 @@ func BenchmarkParseToken(b *testing.B) {
 // BenchmarkParseToolDelta measures one tool-call argument fragment.
 func BenchmarkParseToolDelta(b *testing.B) {
 	event := []byte(`data: {"id":"chatcmpl-BfX2k9QzL0m3N8pR7sT1uV4wY6","object":"chat.completion.chunk","created":1764412345,"model":"gpt-4o-mini-2024-07-18","system_fingerprint":"fp_34a54ae93c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"city\":\""}}]},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
-	rd := newSSEReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
 	var dec chunkDecoder
 	b.ReportAllocs()
 	for b.Loop() {
-		data, _, err := rd.next()
+		data, _, err := rd.Next()
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
@@ -215,5 +216,26 @@ func TestInterruptionClosesTheRequest(t *testing.T) {
 	}
 	if errs := pipelinetest.OfType[*frames.Error](res.Up()); len(errs) != 0 {
 		t.Errorf("interruption reported errors: %v", errs)
+	}
+}
+
+// A server that accepts the request and never answers ends the turn with
+// an error frame naming the bound (not a hang), and the service's start
+// and end stay balanced.
+func TestSilentServerEndsTheTurnWithAnError(t *testing.T) {
+	srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
+	client := openai.New(openai.Options{BaseURL: srv.URL, APIKey: "k", HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	svc := llm.NewService(client, llm.ServiceOptions{})
+	res := pipelinetest.Start(t, svc, pipelinetest.Options{Send: []frames.Frame{question()}, NoEnd: true})
+	waitFor(t, res, "an error frame", func(_, up []frames.Frame) bool { return len(pipelinetest.OfType[*frames.Error](up)) > 0 })
+	llmhttptest.WaitClosed(t, srv.Closed, "request")
+	finish(t, res)
+	errs := pipelinetest.OfType[*frames.Error](res.Up())
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "openai: no first byte within 100ms") {
+		t.Errorf("errors %v, want one naming the first-byte bound", errs)
+	}
+	down := res.Down()
+	if s, e := len(pipelinetest.OfType[*frames.LLMFullResponseStart](down)), len(pipelinetest.OfType[*frames.LLMFullResponseEnd](down)); s != e {
+		t.Errorf("%d starts and %d ends", s, e)
 	}
 }
