@@ -138,6 +138,11 @@ func (c *Client) streamHTTP(ctx context.Context, text string, rate int, yield fu
 		}
 		w.enter(llmhttp.PhaseIdle)
 		if err := m.decode(line); err != nil {
+			// A line cut short by a broken stream is the last token the
+			// scanner hands out: report the break rather than the JSON.
+			if !sc.Scan() && sc.Err() != nil {
+				break
+			}
 			return started, err
 		}
 		if m.isError() {

@@ -1,0 +1,3 @@
+# The server takes the request and never answers (timeouts).
+< init
+< text
