@@ -3,7 +3,9 @@ package rtvi
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
@@ -39,7 +42,18 @@ type Options struct {
 	// DrainTimeout bounds how long End (or Stop) waits for the client
 	// messages queued ahead of it to be handled. Default: 5s.
 	DrainTimeout time.Duration
+	// MaxQueuedMessages and MaxQueuedBytes bound the client messages
+	// waiting for the message worker. A message past either bound is
+	// dropped, and the client gets a non-fatal error saying so (at most one
+	// a second), so a client that floods its own session cannot grow its
+	// memory or delay its next request by more than the queue's length.
+	// Defaults: 256 messages, 4 MiB.
+	MaxQueuedMessages int
+	MaxQueuedBytes    int64
 	// Logger receives the processor's logs. Default: the task's logger.
+	// Lines about single bad client messages are sampled (the first 5 of
+	// each kind a second, then one in 100), so a flood of them cannot
+	// flood the log.
 	Logger *zap.Logger
 	// Observer configures the processor's observer (see
 	// [Processor.Observer]) unless [NewObserver] made it. Its Logger
@@ -78,11 +92,15 @@ type Processor struct {
 	obsTaken atomic.Bool // the task asked for the observer
 	setUp    atomic.Bool // a task has set the processor up
 	log      atomic.Pointer[zap.Logger]
+	msgLog   atomic.Pointer[zap.Logger] // log, sampled, for per-message lines
 	version  atomic.Pointer[wire.ClientVersion]
 	skipTTS  atomic.Bool
 
 	inbox       pipeline.FrameQueue
 	pending     atomic.Int64  // messages queued or being handled
+	queuedBytes atomic.Int64  // bytes of the messages in inbox
+	dropped     int           // messages dropped since the last busy error; node goroutine only
+	lastBusy    time.Time     // when the last busy error went out; node goroutine only
 	drained     chan struct{} // signalled when pending drops to zero
 	drainedOnce sync.Once
 
@@ -102,9 +120,37 @@ type Processor struct {
 func NewProcessor(opts Options) *Processor {
 	p := &Processor{opts: opts}
 	if opts.Logger != nil {
-		p.log.Store(opts.Logger)
+		p.setLogger(opts.Logger)
 	}
 	return p
+}
+
+// setLogger makes l the processor's logger, and a sampled copy of it the
+// logger of per-message lines.
+func (p *Processor) setLogger(l *zap.Logger) {
+	p.log.Store(l)
+	p.msgLog.Store(l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
+	})))
+}
+
+// messageLogger is the logger of lines about single client messages.
+func (p *Processor) messageLogger() *zap.Logger {
+	if l := p.msgLog.Load(); l != nil {
+		return l
+	}
+	return nopLogger
+}
+
+func (p *Processor) maxQueued() (int64, int64) {
+	n, b := int64(p.opts.MaxQueuedMessages), p.opts.MaxQueuedBytes
+	if n <= 0 {
+		n = 256
+	}
+	if b <= 0 {
+		b = 4 << 20
+	}
+	return n, b
 }
 
 // Name implements pipeline.Namer.
@@ -139,7 +185,7 @@ func (p *Processor) drainedCh() chan struct{} {
 // once when the task has not taken the processor's observer.
 func (p *Processor) Setup(_ context.Context, s pipeline.Setup) error {
 	if p.opts.Logger == nil && s.Logger != nil {
-		p.log.Store(s.Logger)
+		p.setLogger(s.Logger)
 	}
 	s.Attach(&p.out)
 	p.setUp.Store(true)
@@ -236,8 +282,7 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		h.GoBackground(p.work)
 	case *frames.InputTransportMessage:
 		h.Consume()
-		p.pending.Add(1)
-		p.inbox.Push(f, dir)
+		p.enqueue(f, dir)
 	case *frames.End, *frames.Stop:
 		// Let the messages queued ahead of End be handled first, so what
 		// they push goes out before the pipeline ends.
@@ -259,8 +304,30 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		p.skipTTS.Store(f.SkipTTS)
 	case *frames.Cancel:
 		p.pending.Add(-int64(p.inbox.Clear()))
+		p.queuedBytes.Store(0)
 	}
 	return nil
+}
+
+// enqueue queues a client message for the worker, or drops it when the
+// queue is at its bounds. It runs on the node's goroutine.
+func (p *Processor) enqueue(f *frames.InputTransportMessage, dir frames.Direction) {
+	maxN, maxB := p.maxQueued()
+	size := int64(len(f.Message))
+	if p.pending.Load() >= maxN || p.queuedBytes.Load()+size > maxB {
+		p.dropped++
+		if now := time.Now(); now.Sub(p.lastBusy) >= time.Second {
+			p.lastBusy = now
+			p.logger().Warn("client messages dropped: the client sends faster than the bot handles them",
+				zap.Int("dropped", p.dropped), zap.Int64("queued", p.pending.Load()), zap.Int64("queued_bytes", p.queuedBytes.Load()))
+			p.SendError(fmt.Sprintf("too many messages: %d dropped; slow down", p.dropped))
+			p.dropped = 0
+		}
+		return
+	}
+	p.pending.Add(1)
+	p.queuedBytes.Add(size)
+	p.inbox.Push(f, dir)
 }
 
 // waitDrained waits until no client message is queued or being handled,
@@ -328,14 +395,40 @@ func (p *Processor) SendError(text string) error {
 	return p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}})
 }
 
-// sendErrorFrame reports an error frame passing through: fatal when the
-// error is permanent.
+// sendErrorFrame reports an error frame passing through, fatal when the
+// error is permanent. The client gets a short generic text and an error
+// id; the error itself, which may carry an upstream body, an address or a
+// key fragment, goes only to the server log, under the same id.
 func (p *Processor) sendErrorFrame(e *frames.Error) {
-	text := "unknown error"
-	if e.Err != nil {
-		text = e.Err.Error()
+	id := newErrorID()
+	p.logger().Warn("error reported to the client", zap.String("error_id", id), zap.String("processor", e.Processor),
+		zap.Stringer("category", e.Category), zap.Error(e.Err))
+	_ = p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: ClientErrorText(e, id), Fatal: e.Permanent()}})
+}
+
+// ClientErrorText is the text a client is told for e: what failed, in
+// general terms, and the id under which the server logged the details.
+// It never includes e's own text.
+func ClientErrorText(e *frames.Error, id string) string {
+	what := "the bot"
+	if e.Processor != "" {
+		what = e.Processor
 	}
-	_ = p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text, Fatal: e.Permanent()}})
+	switch e.Category {
+	case frames.ErrorTransient:
+		return what + " is temporarily unavailable (error id " + id + ")"
+	case frames.ErrorPermanent:
+		return what + " is unavailable (error id " + id + ")"
+	}
+	return what + " failed (error id " + id + ")"
+}
+
+// newErrorID returns a short random id that ties an error a client saw to
+// the server's log line.
+func newErrorID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // SetBotReady sends bot-ready: the id of the client's client-ready ("" if
@@ -382,6 +475,7 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 			}
 		}
 		if m, ok := f.(*frames.InputTransportMessage); ok {
+			p.queuedBytes.Add(-int64(len(m.Message)))
 			p.handleRaw(ctx, out, m.Message)
 		}
 		if p.pending.Add(-1) <= 0 {
@@ -399,7 +493,7 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 // handleRaw decodes and dispatches one client message, answering errors
 // as §5.1 prescribes.
 func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []byte) {
-	log := p.logger()
+	log := p.messageLogger()
 	m, err := wire.Decode(raw)
 	if err != nil {
 		var (
@@ -434,8 +528,10 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			log.Error("panic while handling RTVI message", zap.String("message", m.String()), zap.Any("panic", r))
-			_ = p.sendErrorResponse(m.ID, fmt.Sprintf("Exception processing message: %v", r))
+			id := newErrorID()
+			p.logger().Error("panic while handling RTVI message", zap.String("error_id", id), zap.String("message", m.String()),
+				zap.Any("panic", r), zap.Stack("stack"))
+			_ = p.sendErrorResponse(m.ID, "Exception processing message (error id "+id+")")
 		}
 	}()
 	p.dispatch(ctx, out, m)
@@ -514,7 +610,7 @@ func (p *Processor) pushUI(ctx context.Context, out pipeline.Pusher, f UIMessage
 // handleClientReady runs the handshake of §2: version check (error-response
 // first), ClientReadyFrame, OnClientReady, then bot-ready.
 func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, id string, d *wire.ClientReady) {
-	log := p.logger()
+	log := p.messageLogger()
 	ready := &ClientReadyFrame{MsgID: id, About: wire.AboutClient{Library: "unknown"}}
 	if d != nil {
 		ready.Version = d.Version
@@ -649,7 +745,7 @@ func (p *Processor) pushAudio(out pipeline.Pusher, buffers []string, rate, chann
 			pcm, err = base64.RawStdEncoding.DecodeString(b64)
 		}
 		if err != nil {
-			p.logger().Error("invalid base64 audio", zap.Int("index", i), zap.Error(err))
+			p.messageLogger().Error("invalid base64 audio", zap.Int("index", i), zap.Error(err))
 			continue
 		}
 		out.Push(&frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm, SampleRate: rate, Channels: channels}}, frames.Downstream)

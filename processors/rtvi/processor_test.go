@@ -3,11 +3,15 @@ package rtvi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -460,36 +464,82 @@ func TestCallbacks(t *testing.T) {
 	}
 }
 
+// A panic in a handler answers the request with Pipecat's "Exception
+// processing message" and an error id, never the panic's own text, which
+// goes to the log under the same id; the next message is handled.
 func TestHandlerPanicBecomesErrorResponse(t *testing.T) {
-	p := NewProcessor(Options{})
-	p.OnClientMessage(func(context.Context, ClientMessage) { panic("boom") })
+	core, logs := observer.New(zap.DebugLevel)
+	p := NewProcessor(Options{Logger: zap.New(core)})
+	p.OnClientMessage(func(context.Context, ClientMessage) { panic("boom at 10.0.0.7") })
 	res := runProcessor(t, p,
 		`{"label":"rtvi-ai","type":"client-message","id":"c1","data":{"t":"x"}}`,
 		`{"label":"rtvi-ai","type":"frobnicate","id":"after"}`)
-	want := []any{
-		errorResponse("c1", "Exception processing message: boom"),
-		errorResponse("after", "Unsupported type frobnicate"),
+	got := sent(t, res.Down())
+	if len(got) != 2 {
+		t.Fatalf("replies: %v", got)
 	}
-	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
-		t.Errorf("replies (-want +got):\n%s", d)
+	text, _ := got[0].(obj)["data"].(obj)["error"].(string)
+	id, ok := strings.CutPrefix(text, "Exception processing message (error id ")
+	id, closed := strings.CutSuffix(id, ")")
+	if !ok || !closed || len(id) != 12 {
+		t.Errorf("panic reply text %q, want Exception processing message (error id <12 hex>)", text)
+	}
+	if d := cmp.Diff(errorResponse("after", "Unsupported type frobnicate"), got[1]); d != "" {
+		t.Errorf("the next message's reply (-want +got):\n%s", d)
+	}
+	logged := logs.FilterField(zap.String("error_id", id)).FilterMessage("panic while handling RTVI message").All()
+	if len(logged) != 1 || fmt.Sprint(logged[0].ContextMap()["panic"]) != "boom at 10.0.0.7" {
+		t.Errorf("log lines with the error id: %v", logged)
 	}
 }
 
-func TestErrorFramesBecomeErrorMessages(t *testing.T) {
-	p := NewProcessor(Options{})
+// Table row 10 of issue 17: an error frame reaches the client as a short
+// generic text with an error id, fatal when permanent; what the error
+// says (an upstream body, an address, a key fragment) is only in the
+// server log, under the same id.
+func TestErrorFramesReachTheClientAsGenericTextWithAnErrorID(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	p := NewProcessor(Options{Logger: zap.New(core)})
+	upstream := `openai: 401: <html>Incorrect API key provided: sk-ab***yz at gateway 10.1.2.3</html>`
 	res := pipelinetest.Run(t, p, pipelinetest.Options{SendUpstream: []frames.Frame{
-		&frames.Error{Err: errTest("tts quota exceeded"), Category: frames.ErrorTransient},
-		&frames.Error{Err: errTest("bad key"), Category: frames.ErrorPermanent},
+		&frames.Error{Err: errTest("tts quota exceeded"), Processor: "TTSService#2", Category: frames.ErrorTransient},
+		&frames.Error{Err: errTest(upstream), Processor: "LLMService#1", Category: frames.ErrorPermanent},
+		&frames.Error{Err: errTest("boom")},
 	}})
-	want := []any{
-		obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "tts quota exceeded", "fatal": false}},
-		obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "bad key", "fatal": true}},
+	got := sent(t, res.Down())
+	wants := []struct {
+		prefix string
+		fatal  bool
+	}{
+		{"TTSService#2 is temporarily unavailable (error id ", false},
+		{"LLMService#1 is unavailable (error id ", true},
+		{"the bot failed (error id ", false},
 	}
-	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
+	if len(got) != len(wants) {
+		t.Fatalf("messages: %v", got)
 	}
-	if n := len(res.Up()); n != 2 {
-		t.Errorf("error frames forwarded upstream: %d, want 2", n)
+	for i, w := range wants {
+		d := got[i].(obj)["data"].(obj)
+		text, _ := d["error"].(string)
+		id, ok := strings.CutPrefix(text, w.prefix)
+		id = strings.TrimSuffix(id, ")")
+		if !ok || len(id) != 12 || d["fatal"] != w.fatal {
+			t.Errorf("error %d: %v, want %q<id>) fatal %v", i, d, w.prefix, w.fatal)
+			continue
+		}
+		if strings.Contains(text, "sk-") || strings.Contains(text, "10.1.2.3") || strings.Contains(text, "quota") {
+			t.Errorf("error %d carries the upstream text: %q", i, text)
+		}
+		if n := logs.FilterField(zap.String("error_id", id)).Len(); n != 1 {
+			t.Errorf("error %d: %d log lines with its id %s, want 1", i, n, id)
+		}
+	}
+	if logs.FilterMessage("error reported to the client").FilterFieldKey("error").Len() != 3 ||
+		!strings.Contains(fmt.Sprint(logs.All()[len(logs.All())-2].ContextMap()["error"]), "sk-ab***yz") {
+		t.Errorf("the server log does not hold the errors: %v", logs.All())
+	}
+	if n := len(res.Up()); n != 3 {
+		t.Errorf("error frames forwarded upstream: %d, want 3", n)
 	}
 }
 
