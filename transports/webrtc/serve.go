@@ -42,7 +42,9 @@ type ServeOptions struct {
 	// deadline for itself with http.ResponseController.SetWriteDeadline.
 	WriteTimeout time.Duration
 	// IdleTimeout bounds how long a keep-alive connection waits for its
-	// next request. Default: 60s.
+	// next request. The client's requests come in a burst as it connects
+	// (offer, candidate PATCHes) and again only if it restarts, so an idle
+	// connection is mostly a held socket. Default: 30s.
 	IdleTimeout time.Duration
 	// MaxHeaderBytes bounds a request's headers. Default: 64 KiB (the
 	// real clients send well under 2 KiB).
@@ -73,7 +75,7 @@ func (o ServeOptions) withDefaults(srv *Server) ServeOptions {
 	o.ReadHeaderTimeout = orDefault(o.ReadHeaderTimeout, 5*time.Second)
 	o.ReadTimeout = orDefault(o.ReadTimeout, 15*time.Second)
 	o.WriteTimeout = orDefault(o.WriteTimeout, max(30*time.Second, srv.opts.GatherTimeout+20*time.Second))
-	o.IdleTimeout = orDefault(o.IdleTimeout, 60*time.Second)
+	o.IdleTimeout = orDefault(o.IdleTimeout, 30*time.Second)
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 64 << 10
 	}

@@ -32,7 +32,7 @@ func timeoutsOf(hs *http.Server) serveTimeouts {
 func TestServeOptionsGiveProductionTimeoutsThatTheOperatorCanChange(t *testing.T) {
 	srv := offlineSession(t).srv
 	got := timeoutsOf(ServeOptions{}.withDefaults(srv).httpServer(new(atomic.Bool)))
-	want := serveTimeouts{5 * time.Second, 15 * time.Second, 30 * time.Second, 60 * time.Second, 64 << 10}
+	want := serveTimeouts{5 * time.Second, 15 * time.Second, 30 * time.Second, 30 * time.Second, 64 << 10}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("zero ServeOptions (-want +got):\n%s", d)
 	}

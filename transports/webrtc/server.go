@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,19 +62,71 @@ type Options struct {
 	Settings func(*pion.SettingEngine)
 
 	// AllowOrigins enables CORS for these origins ("*" for any). Default:
-	// none, for pages served from the same origin.
+	// none, for pages served from the same origin. Whatever it says, the
+	// signalling routes take only application/json bodies (415 otherwise),
+	// which a page of another origin cannot send without a preflight.
 	AllowOrigins []string
-	// MaxBodyBytes bounds request bodies. Default: 1 MiB.
+	// Authorize, if set, is asked about every signalling request (/start,
+	// offers, PATCHes, the session paths; not CORS preflights) before any
+	// work is done for it. A nil error admits the request; an error
+	// refuses it with a 403 when it wraps [ErrForbidden] and a 401
+	// otherwise, which the client does not retry. The error goes to the
+	// log; the client reads only "unauthorized" or "forbidden".
+	// [BearerTokens] checks a shared token. Default: nil, every request
+	// is admitted (put the server behind the application's own
+	// authentication, or set this).
+	Authorize func(*http.Request) error
+	// MaxBodyBytes bounds the body of an offer or a PATCH (the browser's
+	// offers are a few kilobytes). Default: 1 MiB.
 	MaxBodyBytes int64
-	// MaxSessions bounds concurrent sessions; offers past it get a 503
-	// (the client retries). Default: unlimited.
+	// MaxStartBodyBytes bounds the body of a /start (the real client
+	// sends a few hundred bytes: the app's requestData). Default: 16 KiB.
+	MaxStartBodyBytes int64
+	// MaxSessions bounds the live sessions, connected or not; offers past
+	// it get a 503 with Retry-After (the client retries). Default: 500,
+	// five times what the load test holds on two cores (100 streaming
+	// sessions); negative for no limit.
 	MaxSessions int
+	// MaxPendingSessions bounds the sessions whose data channel has not
+	// opened yet (each holds a few sockets and goroutines until it
+	// connects or ConnectTimeout ends it); offers past it get a 503 with
+	// Retry-After. A browser's session is pending for well under a second.
+	// Default: 100; negative for no limit.
+	MaxPendingSessions int
+	// PerIP bounds what one client address may ask: live sessions and the
+	// rate of signalling requests. Default: no limit (see [IPLimits]).
+	PerIP IPLimits
+	// TrustedProxies are the reverse proxies whose forwarded header
+	// (ForwardedHeader) names the client to PerIP. A request from any
+	// other address is counted against that address, whatever headers it
+	// carries. Default: none, every request is counted against the
+	// connection's address.
+	TrustedProxies []netip.Prefix
+	// ForwardedHeader is the header TrustedProxies write the client's
+	// address in: [HeaderXForwardedFor] or [HeaderForwarded] (RFC 7239).
+	// Name the one the proxy sets (and overwrites or appends to): the
+	// other is the client's to forge. Default: X-Forwarded-For.
+	ForwardedHeader string
 	// GatherTimeout bounds the wait for ICE gathering before answering.
 	// Default: 10s.
 	GatherTimeout time.Duration
-	// StartTTL is how long an unused /start session id stays valid.
-	// Default: 10m.
+	// StartTTL is how long a /start session id stays valid after its last
+	// use while no live session was created through it. Default: 10m.
 	StartTTL time.Duration
+	// MaxStarts bounds the /start session ids kept that no live session
+	// uses yet (a client posts its offer right after /start); past it the
+	// oldest is forgotten. Ids in use by a live session are kept as long
+	// as the session. Default: 1000 (16 MiB of bodies at most).
+	MaxStarts int
+	// TURN, if set, gives every /start client short-lived TURN
+	// credentials of its own ([TURNCredentials]). Default: nil.
+	TURN *TURNCredentials
+	// ShareICECredentials makes /start hand the browser the username and
+	// credential of ICEServers. Default: false: /start lists their STUN
+	// URLs only, because static TURN credentials handed to anyone who asks
+	// let anyone relay through the operator's TURN server; use TURN
+	// instead.
+	ShareICECredentials bool
 
 	// PingTimeout ends a session whose client sent no "ping" for that long
 	// (after its first ping). Default: 3s; negative disables it.
@@ -84,7 +138,8 @@ type Options struct {
 	// Default: 0, the session ends when the pings stop.
 	RestartGrace time.Duration
 	// ConnectTimeout ends a session whose data channel did not open within
-	// that long after the offer. Default: 60s.
+	// that long after the offer (a browser takes well under a second once
+	// it has the answer). Default: 10s more than GatherTimeout, 20s.
 	ConnectTimeout time.Duration
 	// MaxMessageBytes bounds one data-channel message and is announced in
 	// the answer's max-message-size. Default: 256 KiB (RTVI needs 64 KiB).
@@ -116,17 +171,33 @@ func (o Options) withDefaults() Options {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
 	}
+	if o.MaxStartBodyBytes <= 0 {
+		o.MaxStartBodyBytes = 16 << 10
+	}
+	if o.MaxSessions == 0 {
+		o.MaxSessions = 500
+	}
+	if o.MaxPendingSessions == 0 {
+		o.MaxPendingSessions = 100
+	}
+	o.PerIP = o.PerIP.withDefaults()
+	if o.ForwardedHeader == "" {
+		o.ForwardedHeader = HeaderXForwardedFor
+	}
 	if o.GatherTimeout <= 0 {
 		o.GatherTimeout = 10 * time.Second
 	}
 	if o.StartTTL <= 0 {
 		o.StartTTL = 10 * time.Minute
 	}
+	if o.MaxStarts <= 0 {
+		o.MaxStarts = 1000
+	}
 	if o.PingTimeout == 0 {
 		o.PingTimeout = 3 * time.Second
 	}
 	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = 60 * time.Second
+		o.ConnectTimeout = o.GatherTimeout + 10*time.Second
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = 256 << 10
@@ -176,17 +247,25 @@ type Server struct {
 	closed   bool
 	byPC     map[string]*Session // every pc_id a session ever had
 	sessions map[*Session]struct{}
-	starts   map[string]*startEntry
+	// slots holds what each live session counts against.
+	slots map[*Session]*sessionSlot
+	// pending holds the live sessions whose data channel has not opened
+	// yet, with their first peer (nil while the offer is being answered);
+	// at most MaxPendingSessions, so counting them is cheap.
+	pending map[*Session]*peer
+	starts  *startTable
+	ips     *ipTable // nil without PerIP limits
 	// gone is closed once the server is closed and its last session has
 	// been torn down.
 	gone     chan struct{}
 	goneOnce sync.Once
 }
 
-// startEntry is a /start session id waiting for (or serving) offers.
-type startEntry struct {
-	body     json.RawMessage
-	lastUsed time.Time
+// sessionSlot is what a live session holds: its /start entry and its
+// client address's count, released when it is torn down.
+type sessionSlot struct {
+	start *startEntry
+	ip    *ipEntry
 }
 
 // NewServer returns a server with opts. It fails when NewPipeline is
@@ -196,6 +275,9 @@ func NewServer(opts Options) (*Server, error) {
 		return nil, errors.New("webrtc: Options.NewPipeline is required")
 	}
 	opts = opts.withDefaults()
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
@@ -203,8 +285,13 @@ func NewServer(opts Options) (*Server, error) {
 		cfg:      pion.Configuration{ICEServers: opts.ICEServers},
 		byPC:     map[string]*Session{},
 		sessions: map[*Session]struct{}{},
-		starts:   map[string]*startEntry{},
+		slots:    map[*Session]*sessionSlot{},
+		pending:  map[*Session]*peer{},
+		starts:   newStartTable(opts.StartTTL, opts.MaxStarts),
 		gone:     make(chan struct{}),
+	}
+	if opts.PerIP.on() {
+		s.ips = newIPTable(opts.PerIP)
 	}
 	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
@@ -226,6 +313,22 @@ func NewServer(opts Options) (*Server, error) {
 	s.mux.HandleFunc("POST /start", s.handleStart)
 	s.mux.HandleFunc("/sessions/{id}/{rest...}", s.handleSessionPath)
 	return s, nil
+}
+
+// validate checks the options that have no safe default to fall back on.
+func (o Options) validate() error {
+	if err := o.TURN.validate(); err != nil {
+		return err
+	}
+	for _, p := range o.TrustedProxies {
+		if !p.IsValid() {
+			return fmt.Errorf("webrtc: Options.TrustedProxies has an invalid prefix %v", p)
+		}
+	}
+	if o.ForwardedHeader != HeaderXForwardedFor && o.ForwardedHeader != HeaderForwarded {
+		return fmt.Errorf("webrtc: Options.ForwardedHeader is %q, want %q or %q", o.ForwardedHeader, HeaderXForwardedFor, HeaderForwarded)
+	}
+	return nil
 }
 
 // newAPI builds the pion API shared by every peer connection: the audio
@@ -268,8 +371,11 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. In order: the CORS headers, the
+// per-address rate (Options.PerIP), a CORS preflight's answer,
+// Options.Authorize, then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	preflight := false
 	if len(s.opts.AllowOrigins) > 0 {
 		if origin := r.Header.Get("Origin"); origin != "" && s.originAllowed(origin) {
 			h := w.Header()
@@ -279,16 +385,54 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				h.Set("Access-Control-Allow-Origin", origin)
 				h.Add("Vary", "Origin")
 			}
-			if r.Method == http.MethodOptions {
-				h.Set("Access-Control-Allow-Methods", "POST, PATCH, OPTIONS")
-				h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
-				h.Set("Access-Control-Max-Age", "600")
-				w.WriteHeader(http.StatusNoContent)
-				return
-			}
+			preflight = r.Method == http.MethodOptions
 		}
 	}
+	if s.ips != nil && s.opts.PerIP.Rate > 0 && !s.allowRequest(w, r) {
+		return
+	}
+	if preflight {
+		h := w.Header()
+		h.Set("Access-Control-Allow-Methods", "POST, PATCH, OPTIONS")
+		h.Set("Access-Control-Allow-Headers", "Content-Type, Authorization")
+		h.Set("Access-Control-Max-Age", "600")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if !s.authorize(w, r) {
+		return
+	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// clientKey returns the key r's client is counted under by PerIP.
+func (s *Server) clientKey(r *http.Request) netip.Addr {
+	return limitKey(clientAddr(r, s.opts.TrustedProxies, s.opts.ForwardedHeader))
+}
+
+// allowRequest takes one request from the allowance of r's client
+// address; when there is none it answers a 503 with Retry-After itself
+// (the client retries 5xx) and returns false.
+func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request) bool {
+	key := s.clientKey(r)
+	now := time.Now()
+	s.mu.Lock()
+	ok, wait := s.ips.allow(s.ips.entry(key, now), now)
+	s.mu.Unlock()
+	if ok {
+		return true
+	}
+	s.log.Info("signalling request over the per-address rate", zap.Stringer("client", key),
+		zap.String("method", r.Method), zap.String("path", r.URL.Path))
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
+	writeError(w, http.StatusServiceUnavailable, "too many requests from this address; retry later")
+	return false
+}
+
+// logRequest returns the log fields of a refused request.
+func logRequest(r *http.Request, err error) []zap.Field {
+	return []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.String("remote", r.RemoteAddr), zap.Error(err)}
 }
 
 func (s *Server) originAllowed(origin string) bool {
@@ -370,9 +514,17 @@ func (s *Server) Session(pcID string) (*Session, bool) {
 	return ss, ok
 }
 
-// readBody reads a bounded body; it answers 413 itself and returns false.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+// readBody reads a JSON body of at most limit bytes. It answers 415 (a
+// body that is not application/json: what a page of another origin can
+// send without a preflight), 413 or 400 itself and returns false.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	if !isJSONContent(r.Header.Get("Content-Type")) {
+		s.log.Info("rejected a body that is not JSON", zap.String("path", r.URL.Path),
+			zap.String("content_type", r.Header.Get("Content-Type")))
+		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -385,10 +537,17 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	return body, true
 }
 
+// isJSONContent reports whether a Content-Type is application/json
+// (parameters such as charset allowed).
+func isJSONContent(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // handleOffer serves POST .../api/offer. startID is the /start session id
 // on the session path, "" otherwise.
 func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID string) {
-	body, ok := s.readBody(w, r)
+	body, ok := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if !ok {
 		return
 	}
@@ -401,9 +560,8 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 	var startBody json.RawMessage
 	if startID != "" {
 		s.mu.Lock()
-		e := s.starts[startID]
+		e := s.starts.get(startID, time.Now())
 		if e != nil {
-			e.lastUsed = time.Now()
 			startBody = e.body
 		}
 		s.mu.Unlock()
@@ -432,7 +590,11 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 	if data == nil {
 		data = startBody
 	}
-	ans, err := s.newSession(r.Context(), req.SDP, startID, data)
+	var client netip.Addr
+	if s.ips != nil {
+		client = s.clientKey(r)
+	}
+	ans, err := s.newSession(r.Context(), req.SDP, startID, data, client)
 	s.reply(w, ans, err)
 }
 
@@ -468,7 +630,7 @@ func (e *unavailableError) Error() string { return e.msg }
 
 // handlePatch serves PATCH .../api/offer.
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, startID string) {
-	body, ok := s.readBody(w, r)
+	body, ok := s.readBody(w, r, s.opts.MaxBodyBytes)
 	if !ok {
 		return
 	}
@@ -496,7 +658,7 @@ func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, startID str
 // handleStart serves POST /start: it records the app body under a new
 // session id; the bot starts when the first offer for it arrives.
 func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
-	body, ok := s.readBody(w, r)
+	body, ok := s.readBody(w, r, s.opts.MaxStartBodyBytes)
 	if !ok {
 		return
 	}
@@ -514,27 +676,42 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "the server is shutting down")
 		return
 	}
-	for k, e := range s.starts {
-		if now.Sub(e.lastUsed) > s.opts.StartTTL {
-			delete(s.starts, k)
-		}
-	}
-	s.starts[id] = &startEntry{body: req.Body, lastUsed: now}
+	s.starts.add(id, req.Body, now)
 	s.mu.Unlock()
 	resp := startResponse{SessionID: id}
-	switch {
-	case len(s.opts.ICEServers) > 0:
-		resp.ICEConfig = &iceConfig{ICEServers: browserICEServers(s.opts.ICEServers)}
-	case req.EnableDefaultICEServers:
-		resp.ICEConfig = &iceConfig{ICEServers: defaultICEServers}
+	servers := browserICEServers(s.opts.ICEServers, s.opts.ShareICECredentials)
+	if s.opts.TURN != nil {
+		servers = append(servers, s.opts.TURN.issue(r, id, now))
+	}
+	if len(servers) == 0 && req.EnableDefaultICEServers {
+		servers = defaultICEServers
+	}
+	if len(servers) > 0 {
+		resp.ICEConfig = &iceConfig{ICEServers: servers}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }
 
-func browserICEServers(list []pion.ICEServer) []iceServer {
-	out := make([]iceServer, len(list))
-	for i, v := range list {
-		out[i] = iceServer{URLs: v.URLs, Username: v.Username, Credential: v.Credential}
+// browserICEServers returns what /start tells the browser of list: each
+// server as it is when it has no credentials or share is set, otherwise
+// only its STUN URLs, which need none (a TURN URL without them would make
+// the browser's RTCPeerConnection throw).
+func browserICEServers(list []pion.ICEServer, share bool) []iceServer {
+	out := make([]iceServer, 0, len(list))
+	for _, v := range list {
+		if share || (v.Username == "" && v.Credential == nil) {
+			out = append(out, iceServer{URLs: v.URLs, Username: v.Username, Credential: v.Credential})
+			continue
+		}
+		var stun []string
+		for _, u := range v.URLs {
+			if l := strings.ToLower(u); strings.HasPrefix(l, "stun:") || strings.HasPrefix(l, "stuns:") {
+				stun = append(stun, u)
+			}
+		}
+		if len(stun) > 0 {
+			out = append(out, iceServer{URLs: stun})
+		}
 	}
 	return out
 }
@@ -544,7 +721,7 @@ func browserICEServers(list []pion.ICEServer) []iceServer {
 func (s *Server) handleSessionPath(w http.ResponseWriter, r *http.Request) {
 	id, rest := r.PathValue("id"), r.PathValue("rest")
 	s.mu.Lock()
-	_, known := s.starts[id]
+	known := s.starts.get(id, time.Now()) != nil
 	s.mu.Unlock()
 	if !known {
 		writeError(w, http.StatusNotFound, "Invalid or not-yet-ready session_id")
@@ -568,18 +745,18 @@ func (s *Server) handleSessionPath(w http.ResponseWriter, r *http.Request) {
 
 // newSession creates a session for a first offer: the pipeline, the peer
 // connection and its answer. The pipeline starts once the answer is ready.
-func (s *Server) newSession(ctx context.Context, offer, startID string, data json.RawMessage) (answerBody, error) {
+// client is the key of the client's address, when PerIP limits are on.
+func (s *Server) newSession(ctx context.Context, offer, startID string, data json.RawMessage, client netip.Addr) (answerBody, error) {
 	s.mu.Lock()
-	switch {
-	case s.closed:
+	slot, err := s.admitLocked(startID, client)
+	if err != nil {
 		s.mu.Unlock()
-		return answerBody{}, &unavailableError{"the server is shutting down", shutdownRetryAfter}
-	case s.opts.MaxSessions > 0 && len(s.sessions) >= s.opts.MaxSessions:
-		s.mu.Unlock()
-		return answerBody{}, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", s.opts.MaxSessions), 2}
+		return answerBody{}, err
 	}
 	sess := newSession(s, startID, data)
 	s.sessions[sess] = struct{}{}
+	s.slots[sess] = slot
+	s.pending[sess] = nil
 	s.mu.Unlock()
 
 	task, err := s.opts.NewPipeline(sess.ctx, sess)
@@ -595,11 +772,64 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 		sess.abandon()
 		return answerBody{}, err
 	}
+	// The session is pending until its first peer's data channel opens.
+	sess.mu.Lock()
+	first := sess.cur
+	sess.mu.Unlock()
+	s.mu.Lock()
+	if _, ok := s.pending[sess]; ok && first != nil {
+		s.pending[sess] = first
+	}
+	s.mu.Unlock()
 	// The server owns the session's goroutine: the session stays in
 	// s.sessions until run has torn it down, and Shutdown and Close wait
 	// for that.
 	go sess.run(task)
 	return ans, nil
+}
+
+// admitLocked decides whether a new session may start, with s.mu held,
+// and claims what it will hold: its /start entry and its client address's
+// count (client is valid when PerIP limits are on). Every refusal is a
+// 503 with Retry-After: the client retries, and each limit frees up as
+// sessions end.
+func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, error) {
+	o := &s.opts
+	switch {
+	case s.closed:
+		return nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
+	case o.MaxSessions > 0 && len(s.sessions) >= o.MaxSessions:
+		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
+	case o.MaxPendingSessions > 0 && s.pendingLocked() >= o.MaxPendingSessions:
+		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
+	}
+	slot := &sessionSlot{}
+	if s.ips != nil && o.PerIP.MaxSessions > 0 {
+		e := s.ips.entry(client, time.Now())
+		if e.sessions >= o.PerIP.MaxSessions {
+			return nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", o.PerIP.MaxSessions), 5}
+		}
+		s.ips.claim(e)
+		slot.ip = e
+	}
+	if e := s.starts.byID[startID]; startID != "" && e != nil {
+		s.starts.claim(e)
+		slot.start = e
+	}
+	return slot, nil
+}
+
+// pendingLocked counts the sessions whose data channel has not opened,
+// forgetting those that have. s.mu is held. (A session whose first peer
+// never opened stays pending until it ends, even if a restart connected
+// it: ConnectTimeout ends such sessions soon anyway.)
+func (s *Server) pendingLocked() int {
+	for sess, p := range s.pending {
+		if p != nil && p.opened.Load() {
+			delete(s.pending, sess)
+		}
+	}
+	return len(s.pending)
 }
 
 // shutdownRetryAfter is the Retry-After, in seconds, of the 503 that a
@@ -611,6 +841,16 @@ func (s *Server) forget(sess *Session, pcIDs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.sessions, sess)
+	delete(s.pending, sess)
+	if slot := s.slots[sess]; slot != nil {
+		if slot.start != nil {
+			s.starts.release(slot.start, time.Now())
+		}
+		if slot.ip != nil {
+			s.ips.release(slot.ip)
+		}
+		delete(s.slots, sess)
+	}
 	for _, id := range pcIDs {
 		if s.byPC[id] == sess {
 			delete(s.byPC, id)
