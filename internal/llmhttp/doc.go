@@ -1,11 +1,18 @@
-// Package llmhttp is the streaming HTTP plumbing shared by the LLM clients
-// that are not OpenAI-compatible (processors/llm/anthropic and
-// processors/llm/gemini): a bounded server-sent-events reader, a small
-// allocation-free JSON pull scanner for the events, and [Open], which posts
-// a request with retries before the first event and watches every phase of
-// the exchange with its own timeout (connect, first event, idle between
-// events), turning a timeout into a [TimeoutError] the pipeline classifies
-// as transient.
+// Package llmhttp is the streaming HTTP plumbing shared by the clients of
+// upstream model services: the LLM clients (processors/llm/openai,
+// anthropic and gemini) and the OpenAI-compatible speech clients
+// (processors/tts/openai, processors/stt/openai). It holds a bounded
+// server-sent-events reader, a small allocation-free JSON pull scanner for
+// the events, and [Open] and [Send], which post a request with retries
+// before the first byte and watch every phase of the exchange with its own
+// timeout (connect, first byte, idle between chunks), turning a timeout
+// into a [TimeoutError] the pipeline classifies as transient.
+//
+// [Timeouts] is the one shape of those bounds for every upstream client,
+// the websocket ones (processors/tts/cartesia, processors/stt/deepgram)
+// included: each client's options embed it, with [LLMTimeouts] or
+// [SpeechTimeouts] as defaults, and report a bound that ran out as a
+// [TimeoutError].
 //
 // It sits below those clients, beside internal/openaiapi (whose error and
 // retry rules it follows), and imports only package frames (for error

@@ -1,10 +1,14 @@
 // Package llmhttptest is a fake streaming HTTP server for the tests of the
-// clients built on package llmhttp (processors/llm/anthropic and
-// processors/llm/gemini). It replays canned answers read from the test's
-// testdata/ (event streams and error bodies), records every request, and
-// misbehaves on demand the ways that matter to a streaming client: it can
-// accept a request and never answer, or stall in the middle of a stream,
-// and it reports when the client closed such a request.
+// clients built on package llmhttp (processors/llm/openai, anthropic and
+// gemini, processors/tts/openai, processors/stt/openai). It replays canned
+// answers read from the test's testdata/ (event streams, audio and error
+// bodies), records every request, and misbehaves on demand the ways that
+// matter to a streaming client: it can accept a request and never answer,
+// or stall after the headers or in the middle of a stream, and it reports
+// when the client closed such a request. [Silent] is a TCP server that
+// accepts and never says a word (for connect bounds, websockets included).
+// The LLM helpers (Collect, RunService, the Check*Timeout functions) are
+// the tests the LLM clients share.
 //
 // It follows the net/http/httptest pattern: a normal package imported only
 // from _test.go files.

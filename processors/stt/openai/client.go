@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -17,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
@@ -55,8 +57,18 @@ type Options struct {
 	Extra map[string]string
 	// Header holds extra request headers.
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client with a 60 s timeout.
+	// HTTPClient sends the requests. Default: a client with a 60 s overall
+	// timeout whose dials and TLS handshakes are bounded by
+	// Timeouts.Connect.
 	HTTPClient *http.Client
+	// Timeouts bound connecting, the wait from the connection to the first
+	// byte of the answer (the upload and the transcription) and the
+	// silence between two reads of the answer (defaults in
+	// internal/llmhttp: 10s, 10s, 20s; a negative field disables that
+	// bound). A server that accepts and never answers fails the request with
+	// a transient *llmhttp.TimeoutError such as "openai stt: no first byte
+	// within 10s", and the request is closed. Timeouts are not retried.
+	Timeouts Timeouts
 	// MaxRetries is how many times a failed request (connection error,
 	// HTTP 429 or 5xx) is retried. Default: 2; negative means never.
 	MaxRetries int
@@ -65,11 +77,16 @@ type Options struct {
 	RetryBackoff time.Duration
 }
 
+// Timeouts bound the phases of one transcription request; a zero field
+// takes the default, a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
+
 // Client transcribes utterances through /audio/transcriptions. It
 // implements stt.Transcriber and is safe for concurrent use.
 type Client struct {
-	opts Options
-	url  string
+	opts   Options
+	url    string
+	header http.Header
 }
 
 var _ stt.Transcriber = (*Client)(nil)
@@ -89,8 +106,9 @@ func New(o Options) *Client {
 	if o.ResponseFormat == "" {
 		o.ResponseFormat = "json"
 	}
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 60 * time.Second}
+		o.HTTPClient = &http.Client{Timeout: 60 * time.Second, Transport: llmhttp.NewTransport(o.Timeouts)}
 	}
 	switch {
 	case o.MaxRetries == 0:
@@ -101,7 +119,16 @@ func New(o Options) *Client {
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 250 * time.Millisecond
 	}
-	return &Client{opts: o, url: o.BaseURL + "/audio/transcriptions"}
+	// The caller's headers first; the fixed ones win. Content-Type is set
+	// per request (the form's boundary).
+	h := http.Header{}
+	for k, vs := range o.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	return &Client{opts: o, url: o.BaseURL + "/audio/transcriptions", header: h}
 }
 
 // Model implements [frames.Modeler].
@@ -127,12 +154,16 @@ func (c *Client) Transcribe(ctx context.Context, u stt.Utterance) (stt.Result, e
 	if err != nil {
 		return stt.Result{}, err
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	defer resp.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp, maxAnswer))
 	if err != nil {
+		var te *llmhttp.TimeoutError
+		if errors.As(err, &te) || ctx.Err() != nil {
+			return stt.Result{}, err
+		}
 		return stt.Result{}, fmt.Errorf("openai stt: reading the answer: %w", err)
 	}
-	return parseAnswer(resp.Header.Get("Content-Type"), raw)
+	return parseAnswer(resp.ContentType(), raw)
 }
 
 // form builds the multipart body.
@@ -178,12 +209,15 @@ func (c *Client) form(u stt.Utterance) ([]byte, string, error) {
 }
 
 // send posts the form, retrying transient failures.
-func (c *Client) send(ctx context.Context, body []byte, ctype string) (*http.Response, error) {
-	post := openaiapi.Post{URL: c.url, Body: body, ContentType: ctype, APIKey: c.opts.APIKey, Header: c.opts.Header}
-	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
-	return retry.Send(ctx, c.opts.HTTPClient, post, func(err error) error {
-		return &transient{fmt.Errorf("openai stt: POST %s: %w", c.url, err)}
-	}, func(resp *http.Response) error { return readAPIError(resp) })
+func (c *Client) send(ctx context.Context, body []byte, ctype string) (*llmhttp.Body, error) {
+	h := c.header.Clone()
+	h.Set("Content-Type", ctype)
+	return llmhttp.Send(ctx, &llmhttp.Request{
+		Provider: "openai stt", Client: c.opts.HTTPClient, URL: c.url, Header: h, Body: body,
+		Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
+		Timeouts: c.opts.Timeouts,
+		Failed:   func(resp *http.Response) error { return readAPIError(resp) },
+	})
 }
 
 // parseAnswer reads a transcription answer: a JSON object with "text" (and
@@ -245,14 +279,6 @@ func languageTag(s string) string {
 	}
 	return s
 }
-
-// transient marks a connection failure.
-type transient struct{ error }
-
-func (e *transient) Unwrap() error { return e.error }
-
-// Category implements [frames.Categorizer].
-func (e *transient) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // APIError is an error answer from the server.
 type APIError struct {

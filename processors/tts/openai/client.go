@@ -3,6 +3,7 @@ package openai
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/wavstream"
@@ -55,8 +57,16 @@ type Options struct {
 	// Header holds extra request headers.
 	Header http.Header
 	// HTTPClient sends the requests. Default: a client without an overall
-	// timeout (the body streams as long as the speech); cancel through ctx.
+	// timeout (the body streams as long as the speech) whose dials and TLS
+	// handshakes are bounded by Timeouts.Connect; cancel through ctx.
 	HTTPClient *http.Client
+	// Timeouts bound connecting, the wait for the first byte of audio and
+	// the silence between two reads of it while the client waits (defaults
+	// in internal/llmhttp: 10s, 10s, 20s; a negative field disables that
+	// bound). A server that accepts and never answers fails the request with
+	// a transient *llmhttp.TimeoutError such as "openai tts: no first byte
+	// within 10s", and the request is closed. Timeouts are not retried.
+	Timeouts Timeouts
 	// MaxRetries is how many times a request that failed before any audio
 	// (connection error, HTTP 429 or 5xx) is retried. Default: 2; negative
 	// means never.
@@ -66,11 +76,16 @@ type Options struct {
 	RetryBackoff time.Duration
 }
 
+// Timeouts bound the phases of one synthesis; a zero field takes the
+// default, a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
+
 // Client synthesizes speech through /audio/speech. It implements
 // tts.Synthesizer and is safe for concurrent use.
 type Client struct {
-	opts Options
-	url  string
+	opts   Options
+	url    string
+	header http.Header
 }
 
 var _ tts.Synthesizer = (*Client)(nil)
@@ -93,8 +108,9 @@ func New(o Options) *Client {
 	if o.SampleRate <= 0 {
 		o.SampleRate = DefaultSampleRate
 	}
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
+		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts)}
 	}
 	switch {
 	case o.MaxRetries == 0:
@@ -105,7 +121,16 @@ func New(o Options) *Client {
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 250 * time.Millisecond
 	}
-	return &Client{opts: o, url: o.BaseURL + "/audio/speech"}
+	// The caller's headers first; the fixed ones win.
+	h := http.Header{}
+	for k, vs := range o.Header {
+		h[http.CanonicalHeaderKey(k)] = append([]string(nil), vs...)
+	}
+	h.Set("Content-Type", "application/json")
+	if o.APIKey != "" {
+		h.Set("Authorization", "Bearer "+o.APIKey)
+	}
+	return &Client{opts: o, url: o.BaseURL + "/audio/speech", header: h}
 }
 
 // Model implements [frames.Modeler].
@@ -123,7 +148,8 @@ const (
 )
 
 // Synthesize implements tts.Synthesizer: it posts the text and yields the
-// PCM as the body streams in. Cancelling ctx closes the connection.
+// PCM as the body streams in. Cancelling ctx, or a bound of
+// Options.Timeouts running out, closes the connection.
 func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.Chunk, error] {
 	return func(yield func(tts.Chunk, error) bool) {
 		body, err := c.encode(req.Text)
@@ -138,7 +164,7 @@ func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.
 			}
 			return
 		}
-		defer resp.Body.Close()
+		defer resp.Close()
 		rate, r, err := c.audioBody(resp)
 		if err != nil {
 			if ctx.Err() == nil {
@@ -156,7 +182,12 @@ func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.
 				return
 			}
 			if err != nil {
-				if ctx.Err() == nil {
+				var te *llmhttp.TimeoutError
+				switch {
+				case ctx.Err() != nil:
+				case errors.As(err, &te):
+					yield(tts.Chunk{}, te)
+				default:
 					yield(tts.Chunk{}, fmt.Errorf("openai tts: reading the audio stream: %w", err))
 				}
 				return
@@ -204,19 +235,28 @@ func (c *Client) encode(text string) ([]byte, error) {
 }
 
 // send posts body, retrying failures that happen before any audio.
-func (c *Client) send(ctx context.Context, body []byte) (*http.Response, error) {
-	post := openaiapi.Post{URL: c.url, Body: body, ContentType: "application/json", APIKey: c.opts.APIKey, Header: c.opts.Header}
-	retry := openaiapi.Retry{Max: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff}
-	return retry.Send(ctx, c.opts.HTTPClient, post, func(err error) error {
-		return fmt.Errorf("openai tts: POST %s: %w", c.url, err)
-	}, func(resp *http.Response) error { return readAPIError(resp) })
+func (c *Client) send(ctx context.Context, body []byte) (*llmhttp.Body, error) {
+	return llmhttp.Send(ctx, &llmhttp.Request{
+		Provider: "openai tts", Client: c.opts.HTTPClient, URL: c.url, Header: c.header, Body: body,
+		Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
+		Timeouts: c.opts.Timeouts,
+		Failed:   func(resp *http.Response) error { return readAPIError(resp) },
+	})
+}
+
+// answer is what audioBody reads: an [llmhttp.Body] or, in tests, a bare
+// reader.
+type answer interface {
+	io.Reader
+	ContentType() string
+	StatusCode() int
 }
 
 // audioBody checks the answer's media type and returns the sample rate and
 // a reader positioned at the first sample. Servers that ignore
 // response_format and send a compressed format get a clear error.
-func (c *Client) audioBody(resp *http.Response) (int, io.Reader, error) {
-	ct := resp.Header.Get("Content-Type")
+func (c *Client) audioBody(resp answer) (int, io.Reader, error) {
+	ct := resp.ContentType()
 	mt, params, _ := mime.ParseMediaType(ct)
 	switch {
 	case mt == "" || mt == "audio/pcm" || mt == "audio/raw" || mt == "audio/x-raw" || mt == "application/octet-stream" || strings.EqualFold(mt, "audio/l16"):
@@ -224,24 +264,33 @@ func (c *Client) audioBody(resp *http.Response) (int, io.Reader, error) {
 		if r, err := strconv.Atoi(params["rate"]); err == nil && r > 0 {
 			rate = r
 		}
-		return rate, resp.Body, nil
+		return rate, resp, nil
 	case mt == "audio/wav" || mt == "audio/x-wav" || mt == "audio/wave" || mt == "audio/vnd.wave":
-		h, err := wavstream.ReadHeader(resp.Body)
+		h, err := wavstream.ReadHeader(resp)
+		var te *llmhttp.TimeoutError
+		if errors.As(err, &te) {
+			return 0, nil, te
+		}
 		if err != nil {
 			return 0, nil, fmt.Errorf("openai tts: %w", err)
 		}
 		if h.Channels != 1 {
 			return 0, nil, fmt.Errorf("openai tts: the server sent %d-channel audio, want mono", h.Channels)
 		}
-		var r io.Reader = resp.Body
+		var r io.Reader = resp
 		if h.DataBytes >= 0 {
-			r = io.LimitReader(resp.Body, h.DataBytes)
+			r = io.LimitReader(resp, h.DataBytes)
 		}
 		return h.SampleRate, r, nil
 	case strings.HasPrefix(mt, "audio/"):
 		return 0, nil, fmt.Errorf("openai tts: the server sent %s, not raw PCM: it ignored response_format \"pcm\"", mt)
 	default:
-		e := readAPIError(resp)
+		raw, err := io.ReadAll(io.LimitReader(resp, openaiapi.MaxErrorBody))
+		var te *llmhttp.TimeoutError
+		if errors.As(err, &te) {
+			return 0, nil, te
+		}
+		e := parseAPIError(resp.StatusCode(), raw)
 		return 0, nil, fmt.Errorf("openai tts: the server answered %s instead of audio: %w", mt, e)
 	}
 }
