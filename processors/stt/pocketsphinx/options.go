@@ -1,0 +1,145 @@
+package pocketsphinx
+
+import (
+	"errors"
+	"path/filepath"
+	"time"
+)
+
+// DefaultModelDir is where Debian's pocketsphinx-en-us package installs
+// the US English models.
+const DefaultModelDir = "/usr/share/pocketsphinx/model/en-us"
+
+// Defaults of [Options].
+const (
+	DefaultEndSilence      = 1500 * time.Millisecond
+	DefaultMaxUtterance    = 20 * time.Second
+	DefaultInterimInterval = 250 * time.Millisecond
+	// DefaultMaxFit is the largest [Result.Fit] at which the grammar's
+	// result stands. It was measured on espeak-ng speech: see the package
+	// documentation.
+	DefaultMaxFit = 0.85
+)
+
+// ErrUnavailable is what [New] returns when the package was built without
+// the pocketsphinx build tag (or without cgo).
+var ErrUnavailable = errors.New("pocketsphinx: built without pocketsphinx: rebuild with cgo and -tags pocketsphinx (Debian: libpocketsphinx-dev, pocketsphinx-en-us)")
+
+// Options configure an [Engine]. The zero value uses the Debian models.
+type Options struct {
+	// ModelDir holds the models. Default: DefaultModelDir.
+	ModelDir string
+	// AcousticModel, LanguageModel and Dictionary are the model paths;
+	// relative ones are under ModelDir. Defaults: "en-us",
+	// "en-us.lm.bin" and "cmudict-en-us.dict".
+	AcousticModel, LanguageModel, Dictionary string
+	// Grammar is the grammar to start with; see [Engine.SetGrammar].
+	Grammar *Grammar
+	// MaxFit is the largest [Result.Fit] (the grammar's acoustic cost
+	// relative to the general model's) at which the grammar's result
+	// stands; above it the general model's result is taken. Larger trusts
+	// the grammar more. Default: DefaultMaxFit.
+	MaxFit float64
+	// EndSilence ends an utterance after this much silence (PocketSphinx's
+	// own voice activity detection) when no Finalize came first: the
+	// pipeline's VAD frames normally end utterances sooner. Negative
+	// disables it. Default: DefaultEndSilence.
+	EndSilence time.Duration
+	// MaxUtterance ends an utterance that lasts longer. Default:
+	// DefaultMaxUtterance.
+	MaxUtterance time.Duration
+	// InterimInterval is how much audio goes between two interim results.
+	// Default: DefaultInterimInterval.
+	InterimInterval time.Duration
+	// Args are more PocketSphinx settings, as command-line flags and
+	// values ("-beam", "1e-60"); they override the engine's ("-bestpath",
+	// "-fwdflat" and the like; see the package documentation).
+	Args []string
+	// OnResult, when set, sees every final result with its confidence and
+	// the search that produced it, which stt events do not carry. It runs
+	// on the goroutine that sends audio and must return quickly.
+	OnResult func(Result)
+}
+
+func (o *Options) defaults() {
+	if o.ModelDir == "" {
+		o.ModelDir = DefaultModelDir
+	}
+	o.AcousticModel = under(o.ModelDir, o.AcousticModel, "en-us")
+	o.LanguageModel = under(o.ModelDir, o.LanguageModel, "en-us.lm.bin")
+	o.Dictionary = under(o.ModelDir, o.Dictionary, "cmudict-en-us.dict")
+	if o.MaxFit <= 0 {
+		o.MaxFit = DefaultMaxFit
+	}
+	if o.EndSilence == 0 {
+		o.EndSilence = DefaultEndSilence
+	}
+	if o.MaxUtterance <= 0 {
+		o.MaxUtterance = DefaultMaxUtterance
+	}
+	if o.InterimInterval <= 0 {
+		o.InterimInterval = DefaultInterimInterval
+	}
+}
+
+func under(dir, path, def string) string {
+	if path == "" {
+		path = def
+	}
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
+}
+
+// Source says which search produced a result.
+type Source uint8
+
+const (
+	// SourceModel is the general language model: no grammar was set, or
+	// the utterance was outside it.
+	SourceModel Source = iota
+	// SourceGrammar is the grammar: the text is one of its phrases.
+	SourceGrammar
+)
+
+// String returns "model" or "grammar".
+func (s Source) String() string {
+	if s == SourceGrammar {
+		return "grammar"
+	}
+	return "model"
+}
+
+// Result is one transcript of an utterance.
+type Result struct {
+	// Text is the transcript, lower-case words ("" when nothing was
+	// recognised).
+	Text string
+	// Final is false for an interim result, which may still change.
+	Final bool
+	// Finalized is true on the final result that answers a Finalize.
+	Finalized bool
+	// Source says which search produced Text.
+	Source Source
+	// Confidence is in [0, 1]. A result from the grammar has a confidence
+	// above 0.5; one from the general model at most 0.5 (when a grammar
+	// was set and rejected, at most 0.25), so one threshold says both how
+	// sure the engine is and whether the grammar matched. Interim results
+	// have no confidence (0).
+	Confidence float64
+	// Grammar and Model are the hypotheses of the two searches on a final
+	// result: Grammar is "" when no grammar was set.
+	Grammar, Model string
+	// Fit is the grammar's acoustic cost per frame relative to the general
+	// model's: below 1 the grammar's phrase fits the audio better than
+	// what the general model heard. 0 without a grammar's hypothesis.
+	Fit float64
+	// Audio is the duration of the utterance's audio.
+	Audio time.Duration
+	// Decode is the time spent decoding after the end of the utterance:
+	// the latency that the final result adds.
+	Decode time.Duration
+
+	lmDecode time.Duration
+}
