@@ -80,8 +80,8 @@ var ErrResponseTimeout = errors.New("openairealtime: the server sent nothing whi
 // connError is a lost or unusable connection; it is transient.
 type connError struct{ err error }
 
-func (e *connError) Error() string                   { return "openairealtime: connection lost: " + e.err.Error() }
-func (e *connError) Unwrap() error                   { return e.err }
+func (e *connError) Error() string                  { return "openairealtime: connection lost: " + e.err.Error() }
+func (e *connError) Unwrap() error                  { return e.err }
 func (e *connError) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // maxBody bounds what is kept of a refused handshake's body.

@@ -240,6 +240,16 @@ func (t *tap) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame
 	return nil
 }
 
+// current returns how much of the latest item the output has taken.
+func (t *tap) current() time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rate == 0 {
+		return 0
+	}
+	return time.Duration(t.samples) * time.Second / time.Duration(t.rate)
+}
+
 // played returns how much of item the output has taken, and whether the
 // tap is in the pipeline at all.
 func (t *tap) played(item string) (time.Duration, bool) {

@@ -204,23 +204,24 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 		st.ws = nil
 	}()
 	st.ws, st.ctx = ws, ctx
-	msgs := make(chan []byte, 64)
-	fail := make(chan error, 2)
+	// One channel for messages and the read error, so the error cannot
+	// overtake the last messages before it.
+	msgs := make(chan readResult, 64)
+	fail := make(chan error, 1)
 	wg.Add(2)
 	go func() { // the reader; the session waits for it
 		defer wg.Done()
 		for {
 			typ, b, err := ws.Read(ctx)
-			if err != nil {
-				fail <- err
-				return
-			}
-			if typ != websocket.MessageText {
+			if err == nil && typ != websocket.MessageText {
 				continue
 			}
 			select {
-			case msgs <- b:
+			case msgs <- readResult{b, err}:
 			case <-ctx.Done():
+				return
+			}
+			if err != nil {
 				return
 			}
 		}
@@ -263,9 +264,15 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				return true, nil
 			}
 			return true, &connError{err: err}
-		case b := <-msgs:
+		case m := <-msgs:
+			if m.err != nil {
+				if ctx.Err() != nil {
+					return true, nil
+				}
+				return true, &connError{err: m.err}
+			}
 			st.lastRecv = time.Now()
-			if err := st.handle(b); err != nil {
+			if err := st.handle(m.msg); err != nil {
 				return true, err
 			}
 		case a := <-st.p.audio:
@@ -273,6 +280,11 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				return true, err
 			}
 		case <-st.p.wake:
+			// Audio queued before the commands goes first: a commit
+			// must follow the audio of its turn.
+			if err := st.drainAudio(); err != nil {
+				return true, err
+			}
 			st.cmdBuf = st.p.takeCommands(st.cmdBuf)
 			for i := range st.cmdBuf {
 				if err := st.apply(&st.cmdBuf[i]); err != nil {
@@ -293,6 +305,26 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				}
 				st.endResponse(false)
 			}
+		}
+	}
+}
+
+// readResult is one message from the reader, or the error that ended it.
+type readResult struct {
+	msg []byte
+	err error
+}
+
+// drainAudio sends the user audio that waits.
+func (st *state) drainAudio() error {
+	for {
+		select {
+		case a := <-st.p.audio:
+			if err := st.sendAudio(a); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
 	}
 }
