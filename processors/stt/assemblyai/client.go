@@ -253,15 +253,9 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
-	s := &Session{
-		ws:          ws,
-		formatTurns: !c.opts.NoFormatTurns,
-		idle:        c.opts.IdleTimeout,
-		chunk:       make([]byte, 0, 2*int(int64(f.SampleRate)*int64(c.opts.Chunk)/int64(time.Second))),
-		minBytes:    2 * int(int64(f.SampleRate)*int64(minChunk)/int64(time.Second)),
-	}
+	s := newSession(ws, !c.opts.NoFormatTurns, c.opts.IdleTimeout, pcmBytes(f.SampleRate, c.opts.Chunk), pcmBytes(f.SampleRate, minChunk))
 	if err := s.begin(dctx); err != nil {
-		_ = ws.CloseNow()
+		_ = s.Abort()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -271,6 +265,11 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 		return nil, err
 	}
 	return s, nil
+}
+
+// pcmBytes is the size of d of mono 16-bit audio at rate.
+func pcmBytes(rate int, d time.Duration) int {
+	return 2 * int(int64(rate)*int64(d)/int64(time.Second))
 }
 
 // transient is a failure that a new session may not meet.

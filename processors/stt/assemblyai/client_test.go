@@ -1,7 +1,9 @@
 package assemblyai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"github.com/google/go-cmp/cmp"
@@ -624,14 +627,18 @@ func serverMessages(tb testing.TB) [][]byte {
 
 // FuzzMessage: any server message parses to a kind and maybe an event, or
 // to an error; never a panic, and events keep the stream's invariants.
+// Whenever encoding/json reads a Turn, the scanner reads the same fields
+// from it (see turnOracle).
 func FuzzMessage(f *testing.F) {
 	for _, m := range serverMessages(f) {
 		f.Add(m, true)
 	}
-	f.Add([]byte(`{"type":"Turn","words":[{"text":""},{"text":"a"}]}`), false)
+	f.Add([]byte(`{"type":"Turn","words":[{"text":""},null,{"text":"a","text":"b"}]}`), false)
 	f.Add([]byte(`{"type":"Turn","end_of_turn":"yes"}`), true)
+	f.Add([]byte(`{"type":"Tu\u0072n","transcript":"caf\u00e9 \ud83d\ude00","end_of_turn":true,"end_of_turn":false}`), false)
 	f.Add([]byte(`{"error":"Unauthorized"}`), true)
 	f.Add([]byte(`{"type":"Begin","id":"x","expires_at":"2025-10-07T00:24:42Z"}`), true)
+	f.Add([]byte(` {"type" : "Turn" , "words" : [ { "start" : -1.5e3 , "text" : "x\"y" } ] } `), true)
 	f.Fuzz(func(t *testing.T, data []byte, formatTurns bool) {
 		var p parser
 		kind, err := p.parse(data)
@@ -640,18 +647,16 @@ func FuzzMessage(f *testing.F) {
 		}
 		switch kind {
 		case msgTurn:
-			ev, ok := p.event(formatTurns)
-			if !ok {
-				return
-			}
-			if ev.Kind != stt.EventInterim && ev.Kind != stt.EventFinal {
-				t.Fatalf("event kind %d", ev.Kind)
-			}
-			if ev.Finalized != (ev.Kind == stt.EventFinal) {
-				t.Fatal("a final event that does not close the turn, or an interim one that does")
-			}
-			if ev.Kind == stt.EventInterim && ev.Text == "" {
-				t.Fatal("an empty interim event")
+			if ev, ok := p.event(formatTurns); ok {
+				if ev.Kind != stt.EventInterim && ev.Kind != stt.EventFinal {
+					t.Fatalf("event kind %d", ev.Kind)
+				}
+				if ev.Finalized != (ev.Kind == stt.EventFinal) {
+					t.Fatal("a final event that does not close the turn, or an interim one that does")
+				}
+				if ev.Kind == stt.EventInterim && ev.Text == "" {
+					t.Fatal("an empty interim event")
+				}
 			}
 		case msgBegin:
 			if p.msg.ID == "" {
@@ -663,7 +668,141 @@ func FuzzMessage(f *testing.F) {
 				t.Fatalf("error text of %d bytes kept", len(e.text))
 			}
 		}
+		want, valid, known := turnOracle(data)
+		if !known {
+			return
+		}
+		if err != nil {
+			if valid {
+				t.Fatalf("encoding/json reads the Turn, the scanner fails: %v", err)
+			}
+			return
+		}
+		if kind != msgTurn {
+			t.Fatalf("a Turn parsed as kind %d", kind)
+		}
+		got := turnFields{EndOfTurn: p.endOfTurn, Formatted: p.formatted, Transcript: string(p.transcript), Words: string(p.words), Lang: string(p.lang)}
+		if valid && got != want {
+			t.Fatalf("scanner %+v\nencoding/json %+v", got, want)
+		}
 	})
+}
+
+// turnFields are what the scanner takes from a Turn.
+type turnFields struct {
+	EndOfTurn, Formatted    bool
+	Transcript, Words, Lang string
+}
+
+// turnOracle reads a Turn with encoding/json. known is false when it is not
+// one (or encoding/json rejects it, or it is not valid UTF-8, which
+// encoding/json rewrites); valid is false when a field the scanner reads
+// has the wrong type, or a key repeats (encoding/json keeps the last value
+// even when an earlier one had the wrong type; the scanner rejects it).
+func turnOracle(data []byte) (want turnFields, valid, known bool) {
+	if !utf8.Valid(data) {
+		return want, false, false
+	}
+	var m map[string]any
+	if json.Unmarshal(data, &m) != nil || m == nil || m["type"] != "Turn" {
+		return want, false, false
+	}
+	valid = !repeatsKeys(data)
+	str := func(v any) string {
+		switch v := v.(type) {
+		case nil:
+		case string:
+			return v
+		default:
+			valid = false
+		}
+		return ""
+	}
+	boolean := func(v any) bool {
+		switch v := v.(type) {
+		case nil:
+		case bool:
+			return v
+		default:
+			valid = false
+		}
+		return false
+	}
+	want.EndOfTurn = boolean(m["end_of_turn"])
+	want.Formatted = boolean(m["turn_is_formatted"])
+	want.Transcript = str(m["transcript"])
+	want.Lang = str(m["language_code"])
+	switch ws := m["words"].(type) {
+	case nil:
+	case []any:
+		var texts []string
+		for _, w := range ws {
+			switch w := w.(type) {
+			case nil:
+			case map[string]any:
+				if s := str(w["text"]); s != "" {
+					texts = append(texts, s)
+				}
+			default:
+				valid = false
+			}
+		}
+		want.Words = strings.Join(texts, " ")
+	default:
+		valid = false
+	}
+	return want, valid, true
+}
+
+// repeatsKeys reports whether any object in a valid JSON text has a key
+// twice.
+func repeatsKeys(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		keys   map[string]bool
+		object bool
+		key    bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.key {
+			if d, ok := tok.(json.Delim); ok && d == '}' {
+				stack = stack[:len(stack)-1]
+				if len(stack) > 0 && stack[len(stack)-1].object {
+					stack[len(stack)-1].key = true
+				}
+				continue
+			}
+			k := tok.(string)
+			if top.keys[k] {
+				return true
+			}
+			top.keys[k] = true
+			top.key = false
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, object: true, key: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) > 0 && stack[len(stack)-1].object {
+			stack[len(stack)-1].key = true // a value ended: a key comes next
+		}
+	}
 }
 
 // FuzzRefusal: any refusal body gives a short error text naming the status.

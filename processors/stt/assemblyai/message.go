@@ -23,17 +23,8 @@ const (
 	msgError
 )
 
-// word is one entry of a Turn's words.
-type word struct {
-	Text        string  `json:"text"`
-	Start       int64   `json:"start"`
-	End         int64   `json:"end"`
-	Confidence  float64 `json:"confidence"`
-	WordIsFinal bool    `json:"word_is_final"`
-}
-
-// serverMessage holds the fields of every server message the client reads;
-// one decode fills the ones the message has.
+// serverMessage holds the fields of the rare messages the client reads
+// with encoding/json (Begin and Error); Turns take the scanner's path.
 type serverMessage struct {
 	Type string `json:"type"`
 
@@ -41,32 +32,111 @@ type serverMessage struct {
 	ID        string          `json:"id"`
 	ExpiresAt json.RawMessage `json:"expires_at"`
 
-	// Turn
-	TurnOrder           int64   `json:"turn_order"`
-	TurnIsFormatted     bool    `json:"turn_is_formatted"`
-	EndOfTurn           bool    `json:"end_of_turn"`
-	Transcript          string  `json:"transcript"`
-	EndOfTurnConfidence float64 `json:"end_of_turn_confidence"`
-	Words               []word  `json:"words"`
-	LanguageCode        string  `json:"language_code"`
-
 	// Error
 	ErrorCode int    `json:"error_code"`
 	Error     string `json:"error"`
 }
 
 // parser decodes server messages, reusing its storage from one message to
-// the next: what it returns is valid until the next parse.
+// the next: what it holds is valid until the next parse. Turn messages,
+// the stream's hot path, are scanned without allocating; the fields of a
+// Turn it does not use (turn_order, the confidences, word timings) are
+// skipped.
 type parser struct {
-	msg  serverMessage
-	text []byte // an interim transcript being joined from words
+	s scanner
+
+	// The message just parsed.
+	typ        []byte
+	endOfTurn  bool
+	formatted  bool
+	transcript []byte
+	words      []byte // the words' texts, joined with spaces
+	lang       []byte
+	key        []byte // a member name that had escapes
+
+	msg serverMessage // a Begin or Error message
 }
 
 // parse decodes one message and says what it is.
 func (p *parser) parse(data []byte) (msgKind, error) {
-	p.msg = serverMessage{Words: p.msg.Words[:0]}
+	p.typ, p.transcript, p.words, p.lang = p.typ[:0], p.transcript[:0], p.words[:0], p.lang[:0]
+	p.endOfTurn, p.formatted = false, false
+	s := &p.s
+	s.reset(data)
+	if !s.open('{') {
+		s.fail("not an object")
+		return msgOther, s.err
+	}
+	for first := true; s.more('}', &first); {
+		switch string(s.key(&p.key)) {
+		case "type":
+			p.typ = s.appendString(p.typ[:0])
+		case "end_of_turn":
+			p.endOfTurn = s.boolean()
+		case "turn_is_formatted":
+			p.formatted = s.boolean()
+		case "transcript":
+			p.transcript = s.appendString(p.transcript[:0])
+		case "language_code":
+			p.lang = s.appendString(p.lang[:0])
+		case "words":
+			p.scanWords()
+		default:
+			s.skip()
+		}
+	}
+	s.end()
+	if s.err != nil {
+		return msgOther, s.err
+	}
+	switch string(p.typ) {
+	case "Turn":
+		return msgTurn, nil
+	case "SpeechStarted":
+		return msgSpeechStarted, nil
+	case "Termination":
+		return msgTermination, nil
+	case "Begin", "Error", "":
+		return p.parseRare(data)
+	}
+	return msgOther, nil
+}
+
+// scanWords reads a Turn's words, keeping only their texts.
+func (p *parser) scanWords() {
+	s := &p.s
+	p.words = p.words[:0]
+	if !s.open('[') {
+		return
+	}
+	for first := true; s.more(']', &first); {
+		if !s.open('{') {
+			continue // null; or an error, which ends the loop
+		}
+		start := len(p.words) // a word's text starts here (after a space)
+		for f := true; s.more('}', &f); {
+			if string(s.key(&p.key)) != "text" {
+				s.skip()
+				continue
+			}
+			p.words = p.words[:start] // a repeated key: the last one wins
+			if start > 0 {
+				p.words = append(p.words, ' ')
+			}
+			n := len(p.words)
+			if p.words = s.appendString(p.words); len(p.words) == n {
+				p.words = p.words[:start] // an empty text adds no space
+			}
+		}
+	}
+}
+
+// parseRare decodes a Begin or Error message (or the older, typeless
+// {"error": "..."}) with encoding/json.
+func (p *parser) parseRare(data []byte) (msgKind, error) {
+	p.msg = serverMessage{}
 	if err := json.Unmarshal(data, &p.msg); err != nil {
-		return msgOther, fmt.Errorf("assemblyai: bad message: %w", err)
+		return msgOther, fmt.Errorf("assemblyai: bad %s message: %w", p.typ, err)
 	}
 	switch p.msg.Type {
 	case "Begin":
@@ -74,17 +144,11 @@ func (p *parser) parse(data []byte) (msgKind, error) {
 			return msgOther, errors.New("assemblyai: Begin without a session id")
 		}
 		return msgBegin, nil
-	case "Turn":
-		return msgTurn, nil
-	case "SpeechStarted":
-		return msgSpeechStarted, nil
-	case "Termination":
-		return msgTermination, nil
 	case "Error":
 		return msgError, nil
 	case "":
 		if p.msg.Error != "" {
-			return msgError, nil // the older shape: {"error": "..."}
+			return msgError, nil
 		}
 	}
 	return msgOther, nil
@@ -96,28 +160,21 @@ func (p *parser) parse(data []byte) (msgKind, error) {
 // one before it is still interim). Its transcript holds only the words
 // that will not change, so an interim event joins all the words heard.
 func (p *parser) event(formatTurns bool) (stt.Event, bool) {
-	m := &p.msg
-	if m.EndOfTurn && (m.TurnIsFormatted || !formatTurns) {
-		return stt.Event{Kind: stt.EventFinal, Text: m.Transcript, Language: m.LanguageCode, Finalized: true}, true
+	var lang string
+	if len(p.lang) > 0 {
+		lang = string(p.lang)
 	}
-	text := m.Transcript
-	if len(m.Words) > 0 {
-		p.text = p.text[:0]
-		for _, w := range m.Words {
-			if w.Text == "" {
-				continue
-			}
-			if len(p.text) > 0 {
-				p.text = append(p.text, ' ')
-			}
-			p.text = append(p.text, w.Text...)
-		}
-		text = string(p.text)
+	if p.endOfTurn && (p.formatted || !formatTurns) {
+		return stt.Event{Kind: stt.EventFinal, Text: string(p.transcript), Language: lang, Finalized: true}, true
 	}
-	if text == "" {
+	text := p.words
+	if len(text) == 0 {
+		text = p.transcript
+	}
+	if len(text) == 0 {
 		return stt.Event{}, false
 	}
-	return stt.Event{Kind: stt.EventInterim, Text: text, Language: m.LanguageCode}, true
+	return stt.Event{Kind: stt.EventInterim, Text: string(text), Language: lang}, true
 }
 
 // expiresAt reads the Begin message's expires_at: Unix seconds (as

@@ -54,13 +54,22 @@ var (
 	msgTerminate     = []byte(`{"type":"Terminate"}`)
 )
 
-// begin waits for the Begin message that opens the session.
-func (s *Session) begin(ctx context.Context) error {
+// newSession wraps an open socket; the session starts with begin.
+func newSession(ws *websocket.Conn, formatTurns bool, idle time.Duration, chunkBytes, minBytes int) *Session {
+	s := &Session{ws: ws, formatTurns: formatTurns, idle: idle, chunk: make([]byte, 0, max(chunkBytes, minBytes)), minBytes: minBytes}
+	// A write the server does not take within the idle timeout closes the
+	// socket, which fails the write. The timer is reset for each write and
+	// stopped after it; its callback only closes the socket.
 	s.stall = time.AfterFunc(time.Hour, func() {
 		s.stalled.Store(true)
 		_ = s.ws.CloseNow()
 	})
 	s.stall.Stop()
+	return s
+}
+
+// begin waits for the Begin message that opens the session.
+func (s *Session) begin(ctx context.Context) error {
 	for {
 		typ, data, err := s.read(ctx)
 		if err != nil {
