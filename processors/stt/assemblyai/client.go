@@ -235,7 +235,11 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 	if strings.Contains(u, "?") {
 		sep = "&"
 	}
-	u += sep + c.Query(f).Encode()
+	q := c.Query(f)
+	u += sep + q.Encode()
+	// Extra may have changed format_turns: what the server is asked for
+	// decides which end of a turn is final.
+	formatTurns := q.Get("format_turns") == "true"
 	h := http.Header{}
 	if c.opts.APIKey != "" && c.opts.Token == "" {
 		h.Set("Authorization", c.opts.APIKey)
@@ -253,7 +257,7 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
-	s := newSession(ws, !c.opts.NoFormatTurns, c.opts.IdleTimeout, pcmBytes(f.SampleRate, c.opts.Chunk), pcmBytes(f.SampleRate, minChunk))
+	s := newSession(ws, formatTurns, c.opts.IdleTimeout, pcmBytes(f.SampleRate, c.opts.Chunk), pcmBytes(f.SampleRate, minChunk))
 	if err := s.begin(dctx); err != nil {
 		_ = s.Abort()
 		if ctx.Err() != nil {

@@ -857,3 +857,11 @@ func BenchmarkParseTurn(b *testing.B) {
 		})
 	}
 }
+
+func TestFormatTurnsSetThroughExtraDecidesTheFinal(t *testing.T) {
+	f := newFake(t, "unformatted.ws")
+	res := pipelinetest.Run(t, service(f, Options{Extra: url.Values{"format_turns": {"false"}}}), pipelinetest.Options{Send: audioFrames(5)})
+	if got := results(res.Down()); len(got) != 2 || !strings.HasPrefix(got[1], "final hola como estas [es]") {
+		t.Errorf("results %q; want the unformatted end of turn as the final", got)
+	}
+}
