@@ -12,12 +12,14 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
 )
 
@@ -51,9 +53,21 @@ type Options struct {
 	// Extra fields are merged into every generation request (for example
 	// "generation_config" or "max_buffer_delay_ms"); they win.
 	Extra map[string]any
-	// HTTPClient dials the websocket. Default: http.DefaultClient.
+	// HTTPClient dials the websocket. Default: a client whose dials and
+	// TLS handshakes are bounded by the connect timeout.
 	HTTPClient *http.Client
-	// DialTimeout bounds one connection attempt. Default: 10s.
+	// Timeouts bound the websocket handshake (Connect), the wait from a
+	// request to its first message (FirstByte: the first audio chunk or
+	// timestamps) and the silence between two messages of a request while
+	// the client waits (Idle). Defaults in internal/llmhttp: 10s, 10s, 20s;
+	// a negative field disables that bound. A bound that runs out fails the
+	// request with a transient *llmhttp.TimeoutError such as "cartesia: no
+	// first byte within 10s" (not retried); when nothing at all came over
+	// the connection meanwhile, the connection is closed too, and the next
+	// request opens a new one.
+	Timeouts Timeouts
+	// DialTimeout bounds one connection attempt when Timeouts.Connect is
+	// zero. Default: 10s.
 	DialTimeout time.Duration
 	// MaxRetries is how many times a request that failed before any audio
 	// (the connection could not be opened, or dropped) is retried on a new
@@ -65,6 +79,10 @@ type Options struct {
 	// Logger receives connection events. Default: none.
 	Logger *zap.Logger
 }
+
+// Timeouts bound the phases of one request; a zero field takes the
+// default, a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
 
 // Client speaks through Cartesia's websocket API with word timestamps. It
 // keeps one connection and multiplexes requests over it by context_id;
@@ -105,11 +123,13 @@ func New(o Options) *Client {
 	if o.URL == "" {
 		o.URL = DefaultURL
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
+	if o.Timeouts.Connect == 0 && o.DialTimeout > 0 {
+		o.Timeouts.Connect = o.DialTimeout
 	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = 10 * time.Second
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
+	o.DialTimeout = o.Timeouts.Connect
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts)}
 	}
 	switch {
 	case o.MaxRetries == 0:
@@ -232,15 +252,38 @@ func (c *Client) generate(ctx context.Context, msg []byte, ctxID string, rate in
 		return false, &connError{fmt.Errorf("cartesia: sending the request: %w", err)}
 	}
 	var audio []byte
+	// The first message must come within the first-byte bound of the
+	// request, each later one within the idle bound of the client asking
+	// for it (after the consumer took the one before).
+	phase := llmhttp.PhaseFirstByte
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	var expired <-chan time.Time
+	arm := func() {
+		if d := c.opts.Timeouts.Bound(phase); d > 0 {
+			timer.Reset(d)
+			expired = timer.C
+		} else {
+			timer.Stop()
+			expired = nil
+		}
+	}
+	arm()
 	for {
 		select {
 		case <-ctx.Done():
 			cn.cancel(ctxID)
 			return started, nil
+		case <-expired:
+			bound := c.opts.Timeouts.Bound(phase)
+			c.expire(cn, ctxID, bound)
+			return started, &llmhttp.TimeoutError{Provider: "cartesia", Phase: phase, After: bound}
 		case m, ok := <-inbox:
 			if !ok {
 				return started, &connError{fmt.Errorf("cartesia: connection lost during the generation: %w", cn.failure())}
 			}
+			phase = llmhttp.PhaseIdle
+			arm()
 			switch m.Type {
 			case "chunk":
 				audio, err = m.appendAudio(audio[:0])
@@ -273,8 +316,28 @@ func (c *Client) generate(ctx context.Context, msg []byte, ctxID string, rate in
 			if m.Done {
 				return started, nil
 			}
+			arm() // from now: the consumer's time does not count
 		}
 	}
+}
+
+// expire ends a request whose bound ran out. When nothing came over the
+// connection during the bound either, the connection is taken for dead
+// and closed at once (its other requests fail, and are retried if they
+// had no audio yet); otherwise only this request is cancelled.
+func (c *Client) expire(cn *conn, ctxID string, bound time.Duration) {
+	if cn.silentFor() < bound {
+		cn.cancel(ctxID)
+		return
+	}
+	c.opts.Logger.Warn("cartesia: no answer in time; closing the connection", zap.Duration("bound", bound))
+	cn.unregister(ctxID)
+	c.mu.Lock()
+	if c.conn == cn {
+		c.conn = nil
+	}
+	c.mu.Unlock()
+	cn.abort()
 }
 
 // request encodes a generation request.
@@ -314,10 +377,18 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	closes := c.closes
 	c.mu.Unlock()
-	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if d := c.opts.Timeouts.Connect; d > 0 {
+		dctx, cancel = context.WithTimeoutCause(ctx, d, &llmhttp.TimeoutError{Provider: "cartesia", Phase: llmhttp.PhaseConnect, After: d})
+		defer cancel()
+	}
 	ws, resp, err := websocket.Dial(dctx, c.url, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient})
 	if err != nil {
+		var te *llmhttp.TimeoutError
+		if errors.As(context.Cause(dctx), &te) && ctx.Err() == nil {
+			return nil, te
+		}
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
@@ -440,6 +511,9 @@ type conn struct {
 	contexts map[string]*inbox
 	err      error
 	done     chan struct{} // closed when the reader has stopped
+
+	born     time.Time    // the clock's origin for lastRead
+	lastRead atomic.Int64 // when the last message came, since born
 }
 
 // inboxSize bounds the messages buffered for one request; the reader waits
@@ -447,7 +521,7 @@ type conn struct {
 const inboxSize = 64
 
 func newConn(ctx context.Context, ws *websocket.Conn, log *zap.Logger) *conn {
-	cn := &conn{ws: ws, log: log, contexts: map[string]*inbox{}, done: make(chan struct{})}
+	cn := &conn{ws: ws, log: log, contexts: map[string]*inbox{}, done: make(chan struct{}), born: time.Now()}
 	cn.ctx, cn.stop = context.WithCancel(context.WithoutCancel(ctx))
 	return cn
 }
@@ -512,6 +586,20 @@ func (cn *conn) cancel(id string) {
 	}
 }
 
+// silentFor returns how long ago the last message of any request came
+// (or the connection opened).
+func (cn *conn) silentFor() time.Duration {
+	return time.Since(cn.born) - time.Duration(cn.lastRead.Load())
+}
+
+// abort closes the connection at once, without a close handshake (the
+// server is not answering), and waits for the reader.
+func (cn *conn) abort() {
+	_ = cn.ws.CloseNow()
+	cn.stop()
+	<-cn.done
+}
+
 // close closes the connection (the close handshake is bounded by the
 // websocket library), ends its context and waits for the reader.
 func (cn *conn) close(code websocket.StatusCode, reason string) {
@@ -543,6 +631,7 @@ func (cn *conn) read() {
 			err = closeError(err)
 			return
 		}
+		cn.lastRead.Store(int64(time.Since(cn.born)))
 		if typ != websocket.MessageText {
 			continue
 		}

@@ -17,6 +17,10 @@ type fakeCartesia struct {
 	// reject, when set, answers the handshake instead (status, body).
 	reject func(n int) (int, string)
 
+	// hungUp receives one value each time a connection that ran out of
+	// script ends: the client closed it (or the test is ending).
+	hungUp chan struct{}
+
 	mu       sync.Mutex
 	received []map[string]any
 	query    []string
@@ -24,7 +28,7 @@ type fakeCartesia struct {
 
 func newFake(t testing.TB, scripts ...string) *fakeCartesia {
 	t.Helper()
-	f := &fakeCartesia{}
+	f := &fakeCartesia{hungUp: make(chan struct{}, 16)}
 	opts := wsfake.Options{Path: "/tts/websocket", Handshake: f.handshake, Reject: f.refuse, Expect: f.expect, AfterScript: f.afterScript, ReadLimit: 1 << 20}
 	for _, s := range scripts {
 		opts.Scripts = append(opts.Scripts, wsfake.Load(t, "testdata/"+s))
@@ -99,6 +103,10 @@ func (f *fakeCartesia) afterScript(c *wsfake.Conn) {
 	for {
 		_, data, err := c.Read()
 		if err != nil {
+			select {
+			case f.hungUp <- struct{}{}:
+			default:
+			}
 			return
 		}
 		var m map[string]any

@@ -1,0 +1,2 @@
+# A server that takes the request and never answers it.
+< request

@@ -1,0 +1,107 @@
+package cartesia
+
+import (
+	"testing"
+	"time"
+
+	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
+)
+
+// shortClient is a client of f whose bounds are 100ms each.
+func shortClient(url string) *Client {
+	return New(Options{URL: url, APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond, Timeouts: llmhttptest.ShortTimeouts})
+}
+
+// A server that accepts the TCP connection and never answers the
+// websocket handshake trips the connect bound (not retried); the
+// connection is closed.
+func TestConnectTimeout(t *testing.T) {
+	srv := llmhttptest.NewSilent(t)
+	c := shortClient("ws://" + srv.Addr + "/tts/websocket")
+	defer c.Close()
+	r := run(t.Context(), c, "Hello world.", "ctx-1")
+	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseConnect, "cartesia: timed out connecting after 100ms")
+	llmhttptest.WaitClosed(t, srv.Closed, "connection")
+}
+
+// A server that takes the request and never answers it trips the
+// first-byte bound; the silent connection is closed, and the next request
+// opens a new one.
+func TestFirstByteTimeout(t *testing.T) {
+	f := newFake(t, "silent.ws", "hello.ws")
+	defer f.close()
+	c := shortClient(f.url())
+	defer c.Close()
+	r := run(t.Context(), c, "Hello world.", "ctx-1")
+	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
+	llmhttptest.WaitClosed(t, f.hungUp, "connection")
+	if n := f.connections(); n != 1 {
+		t.Errorf("%d connections: the timeout was retried", n)
+	}
+	if r := run(t.Context(), c, "Hello world.", "ctx-2"); r.err != nil || len(r.audio) != len(pcmFixture(t)) {
+		t.Errorf("the next request: %d bytes, err %v", len(r.audio), r.err)
+	}
+}
+
+// A server that stops in the middle of a generation trips the idle bound
+// after the audio that came; the connection is closed.
+func TestIdleTimeout(t *testing.T) {
+	f := newFake(t, "stall_midstream.ws")
+	defer f.close()
+	c := shortClient(f.url())
+	defer c.Close()
+	r := run(t.Context(), c, "Hello world.", "ctx-1")
+	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseIdle, "cartesia: the stream stalled: nothing received for 100ms")
+	if len(r.audio) != 57 {
+		t.Errorf("%d bytes of audio before the stall, want the first chunk's 57", len(r.audio))
+	}
+	llmhttptest.WaitClosed(t, f.hungUp, "connection")
+}
+
+// On a connection that is still busy with another request, a request
+// that gets no answer is cancelled alone: the connection stays open for
+// the others.
+func TestTimeoutOnABusyConnectionCancelsOnlyTheRequest(t *testing.T) {
+	f := newFake(t, "silent.ws")
+	defer f.close()
+	c := shortClient(f.url())
+	defer c.Close()
+	if err := c.Warm(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	cn := c.conn
+	c.mu.Unlock()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() { // another request's messages keep coming
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				cn.lastRead.Store(int64(time.Since(cn.born)))
+			}
+		}
+	}()
+	r := run(t.Context(), c, "Hello world.", "ctx-1")
+	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
+	if cn.dead() {
+		t.Error("the busy connection was closed")
+	}
+}
+
+// The defaults are the speech ones; DialTimeout still sets the connect
+// bound when Timeouts.Connect is not set.
+func TestDefaultTimeouts(t *testing.T) {
+	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	if got := New(Options{}).opts.Timeouts; got != want {
+		t.Errorf("timeouts %+v, want %+v", got, want)
+	}
+	if got := New(Options{DialTimeout: 3 * time.Second}).opts.Timeouts.Connect; got != 3*time.Second {
+		t.Errorf("connect bound %v, want DialTimeout's 3s", got)
+	}
+}
