@@ -329,7 +329,7 @@ func appendWords(out []string, text string) []string {
 			digits = append(digits, byte(r))
 		case r == '\'' || r == '’':
 			flushDigits()
-			if len(word) > 0 {
+			if len(word) > 0 && word[len(word)-1] != '\'' {
 				word = append(word, '\'')
 			}
 		case unicode.IsLetter(r):
