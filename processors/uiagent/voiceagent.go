@@ -77,6 +77,13 @@ func NewVoiceAgent(o VoiceAgentOptions) (*VoiceAgent, error) {
 	if o.Tools != nil {
 		tools = append(tools, o.Tools(v.agent)...)
 	}
+	seen := make(map[string]bool, len(tools))
+	for _, f := range tools {
+		if seen[f.Name] {
+			return nil, fmt.Errorf("uiagent: two of the voice agent's tools are named %q", f.Name)
+		}
+		seen[f.Name] = true
+	}
 	if o.SystemPrompt != "" {
 		v.conv = llm.NewContext(llm.SystemMessage(o.SystemPrompt))
 	} else {

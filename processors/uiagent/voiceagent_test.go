@@ -155,8 +155,8 @@ func TestVoiceAgentSaysBeforeTheTaskRuns(t *testing.T) {
 	}
 }
 
-// Without a TTS the answer goes out as bot text (bot-output spoken:false),
-// and nothing asks for speech.
+// Without a TTS the answer goes out as bot text (bot-llm-text and
+// bot-transcription), and nothing asks for speech.
 func TestVoiceAgentWithoutTTSAnswersAsText(t *testing.T) {
 	v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{Provider: &fillModel{}})
 	if err != nil {
@@ -167,19 +167,17 @@ func TestVoiceAgentWithoutTTSAnswersAsText(t *testing.T) {
 	s.send("client-ready", "r1", map[string]any{"version": "2.1.0"})
 	s.send("ui-snapshot", "s1", map[string]any{"tree": json.RawMessage(pageTree)})
 	s.send("send-text", "t1", map[string]any{"content": "Fill it in.", "options": map[string]any{}})
-	msgs := s.waitMsgs("the answer as bot-output", func(m []map[string]any) bool {
-		for _, o := range ofType(m, "bot-output") {
-			if d, _ := o["data"].(map[string]any); d["text"] == "Done." && d["spoken"] == false {
-				return true
-			}
+	msgs := s.waitMsgs("the answer as bot text", count("bot-transcription", 1))
+	for _, typ := range []string{"bot-llm-text", "bot-transcription"} {
+		if m := ofType(msgs, typ); len(m) != 1 || m[0]["data"].(map[string]any)["text"] != "Done." {
+			t.Errorf("%s: %v, want the answer once", typ, m)
 		}
-		return false
-	})
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, f := range s.down {
 		if _, ok := f.(*frames.TTSSpeak); ok {
-			t.Errorf("a TTSSpeak left a pipeline without TTS (messages %v)", msgs)
+			t.Error("a TTSSpeak left a pipeline without TTS")
 		}
 	}
 }
