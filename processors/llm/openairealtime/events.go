@@ -132,6 +132,9 @@ func parseEvent(msg []byte, ev *event) error {
 			return err
 		}
 		key := msg[ks:ke]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			key = []byte(str(key)) // rare: an escaped member name
+		}
 		i = jsontext.SkipSpace(msg, next)
 		if i >= len(msg) || msg[i] != ':' {
 			return fmt.Errorf("%w: expected ':' at offset %d", errBadEvent, i)
@@ -144,38 +147,39 @@ func parseEvent(msg []byte, ev *event) error {
 		}
 		i = ve
 		val := msg[vs:ve]
+		// A member of an unexpected type is ignored as if absent: the
+		// event is still handled by its type.
 		switch string(key) {
 		case "type":
-			ev.typ, err = stringContents(val)
+			if ev.typ, err = stringContents(val); err != nil {
+				return fmt.Errorf("%w: type is not a string", errBadEvent)
+			}
 		case "item_id":
-			ev.itemID, err = optString(val)
+			ev.itemID, _ = optString(val)
 		case "previous_item_id":
-			ev.prevItemID, err = optString(val)
+			ev.prevItemID, _ = optString(val)
 		case "response_id":
-			ev.responseID, err = optString(val)
+			ev.responseID, _ = optString(val)
 		case "call_id":
-			ev.callID, err = optString(val)
+			ev.callID, _ = optString(val)
 		case "name":
-			ev.name, err = optString(val)
+			ev.name, _ = optString(val)
 		case "delta":
-			ev.delta, err = optString(val)
+			ev.delta, _ = optString(val)
 		case "transcript":
-			ev.transcript, err = optString(val)
+			ev.transcript, _ = optString(val)
 		case "arguments":
-			ev.arguments, err = optString(val)
+			ev.arguments, _ = optString(val)
 		case "audio_start_ms":
-			ev.audioStartMS, err = optInt(val)
+			ev.audioStartMS, _ = optInt(val)
 		case "audio_end_ms":
-			ev.audioEndMS, err = optInt(val)
+			ev.audioEndMS, _ = optInt(val)
 		case "response":
-			ev.response = val
+			ev.response = objectOrNil(val)
 		case "error":
-			ev.err = val
+			ev.err = objectOrNil(val)
 		case "item":
-			ev.item = val
-		}
-		if err != nil {
-			return fmt.Errorf("%w: member %q: %v", errBadEvent, key, err)
+			ev.item = objectOrNil(val)
 		}
 	}
 	if i = jsontext.SkipSpace(msg, i); i != len(msg) {
@@ -211,15 +215,12 @@ func appendStr(dst, raw []byte) []byte {
 // "\/" for "/").
 func decodeAudio(dst, scratch []byte, raw []byte) (pcm, scratchOut []byte, err error) {
 	src := raw
-	for _, c := range raw {
-		if c == '\\' {
-			scratch, err = jsontext.AppendUnescaped(scratch[:0], raw)
-			if err != nil {
-				return dst[:0], scratch, fmt.Errorf("%w: audio delta: %v", errBadEvent, err)
-			}
-			src = scratch
-			break
+	if bytes.IndexByte(raw, '\\') >= 0 {
+		scratch, err = jsontext.AppendUnescaped(scratch[:0], raw)
+		if err != nil {
+			return dst[:0], scratch, fmt.Errorf("%w: audio delta: %v", errBadEvent, err)
 		}
+		src = scratch
 	}
 	n := base64.StdEncoding.DecodedLen(len(src))
 	if cap(dst) < n {
@@ -234,18 +235,26 @@ func decodeAudio(dst, scratch []byte, raw []byte) (pcm, scratchOut []byte, err e
 }
 
 // scanString reads the JSON string at msg[i] (a quote) and returns the
-// span of its contents and the offset after its closing quote.
+// span of its contents and the offset after its closing quote. It looks
+// for the closing quote with bytes.IndexByte, so a long audio delta costs
+// little; it does not check the contents (control characters, escapes),
+// which the members the processor reads are decoded for separately.
 func scanString(msg []byte, i int) (start, end, next int, err error) {
 	start = i + 1
-	for j := start; j < len(msg); j++ {
-		switch c := msg[j]; {
-		case c == '"':
-			return start, j, j + 1, nil
-		case c == '\\':
-			j++ // the escaped byte cannot end the string
-		case c < 0x20:
-			return 0, 0, 0, fmt.Errorf("%w: control character in a string at offset %d", errBadEvent, j)
+	for j := start; j <= len(msg); {
+		k := bytes.IndexByte(msg[j:], '"')
+		if k < 0 {
+			break
 		}
+		q := j + k
+		n := 0 // backslashes right before the quote
+		for p := q - 1; p >= start && msg[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return start, q, q + 1, nil
+		}
+		j = q + 1
 	}
 	return 0, 0, 0, fmt.Errorf("%w: unterminated string", errBadEvent)
 }
@@ -301,6 +310,14 @@ func skipValue(msg []byte, i int) (int, error) {
 		}
 		return j, nil
 	}
+}
+
+// objectOrNil returns val when it is a JSON object.
+func objectOrNil(val []byte) []byte {
+	if len(val) > 0 && val[0] == '{' {
+		return val
+	}
+	return nil
 }
 
 // stringContents returns the contents of a JSON string value.
