@@ -11,11 +11,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/stt"
 )
 
@@ -58,11 +60,29 @@ type Options struct {
 	Keyterms []string
 	// Extra query parameters, added as they are (they win).
 	Extra url.Values
-	// HTTPClient dials the websocket. Default: http.DefaultClient.
+	// HTTPClient dials the websocket. Default: a client whose dials and
+	// TLS handshakes are bounded by the connect timeout.
 	HTTPClient *http.Client
-	// DialTimeout bounds one connection attempt. Default: 10s.
+	// Timeouts bound the websocket handshake (Connect) and the silence of
+	// the server while audio it has not answered is out: the first message
+	// of a session must come within FirstByte of the first audio sent, and
+	// each later one within Idle of the first audio sent after the message
+	// before (Deepgram answers streamed audio with Results, empty ones for
+	// silence, within a few seconds; keep-alives need no answer). Defaults
+	// in internal/llmhttp: 10s, 10s, 20s; a negative field disables that
+	// bound. A bound that runs out closes the connection and ends the
+	// session with a transient *llmhttp.TimeoutError such as "deepgram: the
+	// stream stalled: nothing received for 20s", so stt.Streaming
+	// reconnects.
+	Timeouts Timeouts
+	// DialTimeout bounds one connection attempt when Timeouts.Connect is
+	// zero. Default: 10s.
 	DialTimeout time.Duration
 }
+
+// Timeouts bound the phases of a session; a zero field takes the default,
+// a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
 
 // Client opens Deepgram live sessions. It implements stt.Streamer and is
 // safe for concurrent use.
@@ -86,11 +106,13 @@ func New(o Options) *Client {
 	if o.Language == "" {
 		o.Language = DefaultLanguage
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
+	if o.Timeouts.Connect == 0 && o.DialTimeout > 0 {
+		o.Timeouts.Connect = o.DialTimeout
 	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = 10 * time.Second
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
+	o.DialTimeout = o.Timeouts.Connect
+	if o.HTTPClient == nil {
+		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts)}
 	}
 	return &Client{opts: o}
 }
@@ -151,22 +173,96 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 	if c.opts.APIKey != "" {
 		h.Set("Authorization", "Token "+c.opts.APIKey)
 	}
-	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if d := c.opts.Timeouts.Connect; d > 0 {
+		dctx, cancel = context.WithTimeoutCause(ctx, d, &llmhttp.TimeoutError{Provider: "deepgram", Phase: llmhttp.PhaseConnect, After: d})
+		defer cancel()
+	}
 	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient, HTTPHeader: h})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
+		var te *llmhttp.TimeoutError
+		if errors.As(context.Cause(dctx), &te) {
+			return nil, te
+		}
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
-	return &stream{ws: ws}, nil
+	s := &stream{ws: ws, t: c.opts.Timeouts}
+	s.timer = time.AfterFunc(time.Hour, s.expire)
+	s.timer.Stop()
+	return s, nil
 }
 
 // stream is one live session.
 type stream struct {
 	ws *websocket.Conn
+	t  Timeouts
+
+	// The watch on the server: armed by the first audio sent after the
+	// last message (or the session's start), disarmed by the next
+	// message; when it fires the connection is closed and Recv returns
+	// timedOut.
+	mu       sync.Mutex
+	timer    *time.Timer
+	armed    bool
+	heard    bool // a message came in this session
+	timedOut *llmhttp.TimeoutError
+}
+
+// awaitAnswer arms the watch after audio went out, unless it is armed.
+func (s *stream) awaitAnswer() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.armed || s.timedOut != nil {
+		return
+	}
+	if d := s.t.Bound(s.phase()); d > 0 {
+		s.armed = true
+		s.timer.Reset(d)
+	}
+}
+
+// phase is the bound the watch runs: first byte until the session's first
+// message, then idle. s.mu is held.
+func (s *stream) phase() llmhttp.Phase {
+	if s.heard {
+		return llmhttp.PhaseIdle
+	}
+	return llmhttp.PhaseFirstByte
+}
+
+// answered disarms the watch: a message came.
+func (s *stream) answered() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.heard = true
+	s.armed = false
+	s.timer.Stop()
+}
+
+// expire runs when the watch fires: the server left audio unanswered for
+// the bound, so the connection is taken for dead and closed.
+func (s *stream) expire() {
+	s.mu.Lock()
+	if !s.armed || s.timedOut != nil {
+		s.mu.Unlock()
+		return
+	}
+	p := s.phase()
+	s.timedOut = &llmhttp.TimeoutError{Provider: "deepgram", Phase: p, After: s.t.Bound(p)}
+	s.mu.Unlock()
+	_ = s.ws.CloseNow()
+}
+
+// expired returns the timeout that closed the session, if any.
+func (s *stream) expired() *llmhttp.TimeoutError {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.timedOut
 }
 
 var (
@@ -181,7 +277,14 @@ func (s *stream) SendAudio(ctx context.Context, pcm []byte) error {
 	if len(pcm) == 0 {
 		return nil
 	}
-	return s.ws.Write(ctx, websocket.MessageBinary, pcm)
+	if err := s.ws.Write(ctx, websocket.MessageBinary, pcm); err != nil {
+		if te := s.expired(); te != nil {
+			return te
+		}
+		return err
+	}
+	s.awaitAnswer()
+	return nil
 }
 
 // Finalize implements stt.Stream.
@@ -201,7 +304,13 @@ func (s *stream) Close(ctx context.Context) error {
 }
 
 // Abort implements stt.Stream.
-func (s *stream) Abort() error { return s.ws.CloseNow() }
+func (s *stream) Abort() error {
+	s.mu.Lock()
+	s.armed = false
+	s.timer.Stop()
+	s.mu.Unlock()
+	return s.ws.CloseNow()
+}
 
 // Recv implements stt.Stream. Messages it does not use (Metadata, unknown
 // types, ones that do not parse) are skipped.
@@ -209,8 +318,12 @@ func (s *stream) Recv(ctx context.Context) (stt.Event, error) {
 	for {
 		typ, data, err := s.ws.Read(ctx)
 		if err != nil {
+			if te := s.expired(); te != nil {
+				return stt.Event{}, te
+			}
 			return stt.Event{}, closeError(err)
 		}
+		s.answered()
 		if typ != websocket.MessageText {
 			continue
 		}

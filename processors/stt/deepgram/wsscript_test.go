@@ -21,6 +21,10 @@ type fakeDeepgram struct {
 	srv *wsfake.Server
 	// reject, when set, refuses handshake n with a status and a body.
 	reject func(n int) (int, string)
+	// hungUp receives one value each time a connection that ran out of
+	// script ends without a CloseStream: the client closed it (or the test
+	// is ending).
+	hungUp chan struct{}
 
 	mu      sync.Mutex
 	queries []url.Values
@@ -31,7 +35,7 @@ type fakeDeepgram struct {
 
 func newFake(t testing.TB, scripts ...string) *fakeDeepgram {
 	t.Helper()
-	f := &fakeDeepgram{}
+	f := &fakeDeepgram{hungUp: make(chan struct{}, 16)}
 	opts := wsfake.Options{Path: "/v1/listen", Handshake: f.handshake, Reject: f.refuse, Expect: f.expect, AfterScript: f.afterScript}
 	for _, s := range scripts {
 		opts.Scripts = append(opts.Scripts, wsfake.Load(t, "testdata/"+s))
@@ -144,6 +148,10 @@ func (f *fakeDeepgram) afterScript(c *wsfake.Conn) {
 	for {
 		kind, ok := f.next(c)
 		if !ok {
+			select {
+			case f.hungUp <- struct{}{}:
+			default:
+			}
 			return
 		}
 		if kind == "CloseStream" {
