@@ -22,8 +22,7 @@ function log(...parts) {
 }
 
 // StubMediaManager replaces the default DailyMediaManager, which downloads
-// daily-js's call machine from c.daily.co and hangs offline
-// (smallwebrtc.md §6.1, option B). With mic: true it hands the transport
+// daily-js's call machine from c.daily.co and hangs offline. With mic: true it hands the transport
 // Chromium's fake microphone.
 class StubMediaManager {
   constructor(mic) {

@@ -17,7 +17,7 @@ import (
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
-// defaultAddr is the address conformance-bot.md fixes.
+// defaultAddr is the address of the conformance bot (docs/protocol.md §10).
 const defaultAddr = "127.0.0.1:7861"
 
 func main() {
@@ -64,7 +64,7 @@ type config struct {
 
 // newServer returns the signalling server whose sessions each run the
 // conformance bot. It serves every route itself: the signalling routes of
-// conformance-bot.md, CORS preflights, and 404 for anything else.
+// docs/protocol.md §10, CORS preflights, and 404 for anything else.
 func newServer(cfg config) (*webrtc.Server, error) {
 	log := cfg.Logger
 	if log == nil {

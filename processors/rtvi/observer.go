@@ -122,7 +122,7 @@ type ObserverOptions struct {
 }
 
 // Observer is the outbound half of RTVI: it watches the pipeline and turns
-// frames into RTVI messages (rtvi.md §6.3), sent through its [Processor].
+// frames into RTVI messages (docs/protocol.md §6), sent through its [Processor].
 // Each frame is reported once: on its first push (Event.FirstSeen), or for
 // bot text on the output transport's push; of a broadcast pair only the
 // downstream copy counts. Observe runs on the observer's own goroutine, so

@@ -133,7 +133,7 @@ func serverCases() map[string]serverCase {
 		}, prefix: "the bot is unavailable (error id "}, // the wire shape; the text is framewire's own
 		"error-response: unsupported type": {produce: handshake(`{"label":"rtvi-ai","type":"describe-config","id":"u1","data":{}}`)},
 		// Python answers dtmf {button} with this; framewire accepts that
-		// form (rtvi.md §7 item 6), so an empty buttons list stands in.
+		// form (docs/protocol.md §5), so an empty buttons list stands in.
 		"error-response: data validation failure": {
 			produce: handshake(`{"label":"rtvi-ai","type":"dtmf","id":"9","data":{"buttons":[]}}`),
 			prefix:  "Invalid message: ",

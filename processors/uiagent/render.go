@@ -399,7 +399,7 @@ func isUIEvent(m *frames.LLMMessage) bool {
 }
 
 // UIStateMessage is the server-message body {"type":"ui_state","text":...}
-// that the conformance bot sends for every snapshot (conformance-bot.md
+// that the conformance bot sends for every snapshot (docs/protocol.md §10,
 // row 5): send it with rtvi.Processor.SendServerMessage or an
 // rtvi.ServerMessageFrame.
 type UIStateMessage struct {
@@ -416,7 +416,7 @@ func (m UIStateMessage) AppendJSON(dst []byte) []byte {
 
 // UIEventMessage is the server-message body {"type":"ui_event","event":...,
 // "payload":...} that the conformance bot echoes for every ui-event
-// (conformance-bot.md row 6). A missing payload is sent as null.
+// (docs/protocol.md §10, row 6). A missing payload is sent as null.
 type UIEventMessage struct {
 	Event   string
 	Payload wire.RawJSON

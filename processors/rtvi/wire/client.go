@@ -1,7 +1,7 @@
 package wire
 
-// This file holds the models of client-to-server message data (rtvi.md
-// §3.1 and §4): decoders that validate like Python's pydantic models, and
+// This file holds the models of client-to-server message data (docs/protocol.md
+// §5 and §8): decoders that validate like Python's pydantic models, and
 // encoders that reproduce what was received (including explicit nulls in
 // the about and snapshot models), so a decoded message re-encodes to an
 // equal JSON value.
@@ -450,8 +450,8 @@ func decodeFunctionCallResult(r *reader) (Payload, error) {
 }
 
 // DTMF is the data of dtmf. RTVI 2.1.0 clients send Buttons; 2.0.x
-// clients send one Button per message. framewire accepts both (rtvi.md §7
-// item 6), although Python 2.1 rejects the old form.
+// clients send one Button per message. framewire accepts both (docs/protocol.md
+// §5), although Python 2.1 rejects the old form.
 type DTMF struct {
 	// Buttons are the keys pressed, in order ("0"-"9", "*", "#").
 	Buttons []string

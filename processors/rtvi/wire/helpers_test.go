@@ -8,8 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// vector is one entry of testdata/rtvi_vectors.json (a copy of
-// shared/spec/rtvi_vectors.json).
+// vector is one entry of testdata/rtvi_vectors.json (real messages
+// of the Pipecat clients and servers).
 type vector struct {
 	Name      string          `json:"name"`
 	Direction string          `json:"direction"`

@@ -1,7 +1,7 @@
 package wire
 
-// This file holds the models of server-to-client message data (rtvi.md
-// §3.2, §6.4, §6.5). They follow Python's model_dump(exclude_none=True):
+// This file holds the models of server-to-client message data (docs/protocol.md
+// §6). They follow Python's model_dump(exclude_none=True):
 // optional members without a value are omitted, never sent as null.
 
 // BotReady is the data of bot-ready.

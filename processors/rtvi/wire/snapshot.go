@@ -1,7 +1,7 @@
 package wire
 
 // Snapshot is the accessibility snapshot a client sends in ui-snapshot
-// (rtvi.md §4.3): the whole page, never a diff, so each one replaces the
+// (docs/protocol.md §8.2): the whole page, never a diff, so each one replaces the
 // previous. Unknown members are kept in Extra and re-encoded, and members
 // sent as explicit null (Python clients) are re-encoded as null, so a
 // decoded snapshot encodes to an equal JSON value.

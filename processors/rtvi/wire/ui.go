@@ -1,7 +1,7 @@
 package wire
 
 // This file holds the server-to-client models of the UI Agent Protocol
-// (rtvi.md §4, ui-agent.md §2 and §4): ui-command with the built-in
+// (docs/protocol.md §8): ui-command with the built-in
 // command payloads, and the task (job-group) lifecycle envelopes in both
 // vocabularies.
 

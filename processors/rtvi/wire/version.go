@@ -44,7 +44,7 @@ func (v ClientVersion) String() string {
 // compatibilitySuffix ends every version error text (§2.2 step 4).
 const compatibilitySuffix = " Compatibility issues may occur."
 
-// CheckClientVersion applies the version check of rtvi.md §2.2 to the
+// CheckClientVersion applies the version check of docs/protocol.md §4 to the
 // version a client sent ("" when it sent none). It returns the parsed
 // version (zero when unparseable) and, when the check fails, the exact
 // error text to send in an error-response. The connection continues

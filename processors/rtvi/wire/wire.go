@@ -13,7 +13,7 @@ const Label = "rtvi-ai"
 // announces in bot-ready (to clients that are not 1.x).
 const ProtocolVersion = "2.1.0"
 
-// Message types sent by the client (rtvi.md §3.1, §4).
+// Message types sent by the client (docs/protocol.md §5).
 const (
 	TypeClientReady           = "client-ready"
 	TypeDisconnectBot         = "disconnect-bot"
@@ -30,7 +30,7 @@ const (
 	TypeUICancelTask          = "ui-cancel-task" // RTVI 1.3.0 name of ui-cancel-job-group
 )
 
-// Message types sent by the server (rtvi.md §3.2, §4).
+// Message types sent by the server (docs/protocol.md §6).
 const (
 	TypeBotReady                  = "bot-ready"
 	TypeError                     = "error"

@@ -1,7 +1,7 @@
 // DemoMediaManager is the page's media manager for SmallWebRTCTransport.
 //
 // The transport's default manager loads daily-js's call machine from a CDN
-// when it initialises, which hangs offline (smallwebrtc.md §6.1), and the
+// when it initialises, which hangs offline, and the
 // package's WavMediaManager asks for the microphone as soon as the page
 // connects. This one connects with no media at all, so the demo works as a
 // text chat with no permission prompt, and only asks for the microphone
