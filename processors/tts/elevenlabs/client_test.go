@@ -106,8 +106,9 @@ func TestGeneration(t *testing.T) {
 	}
 }
 
-// The request messages, with voice settings and a chunk schedule, are
-// pinned in testdata/requests.golden.
+// The request messages over the websocket, with voice settings and a
+// chunk schedule, and the same request's body over HTTP, are pinned in
+// testdata/requests.golden.
 func TestGoldenRequestMessages(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	defer f.close()
@@ -126,6 +127,19 @@ func TestGoldenRequestMessages(t *testing.T) {
 	f.mu.Lock()
 	got := "GET /v1/text-to-speech/" + voice + "/multi-stream-input?" + f.query[0] + "\n" + strings.Join(f.received, "\n") + "\n"
 	f.mu.Unlock()
+	// The same request over HTTP.
+	lines := helloLines(t)
+	h := newFakeHTTP(t, func(_ int, w http.ResponseWriter, _ *http.Request) { streamLines(w, lines) })
+	hc := newHTTPClient(h, func(o *Options) {
+		o.VoiceSettings = &vs
+		o.Model = "eleven_turbo_v2_5"
+		o.LanguageCode = "en"
+	})
+	if r := run(context.Background(), hc, "  Hello world.\n", "ctx-golden"); r.err != nil {
+		t.Fatal(r.err)
+	}
+	call := h.calls()[0]
+	got += "\n" + call.method + " " + call.path + "?" + call.query + "\n" + call.raw + "\n"
 	const golden = "testdata/requests.golden"
 	if *update {
 		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -420,7 +434,9 @@ func TestTimeouts(t *testing.T) {
 		t.Run(tc.script, func(t *testing.T) {
 			f := newFake(t, tc.script)
 			defer f.close()
-			c := newClient(f, func(o *Options) { o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond} })
+			c := newClient(f, func(o *Options) {
+				o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
+			})
 			defer c.Close()
 			r := run(context.Background(), c, "Hello world.", "a")
 			var te *llmhttp.TimeoutError

@@ -34,6 +34,7 @@ type fakeHTTP struct {
 
 type recorded struct {
 	method, path, query, key, contentType string
+	raw                                   string
 	body                                  map[string]any
 }
 
@@ -41,7 +42,7 @@ func newFakeHTTP(t *testing.T, answer func(n int, w http.ResponseWriter, r *http
 	f := &fakeHTTP{answer: answer}
 	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
-		rec := recorded{method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, key: r.Header.Get("xi-api-key"), contentType: r.Header.Get("Content-Type")}
+		rec := recorded{raw: string(raw), method: r.Method, path: r.URL.Path, query: r.URL.RawQuery, key: r.Header.Get("xi-api-key"), contentType: r.Header.Get("Content-Type")}
 		if err := json.Unmarshal(raw, &rec.body); err != nil {
 			t.Errorf("client sent invalid JSON %q", raw)
 		}
@@ -262,7 +263,9 @@ func TestHTTPTimeouts(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeHTTP(t, func(_ int, w http.ResponseWriter, r *http.Request) { tc.answer(w, r) })
-			c := newHTTPClient(f, func(o *Options) { o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond} })
+			c := newHTTPClient(f, func(o *Options) {
+				o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
+			})
 			r := run(context.Background(), c, "Hello world.", "a")
 			var te *llmhttp.TimeoutError
 			if !errors.As(r.err, &te) || te.Phase != tc.phase {

@@ -1,6 +1,7 @@
 package elevenlabs
 
 import (
+	"bytes"
 	"encoding/base64"
 	"math"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/framewire/framewire/internal/jsontext"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
 )
@@ -25,7 +27,9 @@ type message struct {
 	contextID []byte
 	final     bool
 	audio     []byte // decoded PCM
-	b64       []byte // the audio's base64 text
+	// b64 is the audio's base64 text: a slice of the input, or of unescaped
+	// when the JSON string held escapes.
+	b64, unescaped []byte
 	// align is the alignment of the text as sent; normal that of the text
 	// as ElevenLabs normalised it (numbers spelled out), used when align
 	// is missing.
@@ -55,7 +59,7 @@ const maxTime = 24 * time.Hour
 
 func (m *message) reset() {
 	m.contextID, m.final = m.contextID[:0], false
-	m.audio, m.b64 = m.audio[:0], m.b64[:0]
+	m.audio, m.b64 = m.audio[:0], nil
 	m.align.reset()
 	m.normal.reset()
 	m.errText, m.errCode = "", ""
@@ -81,7 +85,7 @@ func (m *message) decode(data []byte) error {
 	for first := true; s.More('}', &first); {
 		switch string(s.Key()) {
 		case "audio", "audio_base64":
-			m.b64 = s.AppendString(m.b64[:0])
+			m.audioText()
 		case "isFinal", "is_final":
 			m.final = string(s.Raw()) == "true"
 		case "contextId", "context_id":
@@ -120,6 +124,27 @@ func (m *message) decode(data []byte) error {
 		m.audio = m.audio[:k]
 	}
 	return nil
+}
+
+// audioText reads the audio's base64 string without copying it when it
+// holds no escapes (base64 needs none, though JSON allows "\/").
+func (m *message) audioText() {
+	s := &m.sc
+	raw := s.Raw()
+	switch {
+	case s.Err() != nil || string(raw) == "null":
+	case len(raw) < 2 || raw[0] != '"':
+		s.Fail("audio is not a string")
+	case bytes.IndexByte(raw, '\\') < 0:
+		m.b64 = raw[1 : len(raw)-1]
+	default:
+		var err error
+		if m.unescaped, err = jsontext.AppendUnescaped(m.unescaped[:0], raw[1:len(raw)-1]); err != nil {
+			s.Fail("bad escape in the audio")
+			return
+		}
+		m.b64 = m.unescaped
+	}
 }
 
 // alignment reads an alignment object: the websocket's chars and

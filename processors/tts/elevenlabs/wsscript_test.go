@@ -71,13 +71,6 @@ func (f *fakeElevenLabs) messages(t testing.TB) []map[string]any {
 	return out
 }
 
-// raw returns what clients sent, as sent.
-func (f *fakeElevenLabs) raw() []string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]string(nil), f.received...)
-}
-
 func (f *fakeElevenLabs) handshake(_ int, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
