@@ -40,6 +40,9 @@ func service(f *fakeAssemblyAI, o Options) *stt.Streaming {
 	o.BaseURL, o.APIKey = f.base(), "aai-test"
 	return stt.NewStreaming(New(o), stt.StreamingOptions{
 		Language: "en", ReconnectBackoff: time.Millisecond, MaxReconnectBackoff: 2 * time.Millisecond,
+		// Generous: End waits for the server's close, which comes at once;
+		// the default of 2 s is short for a loaded machine running -race.
+		CloseTimeout: 10 * time.Second,
 		Now: func() time.Time { return time.Date(2025, 6, 12, 9, 41, 27, 315_000_000, time.UTC) },
 	})
 }
@@ -863,5 +866,37 @@ func TestFormatTurnsSetThroughExtraDecidesTheFinal(t *testing.T) {
 	res := pipelinetest.Run(t, service(f, Options{Extra: url.Values{"format_turns": {"false"}}}), pipelinetest.Options{Send: audioFrames(5)})
 	if got := results(res.Down()); len(got) != 2 || !strings.HasPrefix(got[1], "final hola como estas [es]") {
 		t.Errorf("results %q; want the unformatted end of turn as the final", got)
+	}
+}
+
+// TestAServerThatStopsReadingFailsTheWrite: once the socket's buffers are
+// full, a write the server does not take within the idle timeout fails the
+// session instead of blocking the writer.
+func TestAServerThatStopsReadingFailsTheWrite(t *testing.T) {
+	release := make(chan struct{})
+	var handlers sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers.Add(1)
+		defer handlers.Done()
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		_ = ws.Write(r.Context(), websocket.MessageText, []byte(`{"type":"Begin","id":"s-1","expires_at":1759796682}`))
+		<-release
+	}))
+	defer srv.Close()
+	defer handlers.Wait()
+	defer close(release)
+	s := connect(t, Options{BaseURL: srv.URL, IdleTimeout: 250 * time.Millisecond, Chunk: time.Second})
+	defer s.Abort()
+	second := make([]byte, 32000)
+	var err error
+	for i := 0; i < 10000 && err == nil; i++ { // at most 5 min of audio: far past any socket buffer
+		err = s.SendAudio(context.Background(), second)
+	}
+	if err == nil || err.Error() != "assemblyai: the server took no data for 250ms" || frames.CategoryOf(err) != frames.ErrorTransient {
+		t.Errorf("SendAudio = %v, want a transient stall", err)
 	}
 }
