@@ -181,3 +181,59 @@ func TestConnectionEndsWithTheServicesTask(t *testing.T) {
 		})
 	}
 }
+
+// Over HTTP, an interruption through the service closes the request, which
+// the server sees, and the next sentence is a new request.
+func TestInterruptionThroughTheServiceClosesTheHTTPRequest(t *testing.T) {
+	lines := helloLines(t)
+	closed := make(chan struct{})
+	f := newFakeHTTP(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n > 0 {
+			streamLines(w, lines)
+			return
+		}
+		streamLines(w, lines[:1])
+		select {
+		case <-r.Context().Done():
+			close(closed)
+		case <-time.After(10 * time.Second):
+		}
+	})
+	res := pipelinetest.Start(t, tts.NewService(newHTTPClient(f), tts.Options{}), pipelinetest.Options{NoEnd: true})
+	var once sync.Once
+	audio := make(chan struct{})
+	pipeline.OnDownstream(res.Task, func(*frames.TTSAudioRaw) { once.Do(func() { close(audio) }) })
+	stopped := make(chan struct{}, 4)
+	pipeline.OnDownstream(res.Task, func(*frames.TTSStopped) { stopped <- struct{}{} })
+	res.Task.QueueFrame(&frames.TTSSpeak{Text: "A long answer the user cuts short."})
+	select {
+	case <-audio:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no audio")
+	}
+	res.Task.QueueFrame(&frames.Interruption{})
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server never saw the request closed")
+	}
+	res.Task.QueueFrame(&frames.TTSSpeak{Text: "Hello world."})
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the next sentence was not spoken")
+	}
+	res.Task.EndWhenDone()
+	res.Wait()
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	for _, fr := range res.Up() {
+		if e, ok := fr.(*frames.Error); ok {
+			t.Errorf("error upstream: %v", e.Err)
+		}
+	}
+	if n := len(f.calls()); n != 2 {
+		t.Errorf("%d requests, want 2", n)
+	}
+}

@@ -39,9 +39,12 @@ func (c *Client) generate(ctx context.Context, text, ctxID string, rate int, yie
 	}
 	inbox := cn.register(ctxID)
 	defer cn.unregister(ctxID)
-	for _, msg := range [][]byte{open, body} {
+	for i, msg := range [][]byte{open, body} {
 		if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
 			if ctx.Err() != nil {
+				if i > 0 { // the context is open on the server
+					cn.closeContext(ctxID)
+				}
 				return false, nil
 			}
 			cn.close(websocket.StatusInternalError, "write failed")
