@@ -72,6 +72,7 @@ type state struct {
 	userSpeaking bool
 	groups       map[string]*group // function calls in flight, by call id
 
+	toolsSent  string   // the tools update matching what the session has
 	sentSystem []string // system messages sent, oldest first
 	devItems   []string // the previous user turn's developer items
 	seq        int
@@ -350,7 +351,11 @@ func (st *state) writeJSON(v any) error {
 
 // configure sends session.update.
 func (st *state) configure() error {
-	return st.writeJSON(sessionConfig(st.p.s.opts, st.p.s.tools()))
+	decls := st.p.s.tools()
+	if b, err := json.Marshal(toolsUpdate(decls)); err == nil {
+		st.toolsSent = string(b)
+	}
+	return st.writeJSON(sessionConfig(st.p.s.opts, decls))
 }
 
 // sendAudio resamples one frame of user audio to 24 kHz and appends it to
@@ -424,7 +429,15 @@ func (st *state) apply(c *command) error {
 	case cmdRun:
 		return st.createResponse(nil)
 	case cmdTools:
-		return st.writeJSON(toolsUpdate(st.p.s.tools()))
+		b, err := json.Marshal(toolsUpdate(st.p.s.tools()))
+		if err != nil {
+			return fmt.Errorf("openairealtime: encoding tools: %w", err)
+		}
+		if string(b) == st.toolsSent {
+			return nil // what the session has already
+		}
+		st.toolsSent = string(b)
+		return st.write(b)
 	}
 	return nil
 }
