@@ -155,6 +155,10 @@ type Error struct {
 	Processor string
 	// Category classifies the failure.
 	Category ErrorCategory
+	// Subject says what failed in words a user understands ("Speech
+	// output", "The language model"). Clients are told the subject, never
+	// Err's text, which may carry an upstream body. Empty: "The bot".
+	Subject string
 }
 
 // Error implements the error interface so an Error frame can be returned or

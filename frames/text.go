@@ -65,6 +65,10 @@ type TTSText struct {
 	// append_to_context=False); it comes from the TTSSpeak that asked for
 	// the speech, so the zero value appends.
 	NoContext bool
+	// Unspoken says the text could not be spoken (the synthesis failed or
+	// timed out): clients show it as text (RTVI bot-output with spoken
+	// false) at once instead of waiting for audio that will not come.
+	Unspoken bool
 }
 
 // Transcription is a final speech-to-text result.

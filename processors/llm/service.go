@@ -207,7 +207,7 @@ func (r *response) run(ctx context.Context, out pipeline.Pusher) error {
 			if ctx.Err() != nil {
 				return nil // interrupted or cancelled: not a failure
 			}
-			out.PushError(&frames.Error{Err: err, Category: frames.CategoryOf(err)})
+			out.PushError(&frames.Error{Err: err, Category: frames.CategoryOf(err), Subject: "The language model"})
 			return nil
 		}
 		if first {

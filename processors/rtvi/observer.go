@@ -151,6 +151,7 @@ type queuedText struct {
 	text, aggregatedBy string
 	tts, willBeSpoken  bool
 	segment            uint64
+	contextID          string // the TTS request the text belongs to, if any
 }
 
 // checkPaired warns, once, when the pipeline starts without the observer's
@@ -351,8 +352,12 @@ func (o *Observer) handle(f frames.Frame) {
 	case *frames.AggregatedTextProgress:
 		o.progress(f)
 	case *frames.AggregatedText:
-		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, willBeSpoken: f.WillBeSpoken, segment: f.ID()})
+		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, willBeSpoken: f.WillBeSpoken, segment: f.ID(), contextID: f.ContextID})
 	case *frames.TTSText:
+		if f.Unspoken {
+			o.unspoken(f)
+			return
+		}
 		o.aggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, tts: true, willBeSpoken: true, segment: f.ID()})
 	case *frames.Metrics:
 		if !opts.DisableMetrics {
@@ -536,6 +541,21 @@ func (o *Observer) aggregated(q queuedText) {
 		o.queued = o.queued[:len(o.queued)-1]
 	}
 	o.queued = append(o.queued, q)
+}
+
+// unspoken sends text that the TTS could not speak as bot text at once:
+// nothing will play, so nothing waits for the bot to speak. What was held
+// for speech ahead of it goes first, in order, except the announcement of
+// the same request, which this text replaces.
+func (o *Observer) unspoken(f *frames.TTSText) {
+	for _, q := range o.queued {
+		if f.ContextID == "" || q.contextID != f.ContextID {
+			o.sendAggregated(q)
+		}
+	}
+	clear(o.queued)
+	o.queued = o.queued[:0]
+	o.sendAggregated(queuedText{text: f.Text, aggregatedBy: f.AggregatedBy, segment: f.ID()})
 }
 
 // transform applies the matching transforms.

@@ -580,3 +580,37 @@ func TestSystemLogCore(t *testing.T) {
 		t.Errorf("text %q", text)
 	}
 }
+
+// Issue 18 item 1: text the TTS could not speak reaches the client at
+// once as bot-output with spoken false, after what was held ahead of it,
+// and in place of its own announcement (words mode), which never plays.
+func TestTextTheTTSCouldNotSpeakIsSentAtOnceAsUnspoken(t *testing.T) {
+	p, rec := testProcessor("2.1.0")
+	o := NewObserver(p, ObserverOptions{})
+	observe(o, transportNode, &frames.AggregatedText{Text: "Held.", AggregatedBy: "sentence", WillBeSpoken: true, ContextID: "c0"})
+	observe(o, transportNode, &frames.AggregatedText{Text: "Where is it?", AggregatedBy: "sentence", WillBeSpoken: true, ContextID: "c1"})
+	if got := rec.messages(t); len(got) != 0 {
+		t.Fatalf("sent %v before the bot spoke", got)
+	}
+	observe(o, transportNode, &frames.TTSText{Text: "Where is it?", AggregatedBy: "sentence", ContextID: "c1", Unspoken: true})
+	got := rec.messages(t)
+	var outputs []obj
+	for _, m := range got {
+		if m.(obj)["type"] == wire.TypeBotOutput {
+			outputs = append(outputs, m.(obj)["data"].(obj))
+		} else {
+			t.Errorf("unexpected %v (no bot-tts-text for text that was not spoken)", m)
+		}
+	}
+	if len(outputs) != 2 || outputs[0]["text"] != "Held." || outputs[1]["text"] != "Where is it?" {
+		t.Fatalf("bot-output %v, want Held. then the unspoken text once", outputs)
+	}
+	if outputs[1]["spoken"] != false || outputs[1]["will_be_spoken"] == true {
+		t.Errorf("the unspoken text went out as %v, want spoken false", outputs[1])
+	}
+	// Nothing is left waiting for speech.
+	observe(o, transportNode, &frames.BotStartedSpeaking{})
+	if got := types(rec.messages(t)); !cmp.Equal(got, []string{wire.TypeBotStartedSpeaking}) {
+		t.Errorf("after the bot spoke: %v", got)
+	}
+}

@@ -407,20 +407,21 @@ func (p *Processor) sendErrorFrame(e *frames.Error) {
 }
 
 // ClientErrorText is the text a client is told for e: what failed, in
-// general terms, and the id under which the server logged the details.
-// It never includes e's own text.
+// words a user understands (e.Subject), whether it may come back, and the
+// id under which the server logged the details. It never includes e's own
+// text.
 func ClientErrorText(e *frames.Error, id string) string {
-	what := "the bot"
-	if e.Processor != "" {
-		what = e.Processor
+	what := e.Subject
+	if what == "" {
+		what = "The bot"
 	}
 	switch e.Category {
 	case frames.ErrorTransient:
-		return what + " is temporarily unavailable (error id " + id + ")"
+		return what + " is unavailable for the moment (error id " + id + ")"
 	case frames.ErrorPermanent:
 		return what + " is unavailable (error id " + id + ")"
 	}
-	return what + " failed (error id " + id + ")"
+	return what + " ran into a problem (error id " + id + ")"
 }
 
 // newErrorID returns a short random id that ties an error a client saw to

@@ -502,8 +502,8 @@ func TestErrorFramesReachTheClientAsGenericTextWithAnErrorID(t *testing.T) {
 	p := NewProcessor(Options{Logger: zap.New(core)})
 	upstream := `openai: 401: <html>Incorrect API key provided: sk-ab***yz at gateway 10.1.2.3</html>`
 	res := pipelinetest.Run(t, p, pipelinetest.Options{SendUpstream: []frames.Frame{
-		&frames.Error{Err: errTest("tts quota exceeded"), Processor: "TTSService#2", Category: frames.ErrorTransient},
-		&frames.Error{Err: errTest(upstream), Processor: "LLMService#1", Category: frames.ErrorPermanent},
+		&frames.Error{Err: errTest("tts quota exceeded"), Processor: "TTSService#2", Subject: "Speech output", Category: frames.ErrorTransient},
+		&frames.Error{Err: errTest(upstream), Processor: "LLMService#1", Subject: "The language model", Category: frames.ErrorPermanent},
 		&frames.Error{Err: errTest("boom")},
 	}})
 	got := sent(t, res.Down())
@@ -511,9 +511,9 @@ func TestErrorFramesReachTheClientAsGenericTextWithAnErrorID(t *testing.T) {
 		prefix string
 		fatal  bool
 	}{
-		{"TTSService#2 is temporarily unavailable (error id ", false},
-		{"LLMService#1 is unavailable (error id ", true},
-		{"the bot failed (error id ", false},
+		{"Speech output is unavailable for the moment (error id ", false},
+		{"The language model is unavailable (error id ", true},
+		{"The bot ran into a problem (error id ", false},
 	}
 	if len(got) != len(wants) {
 		t.Fatalf("messages: %v", got)

@@ -130,7 +130,7 @@ func serverCases() map[string]serverCase {
 			p, rec := testProcessor("")
 			p.sendErrorFrame(&frames.Error{Err: errors.New("LLM service authentication failed"), Category: frames.ErrorPermanent})
 			return rec.messages(t)
-		}, prefix: "the bot is unavailable (error id "}, // the wire shape; the text is framewire's own
+		}, prefix: "The bot is unavailable (error id "}, // the wire shape; the text is framewire's own
 		"error-response: unsupported type": {produce: handshake(`{"label":"rtvi-ai","type":"describe-config","id":"u1","data":{}}`)},
 		// Python answers dtmf {button} with this; framewire accepts that
 		// form (docs/protocol.md §5), so an empty buttons list stands in.

@@ -3,6 +3,7 @@ package stt
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -61,6 +62,10 @@ type Segmented struct {
 	opts SegmentedOptions
 	name string
 	log  *zap.Logger
+	// failing is set by the first failed request, which tells the client
+	// that speech recognition failed, and cleared by the next success: the
+	// client is told once per outage, not per utterance.
+	failing atomic.Bool
 
 	// Owned by the node goroutine.
 	metrics, usage bool
@@ -205,9 +210,15 @@ func (r *request) run(ctx context.Context, out pipeline.Pusher) error {
 		return nil
 	}
 	if err != nil {
-		out.PushError(fmt.Errorf("stt: transcribing %v of audio: %w", r.u.Duration().Round(time.Millisecond), err))
+		err = fmt.Errorf("stt: transcribing %v of audio: %w", r.u.Duration().Round(time.Millisecond), err)
+		if s.failing.Swap(true) {
+			s.log.Warn("stt: speech recognition still failing", zap.Error(err))
+		} else {
+			out.PushError(recognitionError(err))
+		}
 		return nil
 	}
+	s.failing.Store(false)
 	var data []frames.Metric
 	if r.metrics {
 		data = append(data, frames.Metric{Kind: frames.MetricTTFB, Processor: s.name, Model: model(s.t), Value: took})

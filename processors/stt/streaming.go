@@ -362,12 +362,12 @@ func (s *Streaming) manage(ctx context.Context, closing <-chan struct{}, stopped
 		default:
 		}
 		if permanent(err) {
-			s.out.PushError(fmt.Errorf("stt: giving up on the session: %w", err))
+			s.out.PushError(recognitionError(fmt.Errorf("stt: giving up on the session: %w", err)))
 			return
 		}
 		failures++
 		if failures == 1 {
-			s.out.PushError(fmt.Errorf("stt: session failed, reconnecting: %w", err))
+			s.out.PushError(recognitionError(fmt.Errorf("stt: session failed, reconnecting: %w", err)))
 		}
 		s.log.Warn("stt: session failed; reconnecting", zap.Error(err), zap.Int("failures", failures), zap.Duration("backoff", backoff))
 		t := time.NewTimer(backoff)

@@ -133,3 +133,10 @@ func Timestamp(t time.Time) string {
 
 // clean trims a transcript; "" means nothing was said.
 func clean(text string) string { return strings.TrimSpace(text) }
+
+// recognitionError is err as the error frame a speech-to-text service
+// reports: the client is told that speech recognition failed, in those
+// words, never err's text.
+func recognitionError(err error) *frames.Error {
+	return &frames.Error{Err: err, Category: frames.CategoryOf(err), Subject: "Speech recognition"}
+}

@@ -2,6 +2,7 @@ package tts
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -41,7 +42,18 @@ type Options struct {
 	// MaxSentenceBytes cuts sentences without an end past this length (see
 	// SentenceAggregator.MaxBytes). Default: DefaultMaxSentenceBytes.
 	MaxSentenceBytes int
+	// AudioTimeout bounds the wait for a request's first audio and the
+	// gap between two chunks of it. A synthesizer that takes longer has
+	// failed: the request is cancelled and its text goes out unspoken.
+	// Default: DefaultAudioTimeout; negative waits for ever.
+	AudioTimeout time.Duration
 }
+
+// DefaultAudioTimeout is the default of Options.AudioTimeout.
+const DefaultAudioTimeout = 15 * time.Second
+
+// errNoAudio is the cause of a request cancelled by Options.AudioTimeout.
+var errNoAudio = errors.New("no audio in time")
 
 // Service is the text-to-speech processor. It collects the text of LLM
 // answers ([frames.LLMText], [frames.Text]) into sentences and synthesizes
@@ -83,6 +95,10 @@ type Service struct {
 	skipResponse bool
 
 	initialTTFBSent atomic.Bool
+	// failing is set by the first failed request, which tells the user
+	// that speech is unavailable, and cleared by the next request that
+	// gives audio: the user is told once per outage, not per sentence.
+	failing atomic.Bool
 }
 
 // jobConfig is what a synthesis job needs from the node, copied when the
@@ -99,6 +115,9 @@ type jobConfig struct {
 func NewService(synth Synthesizer, opts Options) *Service {
 	if opts.FrameDuration <= 0 {
 		opts.FrameDuration = DefaultFrameDuration
+	}
+	if opts.AudioTimeout == 0 {
+		opts.AudioTimeout = DefaultAudioTimeout
 	}
 	s := &Service{synth: synth, opts: opts, name: opts.Name, log: zap.NewNop()}
 	if s.name == "" {
@@ -330,13 +349,21 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 	var failure error
 	if spoken != "" {
 		inRate := 0
-		for chunk, err := range s.synth.Synthesize(ctx, Request{Text: spoken, ContextID: r.ctxID, SampleRate: cfg.outRate}) {
+		sctx, cancel := context.WithCancelCause(ctx)
+		var timer *time.Timer
+		if d := s.opts.AudioTimeout; d > 0 {
+			timer = time.AfterFunc(d, func() { cancel(errNoAudio) })
+		}
+		for chunk, err := range s.synth.Synthesize(sctx, Request{Text: spoken, ContextID: r.ctxID, SampleRate: cfg.outRate}) {
 			if ctx.Err() != nil {
 				break
 			}
 			if err != nil {
 				failure = err
 				break
+			}
+			if timer != nil {
+				timer.Reset(s.opts.AudioTimeout)
 			}
 			if len(chunk.Audio) > 0 {
 				if chunk.SampleRate <= 0 {
@@ -364,6 +391,13 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 				r.release(false)
 			}
 		}
+		if timer != nil {
+			timer.Stop()
+		}
+		if ctx.Err() == nil && context.Cause(sctx) == errNoAudio {
+			failure = fmt.Errorf("%w within %v", errNoAudio, s.opts.AudioTimeout)
+		}
+		cancel(nil)
 		if ctx.Err() == nil && u.rs != nil {
 			u.scratch = u.rs.Flush(u.scratch[:0])
 			r.emit(u.scratch)
@@ -376,17 +410,34 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 		return // interrupted: nothing more from this request
 	}
 	if failure != nil {
-		out.PushError(fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure))
+		s.failed(out, fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure))
+	} else if r.pushed > 0 {
+		s.failing.Store(false)
 	}
-	if s.words && r.wordsSent+len(r.words) > 0 {
+	switch {
+	case s.words && r.wordsSent+len(r.words) > 0:
 		r.release(true)
-	} else if text != "" {
-		out.Push(&frames.TTSText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID, NoContext: r.aside}, frames.Downstream)
+	case text != "":
+		// Text whose audio never came goes out unspoken: the client shows
+		// it at once instead of waiting for speech.
+		unspoken := failure != nil && r.pushed == 0
+		out.Push(&frames.TTSText{Text: text, AggregatedBy: AggregatedBySentence, ContextID: r.ctxID, NoContext: r.aside, Unspoken: unspoken}, frames.Downstream)
 	}
 	if cfg.metrics {
 		u.metric(out, frames.Metric{Kind: frames.MetricProcessing, Value: time.Since(began)})
 	}
 	out.Push(&frames.TTSStopped{ContextID: r.ctxID}, frames.Downstream)
+}
+
+// failed reports a failed request: the first failure of an outage goes
+// upstream as an error that tells the user speech is unavailable; the
+// ones after it, until a request gives audio again, only reach the log.
+func (s *Service) failed(out pipeline.Pusher, err error) {
+	if s.failing.Swap(true) {
+		s.log.Warn("tts: speech still unavailable; the text goes out unspoken", zap.Error(err))
+		return
+	}
+	out.PushError(&frames.Error{Err: err, Category: frames.CategoryOf(err), Subject: "Speech output"})
 }
 
 // resampler prepares the resampler for audio at rate, flushing what the
