@@ -73,9 +73,9 @@ func (e *Error) Category() frames.ErrorCategory {
 	return frames.ErrorUnknown
 }
 
-// ErrResponseTimeout is reported when the server goes quiet for longer
-// than Options.ResponseTimeout while a response is due or streaming.
-var ErrResponseTimeout = errors.New("openairealtime: the server sent nothing while a response was due")
+// ErrIdle is reported when the server goes quiet for longer than
+// Options.IdleTimeout while a response is due or streaming.
+var ErrIdle = errors.New("openairealtime: the server went quiet while a response was due")
 
 // connError is a lost or unusable connection; it is transient.
 type connError struct{ err error }

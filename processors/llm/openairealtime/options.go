@@ -18,7 +18,7 @@ const (
 	DefaultModel              = "gpt-realtime"
 	DefaultTranscriptionModel = "gpt-4o-mini-transcribe"
 	DefaultDialTimeout        = 10 * time.Second
-	DefaultResponseTimeout    = 20 * time.Second
+	DefaultIdleTimeout        = 20 * time.Second
 	DefaultPingInterval       = 15 * time.Second
 	DefaultWriteTimeout       = 5 * time.Second
 	DefaultMaxReconnects      = 3
@@ -110,9 +110,12 @@ type Options struct {
 	SequentialFunctions bool
 	// DialTimeout bounds one connection attempt. Default: 10s.
 	DialTimeout time.Duration
-	// ResponseTimeout bounds the server's silence while a response is due
-	// (after a commit or response.create) or streaming. Default: 20s.
-	ResponseTimeout time.Duration
+	// IdleTimeout bounds the server's silence while a response is due
+	// (after a commit or response.create: the time to its first event)
+	// and while it streams (between two events). When it passes, the
+	// response is cancelled and closed and ErrIdle reported. A quiet
+	// session with nothing due is not idle. Default: 20s.
+	IdleTimeout time.Duration
 	// PingInterval is how often the connection is checked with a ping;
 	// a ping unanswered within the interval ends it. Default: 15s.
 	PingInterval time.Duration
@@ -149,8 +152,8 @@ func (o Options) withDefaults() Options {
 	if o.DialTimeout <= 0 {
 		o.DialTimeout = DefaultDialTimeout
 	}
-	if o.ResponseTimeout <= 0 {
-		o.ResponseTimeout = DefaultResponseTimeout
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.PingInterval <= 0 {
 		o.PingInterval = DefaultPingInterval

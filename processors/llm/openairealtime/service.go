@@ -328,10 +328,13 @@ func (p *realtime) Name() string { return p.name }
 func (p *realtime) Model() string { return p.s.opts.Model }
 
 func (p *realtime) Setup(_ context.Context, su pipeline.Setup) error {
-	p.log = su.Logger
-	if p.log == nil {
-		p.log = zap.NewNop()
+	log := su.Logger
+	if log == nil {
+		log = zap.NewNop()
 	}
+	p.cmdMu.Lock() // command reads it from other goroutines
+	p.log = log
+	p.cmdMu.Unlock()
 	su.Attach(&p.out)
 	return nil
 }
@@ -340,10 +343,10 @@ func (p *realtime) Setup(_ context.Context, su pipeline.Setup) error {
 func (p *realtime) command(c command) {
 	p.cmdMu.Lock()
 	if len(p.cmds) >= maxCommands {
-		p.cmdMu.Unlock()
 		if p.log != nil {
 			p.log.Warn("too many commands wait for the realtime session; dropping one", zap.Int("max", maxCommands))
 		}
+		p.cmdMu.Unlock()
 		return
 	}
 	p.cmds = append(p.cmds, c)

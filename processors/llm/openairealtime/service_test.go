@@ -400,3 +400,52 @@ func TestFrameworkTurnsCommitAndAskForTheResponse(t *testing.T) {
 		t.Errorf("turn_detection = %+v, want null", su.Session.Audio.Input.TurnDetection)
 	}
 }
+
+func TestIdleServerMidResponse(t *testing.T) {
+	fake := newFake(t, "stall.ws")
+	r := startRig(t, fake, Options{IdleTimeout: 150 * time.Millisecond}, nil)
+	r.waitDown(t, "the response closed", isType[*frames.LLMFullResponseEnd])
+	waitFor(t, "response.cancel", func() bool { return len(fake.sent("response.cancel")) == 1 })
+	r.end(t)
+	ordered, _ := lanes(r.res.Down())
+	want := []string{"LLMFullResponseStart", "TTSStarted item_b1", `LLMText "Well,"`, "TTSStopped item_b1", "LLMFullResponseEnd"}
+	if d := cmp.Diff(want, ordered); d != "" {
+		t.Errorf("ordered frames (-want +got):\n%s", d)
+	}
+	var errs []string
+	for _, f := range r.res.Up() {
+		if isType[*frames.Error](f) {
+			errs = append(errs, describe(f))
+		}
+	}
+	if d := cmp.Diff([]string{"Error openairealtime: the server went quiet while a response was due [unknown]"}, errs); d != "" {
+		t.Errorf("errors (-want +got):\n%s", d)
+	}
+}
+
+func TestGivesUpAfterMaxReconnects(t *testing.T) {
+	fake := newFake(t, "reconnected.ws")
+	fake.reject = func(int) (int, http.Header, string) {
+		return http.StatusServiceUnavailable, nil, `{"error":{"message":"Overloaded","type":"server_error"}}`
+	}
+	r := startRig(t, fake, Options{MaxReconnects: 1}, nil)
+	waitFor(t, "three errors", func() bool { return r.countUp(isType[*frames.Error]) >= 3 })
+	r.end(t)
+	var errs []string
+	for _, f := range r.res.Up() {
+		if isType[*frames.Error](f) {
+			errs = append(errs, describe(f))
+		}
+	}
+	want := []string{
+		"Error openairealtime: connection refused with HTTP 503 [transient]",
+		"Error openairealtime: connection refused with HTTP 503 [transient]",
+		"Error openairealtime: no session after 2 attempts (permanent failure) [permanent]",
+	}
+	if d := cmp.Diff(want, errs); d != "" {
+		t.Errorf("errors (-want +got):\n%s", d)
+	}
+	if n := fake.srv.Connections(); n != 2 {
+		t.Errorf("%d handshakes, want 2", n)
+	}
+}

@@ -3,12 +3,14 @@ package openairealtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -35,8 +37,10 @@ type state struct {
 	metrics bool
 	usage   bool
 
-	ws  *websocket.Conn
-	ctx context.Context // the connection's
+	ws        *websocket.Conn
+	ctx       context.Context // the connection's
+	wdog      *time.Timer     // closes ws when a write hangs
+	wdogFired atomic.Bool
 
 	inRS   *audio.Resampler
 	inRate int
@@ -102,7 +106,7 @@ type group struct {
 func (st *state) run(ctx context.Context) error {
 	o := st.p.s.opts
 	if st.p.s.err != nil {
-		st.p.out.PushError(fmt.Errorf("%w: %w", frames.ErrPermanent, st.p.s.err))
+		st.p.out.PushError(fmt.Errorf("%w (%w)", st.p.s.err, frames.ErrPermanent))
 		return nil
 	}
 	for attempt := 0; ; attempt++ {
@@ -123,7 +127,7 @@ func (st *state) run(ctx context.Context) error {
 			attempt = 0
 		}
 		if o.MaxReconnects < 0 || attempt >= o.MaxReconnects {
-			st.p.log.Warn("realtime session: giving up reconnecting", zap.Int("attempts", attempt+1))
+			st.p.out.PushError(fmt.Errorf("openairealtime: no session after %d attempts (%w)", attempt+1, frames.ErrPermanent))
 			return nil
 		}
 		backoff := time.Duration(1<<min(attempt, 5)) * 250 * time.Millisecond
@@ -198,7 +202,14 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	st.wdogFired.Store(false)
+	st.wdog = time.AfterFunc(time.Hour, func() {
+		st.wdogFired.Store(true)
+		ws.CloseNow()
+	})
+	st.wdog.Stop()
 	defer func() {
+		st.wdog.Stop()
 		cancel()
 		ws.CloseNow()
 		wg.Wait()
@@ -206,15 +217,22 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 	}()
 	st.ws, st.ctx = ws, ctx
 	// One channel for messages and the read error, so the error cannot
-	// overtake the last messages before it.
+	// overtake the last messages before it. Message buffers come back on
+	// free once handled, so audio deltas do not allocate.
 	msgs := make(chan readResult, 64)
+	free := make(chan []byte, cap(msgs)+2)
 	fail := make(chan error, 1)
 	wg.Add(2)
 	go func() { // the reader; the session waits for it
 		defer wg.Done()
 		for {
-			typ, b, err := ws.Read(ctx)
-			if err == nil && typ != websocket.MessageText {
+			var buf []byte
+			select {
+			case buf = <-free:
+			default:
+			}
+			b, err := readMessage(ctx, ws, buf[:0])
+			if err == errSkip {
 				continue
 			}
 			select {
@@ -254,7 +272,7 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 		return false, err
 	}
 	st.lastRecv = time.Now()
-	watch := time.NewTicker(max(st.p.s.opts.ResponseTimeout/4, 10*time.Millisecond))
+	watch := time.NewTicker(max(st.p.s.opts.IdleTimeout/4, 10*time.Millisecond))
 	defer watch.Stop()
 	for {
 		select {
@@ -273,7 +291,12 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				return true, &connError{err: m.err}
 			}
 			st.lastRecv = time.Now()
-			if err := st.handle(m.msg); err != nil {
+			err := st.handle(m.msg)
+			select {
+			case free <- m.msg:
+			default:
+			}
+			if err != nil {
 				return true, err
 			}
 		case a := <-st.p.audio:
@@ -294,8 +317,8 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				st.cmdBuf[i] = command{}
 			}
 		case now := <-watch.C:
-			if (st.awaiting || st.active != "") && now.Sub(st.lastRecv) > st.p.s.opts.ResponseTimeout {
-				st.p.out.PushError(ErrResponseTimeout)
+			if (st.awaiting || st.active != "") && now.Sub(st.lastRecv) > st.p.s.opts.IdleTimeout {
+				st.p.out.PushError(ErrIdle)
 				st.awaiting = false
 				if st.active != "" {
 					st.dropResp = st.active
@@ -308,6 +331,34 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 			}
 		}
 	}
+}
+
+// errSkip marks a binary message, which the API never sends.
+var errSkip = errors.New("binary message skipped")
+
+// readMessage reads the next text message into buf (grown as needed).
+func readMessage(ctx context.Context, ws *websocket.Conn, buf []byte) ([]byte, error) {
+	typ, r, err := ws.Reader(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if typ != websocket.MessageText {
+		return nil, errSkip
+	}
+	return buf, nil
 }
 
 // readResult is one message from the reader, or the error that ended it.
@@ -330,11 +381,17 @@ func (st *state) drainAudio() error {
 	}
 }
 
-// write sends one client event.
+// write sends one client event. The connection's watchdog closes the
+// connection when the write takes longer than Options.WriteTimeout (a
+// timer reset per write: no allocation per audio frame).
 func (st *state) write(b []byte) error {
-	wctx, cancel := context.WithTimeout(st.ctx, st.p.s.opts.WriteTimeout)
-	defer cancel()
-	if err := st.ws.Write(wctx, websocket.MessageText, b); err != nil {
+	st.wdog.Reset(st.p.s.opts.WriteTimeout)
+	err := st.ws.Write(st.ctx, websocket.MessageText, b)
+	st.wdog.Stop()
+	if err != nil {
+		if st.wdogFired.Load() {
+			err = fmt.Errorf("a write took longer than %v: %w", st.p.s.opts.WriteTimeout, err)
+		}
 		return &connError{err: err}
 	}
 	return nil
@@ -615,7 +672,7 @@ func (st *state) audioDelta(ev *event) error {
 		if st.outRS == nil {
 			rs, err := audio.NewResampler(apiRate, st.outRate, 1, audio.ResamplerOptions{})
 			if err != nil {
-				return fmt.Errorf("%w: openairealtime: output rate %d: %w", frames.ErrPermanent, st.outRate, err)
+				return fmt.Errorf("openairealtime: output rate %d: %w (%w)", st.outRate, err, frames.ErrPermanent)
 			}
 			st.outRS = rs
 		}
