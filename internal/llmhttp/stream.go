@@ -553,14 +553,16 @@ func ParseRetryAfter(v string) time.Duration {
 
 // NewTransport returns a transport for a client's default HTTP client:
 // http.DefaultTransport's settings, with dialling and the TLS handshake
-// each bounded by t.Connect (when positive). The request's own connect
-// bound gives up on a connection that is not ready in time; this one also
-// ends the dial the transport keeps going in the background for a later
-// request, so a server that accepts and never completes the handshake
-// holds no connection for longer than the bound.
+// each bounded by t.Connect and a quarter more (when t.Connect is
+// positive). The request's own connect bound, which starts first and is
+// what the caller sees, gives up on a connection that is not ready in
+// time; these end the dial the transport keeps going in the background
+// for a later request, so a server that accepts and never completes the
+// handshake holds no connection for much longer than the bound.
 func NewTransport(t Timeouts) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if d := t.Connect; d > 0 {
+		d += d / 4
 		tr.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
 		tr.TLSHandshakeTimeout = d
 	}
