@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/framewire/framewire/frames"
 )
@@ -31,6 +32,9 @@ type Error struct {
 	// Body is the start of a refused handshake's body. It is not part of
 	// Error().
 	Body string
+	// RetryAfter is the wait a refused handshake asked for (Retry-After),
+	// which the next attempt honours up to 30 s.
+	RetryAfter time.Duration
 }
 
 // Error implements error.

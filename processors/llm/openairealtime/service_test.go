@@ -324,10 +324,14 @@ func TestRefusedHandshakes(t *testing.T) {
 			if n > 0 {
 				return 0, nil, ""
 			}
-			return http.StatusTooManyRequests, http.Header{"Retry-After": {"0"}}, `{"error":{"message":"Too many sessions.","type":"requests","code":"rate_limit_exceeded"}}`
+			return http.StatusTooManyRequests, http.Header{"Retry-After": {"1"}}, `{"error":{"message":"Too many sessions.","type":"requests","code":"rate_limit_exceeded"}}`
 		}
+		began := time.Now()
 		r := startRig(t, fake, Options{}, nil)
 		waitFor(t, "the second session", func() bool { return len(fake.sent("session.update")) == 1 })
+		if waited := time.Since(began); waited < 900*time.Millisecond {
+			t.Errorf("retried after %v, before the 1 s Retry-After", waited)
+		}
 		r.end(t)
 		var got []string
 		for _, f := range r.res.Up() {
@@ -337,6 +341,13 @@ func TestRefusedHandshakes(t *testing.T) {
 		}
 		if d := cmp.Diff([]string{"Error openairealtime: connection refused with HTTP 429 (rate_limit_exceeded) [transient]"}, got); d != "" {
 			t.Errorf("errors (-want +got):\n%s", d)
+		}
+		for _, f := range r.res.Up() {
+			if e, ok := f.(*frames.Error); ok {
+				if ae, ok := e.Err.(*Error); !ok || ae.RetryAfter != time.Second || ae.Message != "Too many sessions." {
+					t.Errorf("the error keeps the server's details: %+v", e.Err)
+				}
+			}
 		}
 		if n := fake.srv.Connections(); n != 2 {
 			t.Errorf("%d handshakes, want 2", n)

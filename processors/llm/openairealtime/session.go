@@ -26,6 +26,23 @@ import (
 // maxMessageBytes bounds one server event.
 const maxMessageBytes = 8 << 20
 
+// stableSession is how long a session must have worked for its loss to
+// start the reconnection attempts from zero.
+const stableSession = 10 * time.Second
+
+// maxRetryAfter bounds the wait a refused handshake's Retry-After asks for.
+const maxRetryAfter = 30 * time.Second
+
+// retryAfter reads a Retry-After header given in seconds; 0 when absent
+// or in another form.
+func retryAfter(v string) time.Duration {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 0 {
+		return 0
+	}
+	return time.Duration(min(n, 3600)) * time.Second
+}
+
 // maxSystemItems bounds the system messages remembered as sent.
 const maxSystemItems = 64
 
@@ -111,6 +128,7 @@ func (st *state) run(ctx context.Context) error {
 	}
 	for attempt := 0; ; attempt++ {
 		st.reset()
+		began := time.Now()
 		connected, err := st.session(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -124,13 +142,20 @@ func (st *state) run(ctx context.Context) error {
 			return nil
 		}
 		if connected {
-			attempt = 0
+			st.p.log.Warn("realtime: reconnecting; the new server session starts with an empty conversation")
+			if time.Since(began) >= stableSession {
+				attempt = 0 // a session that worked for a while: a fresh start
+			}
 		}
 		if o.MaxReconnects < 0 || attempt >= o.MaxReconnects {
 			st.p.out.PushError(fmt.Errorf("openairealtime: no session after %d attempts (%w)", attempt+1, frames.ErrPermanent))
 			return nil
 		}
 		backoff := time.Duration(1<<min(attempt, 5)) * 250 * time.Millisecond
+		var apiErr *Error
+		if errors.As(err, &apiErr) && apiErr.RetryAfter > backoff {
+			backoff = min(apiErr.RetryAfter, maxRetryAfter)
+		}
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -173,7 +198,7 @@ func (st *state) dial(ctx context.Context) (*websocket.Conn, error) {
 			return nil, ctx.Err()
 		}
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
-			e := &Error{Status: resp.StatusCode}
+			e := &Error{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 			if resp.Body != nil {
 				b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 				resp.Body.Close()
