@@ -900,3 +900,51 @@ func TestAServerThatStopsReadingFailsTheWrite(t *testing.T) {
 		t.Errorf("SendAudio = %v, want a transient stall", err)
 	}
 }
+
+// BenchmarkSendAudio measures one 20 ms frame of the pipeline's audio
+// going up: gathered into 50 ms messages and written to a loopback server
+// that discards them.
+func BenchmarkSendAudio(b *testing.B) {
+	var handlers sync.WaitGroup
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers.Add(1)
+		defer handlers.Done()
+		ws, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer ws.CloseNow()
+		_ = ws.Write(r.Context(), websocket.MessageText, []byte(`{"type":"Begin","id":"s-1","expires_at":1759796682}`))
+		// Read without a deadline into one buffer, so that the figures are
+		// the client's.
+		buf := make([]byte, 4096)
+		for {
+			_, rd, err := ws.Reader(context.Background())
+			if err != nil {
+				return
+			}
+			for err == nil {
+				_, err = rd.Read(buf)
+			}
+		}
+	}))
+	defer srv.Close()
+	defer handlers.Wait()
+	// A context that can end, as the session manager's: coder/websocket
+	// arms a watch on it for each write.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := New(Options{BaseURL: srv.URL}).Connect(ctx, stt.Format{SampleRate: 16000, Channels: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Abort()
+	frame := make([]byte, 640)
+	b.SetBytes(int64(len(frame)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := st.SendAudio(ctx, frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
