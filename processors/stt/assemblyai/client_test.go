@@ -43,7 +43,7 @@ func service(f *fakeAssemblyAI, o Options) *stt.Streaming {
 		// Generous: End waits for the server's close, which comes at once;
 		// the default of 2 s is short for a loaded machine running -race.
 		CloseTimeout: 10 * time.Second,
-		Now: func() time.Time { return time.Date(2025, 6, 12, 9, 41, 27, 315_000_000, time.UTC) },
+		Now:          func() time.Time { return time.Date(2025, 6, 12, 9, 41, 27, 315_000_000, time.UTC) },
 	})
 }
 
