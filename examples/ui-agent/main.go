@@ -37,7 +37,7 @@ func main() {
 	log := newLogger(*verbose)
 	defer func() { _ = log.Sync() }()
 
-	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(os.Getenv), ResearchStep: 2 * time.Second,
+	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(context.Background(), os.Getenv), ResearchStep: 2 * time.Second,
 		Trace: os.Getenv("UI_AGENT_TRACE") != ""}
 	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
 	if err := serve(context.Background(), cfg, log, nil); err != nil {

@@ -37,7 +37,7 @@ func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 }
 
 func TestConfigNamesTheBrainAndVoice(t *testing.T) {
-	cfg := config{Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(func(string) string { return "" })}
+	cfg := config{Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(context.Background(), func(string) string { return "" })}
 	res, body := get(t, testHandler(t, cfg), "/api/config")
 	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("GET /api/config: %d %s", res.StatusCode, res.Header.Get("Content-Type"))
@@ -123,7 +123,7 @@ func TestServeUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	errc := make(chan error, 1)
-	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(func(string) string { return "" }), ResearchStep: time.Second}
+	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(context.Background(), func(string) string { return "" }), ResearchStep: time.Second}
 	go func() { errc <- serve(ctx, cfg, zap.NewNop(), ready) }()
 	var addr string
 	select {

@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
@@ -31,16 +37,64 @@ type voice struct {
 }
 
 // sttEngine and ttsEngine are candidates for a speech service: available
-// reports whether the environment configures it (and names it), build
-// makes one per session (the STT processor; the TTS engine).
+// reports whether the environment configures it (and names it), check
+// (when set) whether it can be reached and does speech, build makes one
+// per session (the STT processor; the TTS engine).
 type sttEngine struct {
 	available func(getenv func(string) string) (name string, ok bool)
+	check     func(ctx context.Context, getenv func(string) string) error
 	build     func(getenv func(string) string) pipeline.Processor
 }
 
 type ttsEngine struct {
 	available func(getenv func(string) string) (name string, ok bool)
+	check     func(ctx context.Context, getenv func(string) string) error
 	build     func(getenv func(string) string) tts.Synthesizer
+}
+
+// openAIBase is the base URL of an OpenAI-compatible speech service: its
+// own variable, else OPENAI_BASE_URL (which applies to every OpenAI
+// client that has no base URL of its own), else "" for OpenAI's.
+func openAIBase(getenv func(string) string, own string) string {
+	if b := getenv(own); b != "" {
+		return b
+	}
+	return getenv("OPENAI_BASE_URL")
+}
+
+// probeTimeout bounds each start-up check of a speech server.
+const probeTimeout = 3 * time.Second
+
+// probeEndpoint checks that the OpenAI-compatible server at base serves
+// path: it posts an empty request, which a server with the endpoint
+// refuses as a bad request (or lets through), and one without it answers
+// with 404 or 405. OpenAI's own host is not probed: it has every endpoint,
+// and the demo does not reach out to the internet before it is used.
+func probeEndpoint(ctx context.Context, base, path, contentType string) error {
+	if base == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	url := strings.TrimRight(base, "/") + path
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader("{}"))
+	if err != nil {
+		return fmt.Errorf("%s is not a valid URL", base)
+	}
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("%s did not answer within %v", base, probeTimeout)
+		}
+		return fmt.Errorf("%s cannot be reached", base)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		return fmt.Errorf("%s has no %s endpoint (it answered %d)", base, path, resp.StatusCode)
+	}
+	return nil
 }
 
 // sttEngines are the speech-to-text candidates, in order of preference:
@@ -59,13 +113,16 @@ var sttEngines = []sttEngine{
 	},
 	{
 		available: func(getenv func(string) string) (string, bool) {
-			if base := getenv("STT_BASE_URL"); base != "" {
+			if base := openAIBase(getenv, "STT_BASE_URL"); base != "" {
 				return "the transcription server at " + base, true
 			}
 			return "OpenAI transcription", getenv("OPENAI_API_KEY") != ""
 		},
+		check: func(ctx context.Context, getenv func(string) string) error {
+			return probeEndpoint(ctx, openAIBase(getenv, "STT_BASE_URL"), "/audio/transcriptions", "multipart/form-data; boundary=x")
+		},
 		build: func(getenv func(string) string) pipeline.Processor {
-			c := sttopenai.New(sttopenai.Options{BaseURL: getenv("STT_BASE_URL"), Model: getenv("STT_MODEL")})
+			c := sttopenai.New(sttopenai.Options{BaseURL: openAIBase(getenv, "STT_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"), Model: getenv("STT_MODEL")})
 			return stt.NewSegmented(c, stt.SegmentedOptions{})
 		},
 	},
@@ -86,13 +143,16 @@ var ttsEngines = []ttsEngine{
 	},
 	{
 		available: func(getenv func(string) string) (string, bool) {
-			if getenv("TTS_BASE_URL") != "" {
-				return "the speech server at " + getenv("TTS_BASE_URL"), true
+			if base := openAIBase(getenv, "TTS_BASE_URL"); base != "" {
+				return "the speech server at " + base, true
 			}
 			return "OpenAI speech", getenv("OPENAI_API_KEY") != ""
 		},
+		check: func(ctx context.Context, getenv func(string) string) error {
+			return probeEndpoint(ctx, openAIBase(getenv, "TTS_BASE_URL"), "/audio/speech", "application/json")
+		},
 		build: func(getenv func(string) string) tts.Synthesizer {
-			return ttsopenai.New(ttsopenai.Options{BaseURL: getenv("TTS_BASE_URL"), Voice: getenv("TTS_VOICE")})
+			return ttsopenai.New(ttsopenai.Options{BaseURL: openAIBase(getenv, "TTS_BASE_URL"), APIKey: getenv("OPENAI_API_KEY"), Voice: getenv("TTS_VOICE")})
 		},
 	},
 	{
@@ -105,29 +165,45 @@ var ttsEngines = []ttsEngine{
 }
 
 // chooseVoice picks the speech services from the environment. Voice is on
-// when a speech-to-text service is configured; answers are then spoken by
-// the first text-to-speech service available. Without speech-to-text the
-// demo is a text chat and says so: a text chat that answers in a voice
-// surprises more than it helps (docs/decisions/demo-text-mode.md).
+// when a speech-to-text service is configured and answers its start-up
+// check; answers are then spoken by the first text-to-speech service
+// available that answers its check. Without speech-to-text the demo is a
+// text chat and says why: a text chat that answers in a voice surprises
+// more than it helps (docs/decisions/demo-text-mode.md).
 // UI_AGENT_VOICE=off turns voice off whatever is configured.
-func chooseVoice(getenv func(string) string) voice {
-	return chooseVoiceFrom(getenv, sttEngines, ttsEngines)
+func chooseVoice(ctx context.Context, getenv func(string) string) voice {
+	return chooseVoiceFrom(ctx, getenv, sttEngines, ttsEngines)
 }
 
-func chooseVoiceFrom(getenv func(string) string, sttCandidates []sttEngine, ttsCandidates []ttsEngine) voice {
+func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandidates []sttEngine, ttsCandidates []ttsEngine) voice {
 	if strings.EqualFold(getenv("UI_AGENT_VOICE"), "off") {
 		return voice{Note: "Voice is off (UI_AGENT_VOICE=off): the demo is a text chat. Type below."}
 	}
-	var in *sttEngine
-	inName := ""
+	var (
+		in      *sttEngine
+		inName  string
+		refused []string
+	)
 	for i := range sttCandidates {
-		if name, ok := sttCandidates[i].available(getenv); ok {
-			in, inName = &sttCandidates[i], name
-			break
+		name, ok := sttCandidates[i].available(getenv)
+		if !ok {
+			continue
 		}
+		if c := sttCandidates[i].check; c != nil {
+			if err := c(ctx, getenv); err != nil {
+				refused = append(refused, "speech-to-text by "+name+" is configured, but "+err.Error())
+				continue
+			}
+		}
+		in, inName = &sttCandidates[i], name
+		break
 	}
 	if in == nil {
-		return voice{Note: "Voice is off: no speech-to-text service is configured, so the demo is a text chat. Type below."}
+		why := "no speech-to-text service is configured"
+		if len(refused) > 0 {
+			why = strings.Join(refused, "; ")
+		}
+		return voice{Note: "Voice is off: " + why + ", so the demo is a text chat. Type below."}
 	}
 	v := voice{STT: true}
 	v.newSTT = func() []pipeline.Processor {
@@ -138,14 +214,28 @@ func chooseVoiceFrom(getenv func(string) string, sttCandidates []sttEngine, ttsC
 		}
 	}
 	for i := range ttsCandidates {
-		if name, ok := ttsCandidates[i].available(getenv); ok {
-			out := &ttsCandidates[i]
-			v.TTS = true
-			v.newTTS = func() pipeline.Processor { return tts.NewService(out.build(getenv), tts.Options{}) }
-			v.Note = "Voice is on: speech-to-text by " + inName + ", answers spoken by " + name + "."
-			return v
+		name, ok := ttsCandidates[i].available(getenv)
+		if !ok {
+			continue
 		}
+		if c := ttsCandidates[i].check; c != nil {
+			if err := c(ctx, getenv); err != nil {
+				refused = append(refused, "speech by "+name+" is configured, but "+err.Error())
+				continue
+			}
+		}
+		out := &ttsCandidates[i]
+		v.TTS = true
+		v.newTTS = func() pipeline.Processor { return tts.NewService(out.build(getenv), tts.Options{}) }
+		v.Note = "Voice is on: speech-to-text by " + inName + ", answers spoken by " + name + "."
+		if len(refused) > 0 {
+			v.Note += " (" + strings.Join(refused, "; ") + ".)"
+		}
+		return v
 	}
 	v.Note = "Voice is on: speech-to-text by " + inName + "; answers stay text (no text-to-speech service is available)."
+	if len(refused) > 0 {
+		v.Note += " (" + strings.Join(refused, "; ") + ".)"
+	}
 	return v
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"iter"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -56,23 +58,49 @@ func engines(sttOK, ttsOK bool, synth tts.Synthesizer) ([]sttEngine, []ttsEngine
 		}}
 }
 
-// The real engines are chosen by their environment variables.
+// speechServer is an OpenAI-compatible server on loopback: with audio it
+// has the speech endpoints (and refuses the empty probe as a bad
+// request); without, like a chat-only model server, it answers 404.
+func speechServer(t *testing.T, audio bool) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if audio && (r.URL.Path == "/v1/audio/transcriptions" || r.URL.Path == "/v1/audio/speech") {
+			http.Error(w, `{"error":{"message":"bad request"}}`, http.StatusBadRequest)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// The real engines are chosen by their environment variables, and a
+// configured speech server is used only when it does speech: the base URL
+// of OPENAI_BASE_URL applies to the speech clients too.
 func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
+	withAudio, chatOnly := speechServer(t, true), speechServer(t, false)
 	tests := []struct {
-		name string
-		env  func(string) string
-		note string
+		name     string
+		env      func(string) string
+		stt, tts bool
+		note     string
 	}{
-		{"nothing", env(), "Voice is off"},
-		{"Deepgram", env("DEEPGRAM_API_KEY", "k"), "speech-to-text by Deepgram"},
-		{"a local whisper server", env("STT_BASE_URL", "http://127.0.0.1:8000/v1"), "the transcription server at http://127.0.0.1:8000/v1"},
-		{"OpenAI for everything", env("OPENAI_API_KEY", "k"), "speech-to-text by OpenAI transcription, answers spoken by OpenAI speech"},
-		{"Cartesia voice", env("DEEPGRAM_API_KEY", "k", "CARTESIA_API_KEY", "k", "CARTESIA_VOICE_ID", "v"), "answers spoken by Cartesia"},
+		{"nothing", env(), false, false, "Voice is off: no speech-to-text service is configured"},
+		{"Deepgram", env("DEEPGRAM_API_KEY", "k"), true, true, "speech-to-text by Deepgram"},
+		{"a local whisper server", env("STT_BASE_URL", withAudio), true, true, "the transcription server at " + withAudio},
+		{"OpenAI for everything", env("OPENAI_API_KEY", "k"), true, true, "speech-to-text by OpenAI transcription, answers spoken by OpenAI speech"},
+		{"Cartesia voice", env("DEEPGRAM_API_KEY", "k", "CARTESIA_API_KEY", "k", "CARTESIA_VOICE_ID", "v"), true, true, "answers spoken by Cartesia"},
+		{"an OpenAI-compatible server that does speech", env("OPENAI_API_KEY", "k", "OPENAI_BASE_URL", withAudio), true, true,
+			"speech-to-text by the transcription server at " + withAudio + ", answers spoken by the speech server at " + withAudio},
+		{"a chat-only model server", env("OPENAI_API_KEY", "k", "OPENAI_BASE_URL", chatOnly), false, false,
+			"Voice is off: speech-to-text by the transcription server at " + chatOnly + " is configured, but " + chatOnly +
+				" has no /audio/transcriptions endpoint (it answered 404), so the demo is a text chat"},
+		{"a speech server that is down", env("STT_BASE_URL", "http://127.0.0.1:1/v1"), false, false, "http://127.0.0.1:1/v1 cannot be reached"},
 	}
 	for _, tc := range tests {
-		v := chooseVoice(tc.env)
-		if !strings.Contains(v.Note, tc.note) {
-			t.Errorf("%s: note %q, want %q", tc.name, v.Note, tc.note)
+		v := chooseVoice(t.Context(), tc.env)
+		if v.STT != tc.stt || (tc.stt && v.TTS != tc.tts) || !strings.Contains(v.Note, tc.note) {
+			t.Errorf("%s: stt %v tts %v note %q, want stt %v tts %v and %q", tc.name, v.STT, v.TTS, v.Note, tc.stt, tc.tts, tc.note)
 		}
 		if v.STT {
 			procs := v.newSTT()
@@ -104,7 +132,7 @@ func TestChooseVoice(t *testing.T) {
 	}
 	for _, tc := range tests {
 		s, o := engines(tc.sttOK, tc.ttsOK, &recordingSynth{})
-		v := chooseVoiceFrom(tc.env, s, o)
+		v := chooseVoiceFrom(t.Context(), tc.env, s, o)
 		if v.STT != tc.wantSTT || v.TTS != tc.wantT || !strings.Contains(v.Note, tc.note) {
 			t.Errorf("%s: voice = %+v, want stt=%v tts=%v and a note with %q", tc.name, v, tc.wantSTT, tc.wantT, tc.note)
 		}
@@ -119,7 +147,7 @@ func TestChooseVoice(t *testing.T) {
 func TestVoiceSessionSpeaksTheAnswer(t *testing.T) {
 	synth := &recordingSynth{}
 	s, o := engines(true, true, synth)
-	b := &bot{brain: chooseBrain(func(string) string { return "" }), voice: chooseVoiceFrom(func(string) string { return "" }, s, o),
+	b := &bot{brain: chooseBrain(func(string) string { return "" }), voice: chooseVoiceFrom(t.Context(), func(string) string { return "" }, s, o),
 		log: zap.NewNop(), researchStep: time.Second}
 	out := &textSink{sink: sink{news: make(chan struct{}, 1)}}
 	task := mustBuild(t, b, out)

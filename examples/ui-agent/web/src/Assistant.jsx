@@ -143,7 +143,9 @@ export function Assistant({ client, media, config, connected, connectError }) {
   useRTVIClientEvent(
     RTVIEvent.Error,
     useCallback(
-      (m) => add((list) => [...list, { id: nextId.current++, role: "system", text: `Error: ${m?.data?.message ?? "unknown"}` }]),
+      // An RTVI error message's text is data.error ("Speech output is
+      // unavailable for the moment (error id …)").
+      (m) => add((list) => [...list, { id: nextId.current++, role: "system", text: String(m?.data?.error ?? m?.data?.message ?? "The bot ran into a problem.") }]),
       [add],
     ),
   );
