@@ -78,13 +78,16 @@ func chooseSTT(getenv func(string) string) sttChoice {
 			return stt.NewStreaming(c, stt.StreamingOptions{Language: lang})
 		}}
 	case pick == "openai" || (pick == "" && (getenv("STT_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
+		// OPENAI_BASE_URL applies to every OpenAI client without a base
+		// URL of its own, as in the official SDKs.
+		base := or(getenv("STT_BASE_URL"), getenv("OPENAI_BASE_URL"))
 		name := "OpenAI transcription"
-		if base := getenv("STT_BASE_URL"); base != "" {
+		if base != "" {
 			name = "the transcription server at " + base
 		}
 		return sttChoice{Name: name, build: func() pipeline.Processor {
-			key := getenv("STT_API_KEY")
-			c := sttopenai.New(sttopenai.Options{BaseURL: getenv("STT_BASE_URL"), APIKey: key, Model: getenv("STT_MODEL"), Language: lang})
+			key := or(getenv("STT_API_KEY"), getenv("OPENAI_API_KEY"))
+			c := sttopenai.New(sttopenai.Options{BaseURL: base, APIKey: key, Model: getenv("STT_MODEL"), Language: lang})
 			return stt.NewSegmented(c, stt.SegmentedOptions{Language: lang})
 		}}
 	case pick != "":
@@ -103,13 +106,14 @@ func chooseTTS(getenv func(string) string) ttsChoice {
 			})
 		}}
 	case pick == "openai" || (pick == "" && (getenv("TTS_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
+		base := or(getenv("TTS_BASE_URL"), getenv("OPENAI_BASE_URL"))
 		name := "OpenAI speech"
-		if base := getenv("TTS_BASE_URL"); base != "" {
+		if base != "" {
 			name = "the speech server at " + base
 		}
 		return ttsChoice{Name: name, build: func() tts.Synthesizer {
 			return ttsopenai.New(ttsopenai.Options{
-				BaseURL: getenv("TTS_BASE_URL"), APIKey: getenv("TTS_API_KEY"), Model: getenv("TTS_MODEL"), Voice: getenv("TTS_VOICE"),
+				BaseURL: base, APIKey: or(getenv("TTS_API_KEY"), getenv("OPENAI_API_KEY")), Model: getenv("TTS_MODEL"), Voice: getenv("TTS_VOICE"),
 			})
 		}}
 	}
