@@ -1,15 +1,11 @@
 package openaiapi
 
 import (
-	"context"
-	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 	"unicode/utf8"
+
+	"github.com/framewire/framewire/frames"
 )
 
 func TestParseReadsEveryErrorShape(t *testing.T) {
@@ -58,104 +54,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	if got := ParseRetryAfter("1.5"); got != 1500*time.Millisecond {
-		t.Errorf("seconds: %v", got)
-	}
-	for _, v := range []string{"", "soon", "-3"} {
-		if got := ParseRetryAfter(v); got != 0 {
-			t.Errorf("ParseRetryAfter(%q) = %v, want 0", v, got)
-		}
-	}
-	if got := ParseRetryAfter(time.Now().Add(time.Hour).UTC().Format(http.TimeFormat)); got < 50*time.Minute {
-		t.Errorf("date: %v", got)
-	}
-}
-
-func TestNewRequestHeaderPrecedence(t *testing.T) {
-	p := Post{URL: "http://x/v1", ContentType: "application/json", Accept: "text/event-stream", APIKey: "k",
-		Header: http.Header{"Content-Type": {"text/plain"}, "X-Org": {"acme"}}}
-	req, err := p.NewRequest(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := req.Header.Values("Content-Type"); len(got) != 1 || got[0] != "application/json" {
-		t.Errorf("copied first: Content-Type = %q, want the fixed one only", got)
-	}
-	if req.Header.Get("Authorization") != "Bearer k" || req.Header.Get("X-Org") != "acme" || req.Header.Get("Accept") != "text/event-stream" {
-		t.Errorf("headers = %v", req.Header)
-	}
-	p.AppendHeader = true
-	req, _ = p.NewRequest(context.Background())
-	if got := req.Header.Values("Content-Type"); len(got) != 2 {
-		t.Errorf("appended: Content-Type = %q, want both values", got)
-	}
-}
-
-func TestRetryDo(t *testing.T) {
-	cases := []struct {
-		name     string
-		statuses []int
-		max      int
-		calls    int32
-		wantOK   bool
-	}{
-		{"ok first", []int{200}, 2, 1, true},
-		{"429 then ok", []int{429, 200}, 2, 2, true},
-		{"5xx exhausted", []int{503, 503, 503, 503}, 2, 3, false},
-		{"400 not retried", []int{400, 200}, 2, 1, false},
-		{"zero value never retries", []int{500, 200}, 0, 1, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			var n atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				i := n.Add(1) - 1
-				w.Header().Set("Retry-After", "0")
-				w.WriteHeader(tc.statuses[i])
-			}))
-			defer srv.Close()
-			r := Retry{Max: tc.max, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}
-			failedErr := errors.New("failed")
-			resp, err := r.Do(context.Background(), func(ctx context.Context) (*http.Response, error) {
-				req, _ := Post{URL: srv.URL}.NewRequest(ctx)
-				return http.DefaultClient.Do(req)
-			}, func(err error) error { return err }, func(resp *http.Response) error {
-				resp.Body.Close()
-				return failedErr
-			})
-			if resp != nil {
-				resp.Body.Close()
-			}
-			if (err == nil) != tc.wantOK || (err != nil && !errors.Is(err, failedErr)) {
-				t.Errorf("err = %v, want ok %v", err, tc.wantOK)
-			}
-			if n.Load() != tc.calls {
-				t.Errorf("%d calls, want %d", n.Load(), tc.calls)
-			}
-		})
-	}
-}
-
-func TestRetryDoWrapsConnectionErrorsAndStopsWithContext(t *testing.T) {
-	boom := errors.New("refused")
-	var calls int
-	r := Retry{Max: 1, Backoff: time.Millisecond, MaxBackoff: time.Millisecond}
-	_, err := r.Do(context.Background(), func(context.Context) (*http.Response, error) {
-		calls++
-		return nil, boom
-	}, func(err error) error { return errors.Join(errors.New("wrapped"), err) }, nil)
-	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "wrapped") || calls != 2 {
-		t.Errorf("err = %v after %d calls", err, calls)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err = r.Do(ctx, func(context.Context) (*http.Response, error) { return nil, boom }, func(err error) error { return err }, nil)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled: err = %v", err)
-	}
-}
-
 // FuzzParse: any error body parses without a panic into an error that keeps
 // its status and stays valid UTF-8 when clipped from valid UTF-8.
 func FuzzParse(f *testing.F) {
@@ -183,4 +81,19 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCategory(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		auth   bool
+		want   frames.ErrorCategory
+	}{
+		{429, false, frames.ErrorTransient}, {503, true, frames.ErrorTransient},
+		{401, true, frames.ErrorPermanent}, {403, false, frames.ErrorUnknown}, {400, true, frames.ErrorUnknown},
+	} {
+		if got := Category(tc.status, tc.auth); got != tc.want {
+			t.Errorf("Category(%d, %v) = %v, want %v", tc.status, tc.auth, got, tc.want)
+		}
+	}
 }

@@ -5,7 +5,9 @@
 // the service can release each word's text with its audio. An
 // interruption sends Cartesia a cancel for the context; a dropped
 // connection is opened again, and a request that had not produced audio
-// yet is retried on it.
+// yet is retried on it. The handshake, a request's first message and the
+// silence between its messages are bounded ([Options].Timeouts: 10s, 10s,
+// 20s by default); a connection on which nothing comes is closed.
 //
 // Tests replay recorded message sequences from testdata on a fake server
 // built with github.com/coder/websocket.

@@ -5,6 +5,9 @@
 // arrives, so the first audio plays before the sentence is finished.
 //
 // Requests that fail before any audio (connection errors, HTTP 429 and 5xx)
-// are retried with backoff; errors carry OpenAI's error object. Tests
+// are retried with backoff; errors carry OpenAI's error object. Connecting,
+// the first audio and the silence between reads are bounded
+// ([Options].Timeouts: 10s, 10s, 20s by default), so a silent server fails
+// the sentence instead of holding the turn. Tests
 // replay recorded bodies from testdata on httptest servers.
 package openai
