@@ -137,6 +137,15 @@ func (s *Service) Unregister(name string) {
 	s.main.command(command{kind: cmdTools})
 }
 
+// setTools replaces the tools offered to the model (an LLMSetTools frame);
+// the functions stay registered.
+func (s *Service) setTools(decls []frames.LLMTool) {
+	s.declMu.Lock()
+	s.decls = append([]frames.LLMTool(nil), decls...)
+	s.declMu.Unlock()
+	s.main.command(command{kind: cmdTools})
+}
+
 func (s *Service) tools() []frames.LLMTool {
 	s.declMu.Lock()
 	defer s.declMu.Unlock()
@@ -147,6 +156,11 @@ func (s *Service) tools() []frames.LLMTool {
 func (s *Service) putCalls(calls []frames.LLMToolCall) *frames.LLMContext {
 	req := &frames.LLMContext{Tools: s.tools()}
 	s.callsMu.Lock()
+	if len(s.calls) >= maxWaitingResponses {
+		// Requests an interruption flushed before the function node saw
+		// them: their calls never run.
+		clear(s.calls)
+	}
 	s.calls[req] = calls
 	s.callsMu.Unlock()
 	return req
@@ -166,6 +180,10 @@ func (s *Service) takeCalls(req *frames.LLMContext) []frames.LLMToolCall {
 	delete(s.calls, req)
 	return c
 }
+
+// maxWaitingResponses bounds the responses whose calls wait for the
+// function node.
+const maxWaitingResponses = 16
 
 // provider feeds the function node's llm.Service the calls the session
 // received: the "response" to a request is its calls, nothing else.
@@ -436,6 +454,11 @@ func (p *realtime) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.
 		if dir == frames.Downstream {
 			h.Consume()
 			p.command(command{kind: cmdRun})
+		}
+	case *frames.LLMSetTools:
+		if dir == frames.Downstream {
+			h.Consume()
+			p.s.setTools(f.Tools)
 		}
 	case *frames.LLMContext:
 		// The server keeps the conversation: a context from an aggregator

@@ -460,3 +460,18 @@ func TestGivesUpAfterMaxReconnects(t *testing.T) {
 		t.Errorf("%d handshakes, want 2", n)
 	}
 }
+
+func TestToolsUpdateMidSession(t *testing.T) {
+	fake := newFake(t, "reconnected.ws")
+	hang := llm.Function{Name: "hang_up", Handler: func(context.Context, llm.FunctionCallParams) error { return nil }}
+	r := startRig(t, fake, Options{Functions: []llm.Function{hang}}, nil)
+	waitFor(t, "the session", func() bool { return len(fake.sent("session.update")) == 1 })
+	r.res.Task.QueueFrame(&frames.LLMSetTools{Tools: []frames.LLMTool{{Name: "transfer", Description: "Transfer the call."}}})
+	waitFor(t, "the tools update", func() bool { return len(fake.sent("session.update")) == 2 })
+	r.end(t)
+	got := string(fake.sent("session.update")[1].Raw)
+	want := `{"type":"session.update","session":{"type":"realtime","tools":[{"type":"function","name":"transfer","description":"Transfer the call.","parameters":{"type":"object","properties":{}}}]}}`
+	if got != want {
+		t.Errorf("tools update\n got %s\nwant %s", got, want)
+	}
+}

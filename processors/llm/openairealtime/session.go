@@ -43,6 +43,9 @@ func retryAfter(v string) time.Duration {
 	return time.Duration(min(n, 3600)) * time.Second
 }
 
+// maxCallsInFlight bounds the function calls waiting to settle.
+const maxCallsInFlight = 256
+
 // maxSystemItems bounds the system messages remembered as sent.
 const maxSystemItems = 64
 
@@ -800,6 +803,9 @@ func (st *state) responseDone(ev *event) error {
 	}
 	if len(calls) == 0 {
 		return nil
+	}
+	if len(st.groups) >= maxCallsInFlight {
+		clear(st.groups) // calls whose request an interruption flushed
 	}
 	g := &group{pending: map[string]bool{}}
 	for _, c := range calls {
