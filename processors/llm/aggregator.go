@@ -267,7 +267,7 @@ func (u *UserAggregator) push(h *pipeline.Handle, fn func(c *Context)) {
 	h.Push(u.p.prepare(fn), frames.Downstream)
 }
 
-// maxTombstones bounds the cancelled tool_call_ids remembered.
+// maxTombstones bounds the settled tool_call_ids remembered.
 const maxTombstones = 256
 
 // AssistantAggregator records the bot's side of the conversation. It sits
@@ -294,8 +294,11 @@ type AssistantAggregator struct {
 	pending     atomic.Int32 // len(inProgress), readable from any goroutine
 	wantRun     bool
 	deferredBot bool
-	// tombstones remembers cancelled tool_call_ids (bounded), and whether
-	// the call's messages are in the context already.
+	// tombstones remembers settled tool_call_ids, cancelled or with their
+	// final result (bounded), and whether the call's messages are in the
+	// context already: a call settles once, so nothing that arrives for
+	// it afterwards (a duplicate or late result, a late in-progress) is
+	// recorded.
 	tombstones map[string]bool
 	tombOrder  []string
 }
@@ -466,7 +469,18 @@ func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
 	if _, dup := a.inProgress[id]; dup {
 		return
 	}
-	a.p.change(func(c *Context) { c.Add(toolCallMessages(f.FunctionCall, ToolInProgress)...) })
+	added := false
+	a.p.change(func(c *Context) {
+		// Past the tombstones' memory, the context itself says whether
+		// the call is recorded.
+		if !c.hasToolMessage(id) {
+			c.Add(toolCallMessages(f.FunctionCall, ToolInProgress)...)
+			added = true
+		}
+	})
+	if !added {
+		return
+	}
 	a.inProgress[id] = struct{}{}
 	a.pending.Store(int32(len(a.inProgress)))
 }
@@ -474,20 +488,32 @@ func (a *AssistantAggregator) inProgressCall(f *frames.FunctionCallInProgress) {
 func (a *AssistantAggregator) result(h *pipeline.Handle, f *frames.FunctionCallResult) {
 	id := f.ToolCallID
 	if a.tombstoned(id) {
-		return // cancelled: a late result is not recorded
+		return // settled: a late or duplicate result is not recorded
 	}
 	content, empty := resultContent(f.Result)
 	_, running := a.inProgress[id]
+	recorded := true
 	a.p.change(func(c *Context) {
-		if running {
+		switch {
+		case running:
 			c.setToolResult(id, content)
-		} else {
+		case c.hasToolMessage(id):
+			recorded = false // settled before the tombstones' memory
+		default:
 			c.Add(toolCallMessages(f.FunctionCall, content)...)
 		}
 	})
-	if f.Properties.Intermediate {
+	if !recorded {
 		return
 	}
+	if f.Properties.Intermediate {
+		if !running { // more results follow: the call is running
+			a.inProgress[id] = struct{}{}
+			a.pending.Store(int32(len(a.inProgress)))
+		}
+		return
+	}
+	a.tombstone(id, true)
 	delete(a.inProgress, id)
 	a.pending.Store(int32(len(a.inProgress)))
 	if f.Properties.RunLLM != nil {

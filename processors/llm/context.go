@@ -236,3 +236,16 @@ func (c *Context) setToolResult(id, content string) bool {
 	}
 	return false
 }
+
+// hasToolMessage reports whether the context holds a tool message
+// answering id.
+func (c *Context) hasToolMessage(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := len(c.messages) - 1; i >= 0; i-- {
+		if m := &c.messages[i]; m.Role == RoleTool && m.ToolCallID == id {
+			return true
+		}
+	}
+	return false
+}
