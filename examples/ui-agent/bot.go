@@ -13,6 +13,8 @@ import (
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
+	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -36,11 +38,21 @@ type bot struct {
 	researchStep time.Duration
 	// trace logs every frame push except audio (UI_AGENT_TRACE=1).
 	trace bool
+	// tel exports each session's traces and metrics (nil or off: none);
+	// ins shows the sessions in the inspector (nil: off).
+	tel *telemetry.Telemetry
+	ins *inspector.Inspector
 }
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
 func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-	return b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID())))
+	task, err := b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID())))
+	if err != nil {
+		return nil, err
+	}
+	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+	b.ins.StartSession(ctx, s.ID()).Attach(task)
+	return task, nil
 }
 
 // build assembles a session's pipeline between in and out.
@@ -93,6 +105,10 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 	return pipeline.NewTask(ua.Pipeline(in, out), pipeline.TaskOptions{
 		Logger:    log,
 		Observers: obs,
+		// The services' metrics frames feed the traces (models, tokens,
+		// time to first byte) and the inspector's waterfall.
+		EnableMetrics:      b.tel.Enabled() || b.ins != nil,
+		EnableUsageMetrics: b.tel.Enabled() || b.ins != nil,
 		// A text chat has no speech to count as activity: typing, scrolling
 		// (snapshots) and answers keep the session alive too.
 		IdleTimeout: 15 * time.Minute,

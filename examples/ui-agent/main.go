@@ -8,11 +8,14 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -27,6 +30,9 @@ type config struct {
 	ResearchStep time.Duration
 	// Trace logs the frames of every session (UI_AGENT_TRACE).
 	Trace bool
+	// Inspector serves the live session inspector at /inspector/ to
+	// loopback clients (FRAMEWIRE_INSPECTOR=1).
+	Inspector bool
 }
 
 func main() {
@@ -38,7 +44,7 @@ func main() {
 	defer func() { _ = log.Sync() }()
 
 	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(context.Background(), os.Getenv), ResearchStep: 2 * time.Second,
-		Trace: os.Getenv("UI_AGENT_TRACE") != ""}
+		Trace: os.Getenv("UI_AGENT_TRACE") != "", Inspector: os.Getenv("FRAMEWIRE_INSPECTOR") == "1"}
 	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
 	if err := serve(context.Background(), cfg, log, nil); err != nil {
 		log.Error("ui-agent demo failed", zap.Error(err))
@@ -69,7 +75,21 @@ func newLogger(verbose bool) *zap.Logger {
 // not nil, receives the address the server listens on (tests listen on
 // port 0).
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
-	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace}
+	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,
+	// FRAMEWIRE_METRICS_ADDR; docs/observability.md) and off without it.
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-ui-agent"})
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	var ins *inspector.Inspector
+	if cfg.Inspector {
+		if ins, err = inspector.New(ctx, inspector.Options{}); err != nil {
+			return fmt.Errorf("starting the inspector: %w", err)
+		}
+		defer func() { _ = ins.Close(context.WithoutCancel(ctx)) }()
+	}
+	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace, tel: tel, ins: ins}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline: b.newPipeline,
 		Logger:      log.Named("webrtc"),
@@ -81,7 +101,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if err != nil {
 		return fmt.Errorf("starting the WebRTC server: %w", err)
 	}
-	h := handler(cfg, rtc)
+	h := handler(cfg, rtc, ins)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -101,15 +121,35 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	}
 	log.Info("voice", zap.Bool("stt", cfg.Voice.STT), zap.Bool("tts", cfg.Voice.TTS), zap.String("note", cfg.Voice.Note))
 	log.Info("framewire UI agent demo is running: open " + url)
+	if ins != nil {
+		log.Info("session inspector: " + url + "inspector/ (loopback only)")
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
+	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
+	// server: serve owns it and waits for it.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := tel.ServeMetrics(ctx, ""); err != nil {
+			log.Warn("the metrics endpoint failed", zap.Error(err))
+		}
+	})
+	err = webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
+	stop()
+	wg.Wait()
+	return err
 }
 
-// handler routes the page, its config and the signalling.
-func handler(cfg config, rtc *webrtc.Server) http.Handler {
+// handler routes the page, its config, the signalling and, when on, the
+// inspector.
+func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Handler {
 	mux := http.NewServeMux()
+	if ins != nil {
+		mux.Handle("/inspector/", http.StripPrefix("/inspector", ins))
+	}
 	mux.Handle("/api/offer", rtc)
 	mux.Handle("/start", rtc)
 	mux.Handle("/sessions/", rtc)

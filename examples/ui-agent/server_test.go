@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -24,7 +25,7 @@ func testHandler(t *testing.T, cfg config) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rtc.Shutdown(context.Background()) })
-	return handler(cfg, rtc)
+	return handler(cfg, rtc, nil)
 }
 
 func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
@@ -153,6 +154,49 @@ func TestServeUntilCancelled(t *testing.T) {
 	}
 }
 
+// With FRAMEWIRE_METRICS_ADDR the demo serves Prometheus metrics there,
+// for as long as it runs.
+func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("FRAMEWIRE_METRICS_ADDR", metricsAddr)
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), ResearchStep: time.Second}
+	go func() { errc <- serve(ctx, cfg, zap.NewNop(), ready) }()
+	select {
+	case <-ready:
+	case err := <-errc:
+		t.Fatalf("serve: %v", err)
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	var body []byte
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		res, err := client.Get("http://" + metricsAddr + "/metrics")
+		if err == nil {
+			body, _ = io.ReadAll(res.Body)
+			res.Body.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no metrics endpoint at %s: %v", metricsAddr, err)
+		}
+	}
+	// Instruments show once something is recorded; the resource shows at once.
+	if !strings.Contains(string(body), `target_info{service_name="framewire-ui-agent"`) {
+		t.Errorf("the metrics are not the demo's:\n%.500s", body)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
 func TestServeReportsABusyAddress(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -163,5 +207,41 @@ func TestServeReportsABusyAddress(t *testing.T) {
 	err = serve(context.Background(), cfg, zap.NewNop(), nil)
 	if err == nil || !strings.Contains(err.Error(), "listening on") {
 		t.Errorf("serve on a busy address: %v, want an error that says so", err)
+	}
+}
+
+// FRAMEWIRE_INSPECTOR=1 mounts the live session inspector at /inspector/,
+// for loopback clients only; off, the path is the page's like any other.
+func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
+	ins, err := inspector.New(t.Context(), inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ins.Close(context.Background()) }()
+	cfg := config{Brain: chooseBrain(func(string) string { return "" })}
+	rtc, err := webrtc.NewServer(webrtc.Options{NewPipeline: (&bot{log: zap.NewNop()}).newPipeline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = rtc.Shutdown(context.Background()) }()
+
+	on := handler(cfg, rtc, ins)
+	req := httptest.NewRequest(http.MethodGet, "/inspector/api/sessions", nil)
+	req.RemoteAddr = "127.0.0.1:5000"
+	rec := httptest.NewRecorder()
+	on.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
+		t.Errorf("GET /inspector/api/sessions from loopback: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	req = httptest.NewRequest(http.MethodGet, "/inspector/api/sessions", nil)
+	req.RemoteAddr = "203.0.113.9:5000"
+	rec = httptest.NewRecorder()
+	on.ServeHTTP(rec, req)
+	if rec.Code != http.StatusForbidden {
+		t.Errorf("GET /inspector/ from another host: %d, want 403", rec.Code)
+	}
+	off := handler(cfg, rtc, nil)
+	if res, body := get(t, off, "/inspector/api/sessions"); strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+		t.Errorf("with the inspector off, /inspector/api/sessions answered JSON: %s", body)
 	}
 }

@@ -144,8 +144,12 @@ type message struct {
 }
 
 // StartSession tracks a session; Attach it to its task. It returns nil
-// (whose methods do nothing) when MaxSessions are tracked and none has ended.
+// (whose methods do nothing) when MaxSessions are tracked and none has
+// ended, and on a nil Inspector (one a program did not turn on).
 func (in *Inspector) StartSession(ctx context.Context, id string) *Session {
+	if in == nil {
+		return nil
+	}
 	in.mu.Lock()
 	full := len(in.order) >= in.opts.MaxSessions && !in.evictLocked()
 	in.mu.Unlock()
