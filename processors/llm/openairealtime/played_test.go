@@ -48,3 +48,16 @@ func TestPlayedTapCountsThisItem(t *testing.T) {
 		t.Errorf("played(item_a) = %v after item_b started; want 0", d)
 	}
 }
+
+func TestWordsWithoutSpacesAreReleasedInPieces(t *testing.T) {
+	svc := New(Options{APIKey: "k"})
+	st := &state{p: &svc.main}
+	r := &response{item: "item_b1"}
+	text := "今日はとても良い天気ですね散歩に行きましょうか" // 69 bytes, no spaces
+	r.words = append(r.words, text...)
+	st.releaseWords(r, false)
+	// All but the last character goes out: it may still be incomplete.
+	if held := string(r.words); held != "か" {
+		t.Errorf("held back %q, want the last character", held)
+	}
+}

@@ -119,6 +119,11 @@ func (s *Service) Register(fns ...llm.Function) error {
 	return nil
 }
 
+// Functions returns the llm.Service that runs the model's function calls,
+// for what takes one (to ask which functions it has). It is part of
+// [Service.Pipeline] already: do not put it in a pipeline.
+func (s *Service) Functions() *llm.Service { return s.funcs.svc }
+
 // RegisterFallback sets the handler for calls to functions that are not
 // registered (see [llm.Service.RegisterFallback]).
 func (s *Service) RegisterFallback(f llm.Function) error { return s.funcs.svc.RegisterFallback(f) }
@@ -220,6 +225,12 @@ func (f *functions) ProcessFrame(ctx context.Context, h *pipeline.Handle, fr fra
 	switch fr := fr.(type) {
 	case *frames.LLMContext:
 		if dir == frames.Downstream && f.s.hasCalls(fr) {
+			return f.svc.ProcessFrame(ctx, h, fr, dir)
+		}
+	case *frames.FunctionCallResult:
+		if dir == frames.Downstream {
+			// A result from above (a client function's, from RTVI): the
+			// function service takes in those of its own calls.
 			return f.svc.ProcessFrame(ctx, h, fr, dir)
 		}
 	case *frames.Start, *frames.Interruption, *frames.LLMConfigureOutput:

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
@@ -644,6 +645,17 @@ func (st *state) releaseWords(r *response, final bool) {
 		for j < len(w) && !isSpace(w[j]) {
 			j++
 		}
+		if j == len(w) && !final && j > maxWordBytes {
+			// A script without spaces (Chinese, Japanese): release what
+			// there is, up to a whole character.
+			j = len(w)
+			for j > 0 && !utf8.RuneStart(w[j-1]) {
+				j--
+			}
+			if j > 0 {
+				j-- // w[j] starts the last character, which may be incomplete
+			}
+		}
 		if j == 0 || (j == len(w) && !final) {
 			break
 		}
@@ -652,6 +664,9 @@ func (st *state) releaseWords(r *response, final bool) {
 	}
 	r.words = append(r.words[:0], w...)
 }
+
+// maxWordBytes bounds the transcript held back waiting for a space.
+const maxWordBytes = 48
 
 func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
 
