@@ -12,6 +12,7 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -19,12 +20,16 @@ import (
 type bot struct {
 	cfg config
 	log *zap.Logger
+	// tel exports each session's traces and metrics (nil or off: none).
+	tel *telemetry.Telemetry
 }
 
 // newPipeline is the webrtc.PipelineFactory: the session's transport
 // around the voice pipeline.
-func (b *bot) newPipeline(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-	return b.task(s.Input(), s.Output()), nil
+func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+	task := b.task(s.Input(), s.Output())
+	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+	return task, nil
 }
 
 // task builds the pipeline between an input and an output transport:

@@ -6,10 +6,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -37,7 +39,14 @@ func newLogger(debug bool) *zap.Logger {
 // SIGINT or SIGTERM, then ends the sessions gracefully (webrtc.Serve).
 // ready, when not nil, receives the address it listens on.
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
-	b := &bot{cfg: cfg, log: log}
+	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,
+	// FRAMEWIRE_METRICS_ADDR; docs/observability.md) and off without it.
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-voice-bot"})
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	b := &bot{cfg: cfg, log: log, tel: tel}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline:     b.newPipeline,
 		Logger:          log.Named("webrtc"),
@@ -77,7 +86,19 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
+	// The metrics endpoint lives as long as the server; serve waits for it.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := tel.ServeMetrics(ctx, ""); err != nil {
+			log.Warn("the metrics endpoint failed", zap.Error(err))
+		}
+	})
+	err = webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
+	stop()
+	wg.Wait()
+	return err
 }
 
 func ttsName(t ttsChoice) string {
