@@ -1,0 +1,651 @@
+package cluster
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+)
+
+// FrontDoorOptions configure a [FrontDoor]. Every zero field takes the
+// default in its comment.
+type FrontDoorOptions struct {
+	// Prefix is the first tokens of the cluster's subjects. Default:
+	// DefaultPrefix.
+	Prefix string
+	// Logger receives the front door's logs. Default: zap.NewNop().
+	Logger *zap.Logger
+	// RequestTimeout bounds one request to a worker (an offer's answer
+	// waits for the worker's ICE gathering). Default: 30s.
+	RequestTimeout time.Duration
+	// WhoTimeout bounds the question "which worker owns this id?", asked
+	// when the routing table does not know an id (another front door
+	// created it, or this one restarted). Every live worker answers, so
+	// it usually ends as soon as they have. Default: 500ms.
+	WhoTimeout time.Duration
+	// MaxAttempts bounds the workers asked to take one new session: the
+	// queue group's pick, then the live workers with the most room that
+	// have not declined. Default: 3.
+	MaxAttempts int
+	// MaxBodyBytes bounds a request body (the browser's offers are a few
+	// kilobytes); a longer one gets a 413. Default: 256 KiB.
+	MaxBodyBytes int64
+	// MaxReplyBytes bounds a worker's reply payload. Default: 1 MiB.
+	MaxReplyBytes int
+	// MaxInFlight bounds the requests served at once; past it the front
+	// door answers 503 with Retry-After. Default: 1024.
+	MaxInFlight int
+	// MaxRoutes bounds the routing table (pc_ids and sessionIds to
+	// workers; the least recently used is forgotten, and found again by
+	// asking the workers); RouteTTL forgets a route unused that long.
+	// Defaults: 100000 and 15m.
+	MaxRoutes int
+	RouteTTL  time.Duration
+	// MaxWorkers bounds the live-worker table; heartbeats of more workers
+	// are ignored. Default: 1024.
+	MaxWorkers int
+	// ForwardHeaders are the request headers sent to the worker (the
+	// Server's Authorize, CORS and per-address limits read them).
+	// Default: Content-Type, Authorization, Cookie, Origin,
+	// X-Forwarded-For, Forwarded, X-Real-Ip,
+	// Access-Control-Request-Method, Access-Control-Request-Headers.
+	ForwardHeaders []string
+	// MaxHeaderBytes bounds the forwarded headers together; a request
+	// over it gets a 431. Default: 16 KiB.
+	MaxHeaderBytes int
+}
+
+var defaultForwardHeaders = []string{
+	"Content-Type", "Authorization", "Cookie", "Origin", "X-Forwarded-For", "Forwarded", "X-Real-Ip",
+	"Access-Control-Request-Method", "Access-Control-Request-Headers",
+}
+
+func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Logger == nil {
+		o.Logger = zap.NewNop()
+	}
+	o.RequestTimeout = positive(o.RequestTimeout, 30*time.Second)
+	o.WhoTimeout = positive(o.WhoTimeout, 500*time.Millisecond)
+	o.RouteTTL = positive(o.RouteTTL, 15*time.Minute)
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 3
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 256 << 10
+	}
+	if o.MaxReplyBytes <= 0 {
+		o.MaxReplyBytes = 1 << 20
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 1024
+	}
+	if o.MaxRoutes <= 0 {
+		o.MaxRoutes = 100000
+	}
+	if o.MaxWorkers <= 0 {
+		o.MaxWorkers = 1024
+	}
+	if o.ForwardHeaders == nil {
+		o.ForwardHeaders = defaultForwardHeaders
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = 16 << 10
+	}
+	return o
+}
+
+// FrontDoor serves the signalling routes of docs/protocol.md §1 for a
+// cluster of workers: it holds no session, so any number of front doors
+// can sit behind a load balancer without affinity. A new session (a first
+// offer, a /start) goes to a worker of the queue group, and to others
+// when it declines; every later request (candidates, renegotiation,
+// restart, the /start flow's offers) goes to the worker that owns its
+// pc_id or sessionId, learnt from the worker's reply or, when this front
+// door did not see it, by asking all workers.
+//
+// It is an http.Handler; [FrontDoor.StatusHandler] serves /healthz and
+// /cluster. Close it to stop following the workers.
+type FrontDoor struct {
+	opts   FrontDoorOptions
+	log    *zap.Logger
+	nc     *nats.Conn
+	subj   subjects
+	routes *table
+	slots  chan struct{}
+
+	mu      sync.Mutex
+	workers map[string]*workerState
+
+	hbSub *nats.Subscription
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
+}
+
+// workerState is what a front door knows of a live worker.
+type workerState struct {
+	hb   heartbeat
+	seen time.Time
+}
+
+// NewFrontDoor returns a front door on nc. It subscribes to the workers'
+// heartbeats and asks the live workers to announce themselves (waiting
+// WhoTimeout at most), so it can route as soon as it returns.
+func NewFrontDoor(nc *nats.Conn, opts FrontDoorOptions) (*FrontDoor, error) {
+	if nc == nil {
+		return nil, errors.New("cluster: NewFrontDoor needs a NATS connection")
+	}
+	opts = opts.withDefaults()
+	if err := validPrefix(opts.Prefix); err != nil {
+		return nil, err
+	}
+	f := &FrontDoor{
+		opts:    opts,
+		log:     opts.Logger,
+		nc:      nc,
+		subj:    subjects{opts.Prefix},
+		routes:  newTable(opts.MaxRoutes, opts.RouteTTL),
+		slots:   make(chan struct{}, opts.MaxInFlight),
+		workers: map[string]*workerState{},
+		stop:    make(chan struct{}),
+	}
+	sub, err := nc.Subscribe(f.subj.heartbeat(), func(m *nats.Msg) { f.observe(m.Data) })
+	if err != nil {
+		return nil, fmt.Errorf("cluster: subscribing to heartbeats: %w", err)
+	}
+	f.hbSub = sub
+	f.discover()
+	f.wg.Go(f.expireLoop)
+	return f, nil
+}
+
+// Close stops following the workers. Requests in flight finish.
+func (f *FrontDoor) Close() error {
+	f.once.Do(func() {
+		_ = f.hbSub.Unsubscribe()
+		close(f.stop)
+	})
+	f.wg.Wait()
+	return nil
+}
+
+// discover asks every worker for a heartbeat at once.
+func (f *FrontDoor) discover() {
+	f.scatter(f.subj.announce(), nil, func(data []byte) bool {
+		f.observe(data)
+		return false
+	})
+}
+
+// scatter publishes data on subject and hands each reply to take until
+// take returns true, every known live worker has answered, or WhoTimeout
+// has passed.
+func (f *FrontDoor) scatter(subject string, data []byte, take func([]byte) bool) {
+	inbox := f.nc.NewRespInbox()
+	sub, err := f.nc.SubscribeSync(inbox)
+	if err != nil {
+		f.log.Warn("scatter: no inbox", zap.String("subject", subject), zap.Error(err))
+		return
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := f.nc.PublishRequest(subject, inbox, data); err != nil {
+		f.log.Warn("scatter: not sent", zap.String("subject", subject), zap.Error(err))
+		return
+	}
+	want := f.liveCount()
+	deadline := time.Now().Add(f.opts.WhoTimeout)
+	for got := 0; want == 0 || got < want; got++ {
+		m, err := sub.NextMsg(time.Until(deadline))
+		if err != nil {
+			return
+		}
+		if take(m.Data) {
+			return
+		}
+	}
+}
+
+// observe records a heartbeat.
+func (f *FrontDoor) observe(data []byte) {
+	hb, err := decodeHeartbeat(data)
+	if err != nil {
+		f.log.Debug("dropped a heartbeat", zap.Error(err))
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if hb.Leaving {
+		if _, ok := f.workers[hb.Worker]; ok {
+			delete(f.workers, hb.Worker)
+			f.log.Info("worker left", zap.String("worker", hb.Worker))
+		}
+		// Its routes are dropped as they are next used (route checks
+		// that the owner is live).
+		return
+	}
+	ws, ok := f.workers[hb.Worker]
+	if !ok {
+		if len(f.workers) >= f.opts.MaxWorkers {
+			return
+		}
+		ws = &workerState{}
+		f.workers[hb.Worker] = ws
+		f.log.Info("worker joined", zap.String("worker", hb.Worker), zap.Int("capacity", hb.Capacity))
+	}
+	ws.hb, ws.seen = hb, time.Now()
+}
+
+// expireLoop forgets the workers that missed three heartbeats, and
+// expired routes.
+func (f *FrontDoor) expireLoop() {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-f.stop:
+			return
+		case now := <-tick.C:
+			var gone []string
+			f.mu.Lock()
+			for id, ws := range f.workers {
+				if now.Sub(ws.seen) > expireAfter(ws.hb) {
+					delete(f.workers, id)
+					gone = append(gone, id)
+				}
+			}
+			f.mu.Unlock()
+			for _, id := range gone {
+				f.log.Warn("worker missed its heartbeats: forgotten", zap.String("worker", id))
+				f.routes.dropWorker(id)
+			}
+			f.routes.expire(now)
+		}
+	}
+}
+
+// expireAfter is how long a worker lives without a heartbeat: three of
+// its intervals (clamped to 300ms..30s each).
+func expireAfter(hb heartbeat) time.Duration {
+	iv := min(max(time.Duration(hb.IntervalMS)*time.Millisecond, 300*time.Millisecond), 30*time.Second)
+	return 3 * iv
+}
+
+func (f *FrontDoor) liveCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.workers)
+}
+
+func (f *FrontDoor) live(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.workers[id]
+	return ok
+}
+
+// pick returns the live worker with the most room that is not draining,
+// not full and not in tried.
+func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var best *workerState
+	for id, ws := range f.workers {
+		if tried[id] || ws.hb.Draining || ws.hb.Sessions >= ws.hb.Capacity {
+			continue
+		}
+		if best == nil || ws.hb.Capacity-ws.hb.Sessions > best.hb.Capacity-best.hb.Sessions {
+			best = ws
+		}
+	}
+	if best == nil {
+		return "", false
+	}
+	return best.hb.Worker, true
+}
+
+// ServeHTTP implements http.Handler for the signalling routes.
+func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	default:
+		unavailable(w, 1, "the front door is busy; retry later")
+		return
+	}
+	path := r.URL.Path
+	kind := routeOf(r.Method, path)
+	if kind == routeNone {
+		writeDetail(w, http.StatusNotFound, "not found")
+		return
+	}
+	if kind == routeBadMethod {
+		w.Header().Set("Allow", "POST, PATCH")
+		writeDetail(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here")
+		return
+	}
+	req, status, err := f.envelope(w, r)
+	if err != nil {
+		f.log.Info("refused a request", zap.String("path", path), zap.Error(err))
+		writeDetail(w, status, err.Error())
+		return
+	}
+	switch kind {
+	case routeAny:
+		f.dispatchNew(w, r, req)
+	case routeOffer:
+		if id := pcIDOf(req.Body); id != "" && f.route(w, r, req, keyPC+":"+id) {
+			return
+		}
+		if r.Method == http.MethodPost {
+			// An unknown pc_id is a new connection (docs/protocol.md §1).
+			f.dispatchNew(w, r, req)
+			return
+		}
+		writeDetail(w, http.StatusNotFound, "Peer connection not found")
+	case routeSession:
+		id, _, _ := strings.Cut(strings.TrimPrefix(path, "/sessions/"), "/")
+		if id == "" || len(id) > maxID || !f.route(w, r, req, keyStart+":"+id) {
+			writeDetail(w, http.StatusNotFound, "Invalid or not-yet-ready session_id")
+		}
+	}
+}
+
+// Routes of a request.
+const (
+	routeNone      = iota // not a signalling route: 404
+	routeBadMethod        // a signalling path with another method: 405
+	routeAny              // any worker may answer: /start, CORS preflights
+	routeOffer            // /api/offer: by pc_id
+	routeSession          // /sessions/{id}/...: by sessionId
+)
+
+func routeOf(method, path string) int {
+	switch {
+	case strings.HasPrefix(path, "/sessions/"):
+		return routeSession
+	case path != "/api/offer" && path != "/start":
+		return routeNone
+	case method == http.MethodOptions:
+		return routeAny
+	case path == "/start" && method == http.MethodPost:
+		return routeAny
+	case path == "/api/offer" && (method == http.MethodPost || method == http.MethodPatch):
+		return routeOffer
+	}
+	return routeBadMethod
+}
+
+// envelope reads r into a request (bounded body and headers); on failure
+// it returns the status to answer.
+func (f *FrontDoor) envelope(w http.ResponseWriter, r *http.Request) (request, int, error) {
+	req := request{V: Version, Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Remote: r.RemoteAddr}
+	if len(req.Path) > maxPath || len(req.Query) > maxPath {
+		return request{}, http.StatusRequestURITooLong, errors.New("the URL is too long")
+	}
+	size := 0
+	for _, name := range f.opts.ForwardHeaders {
+		vs := r.Header.Values(name)
+		for _, v := range vs {
+			size += len(name) + len(v)
+		}
+		if len(vs) > 0 {
+			if req.Header == nil {
+				req.Header = http.Header{}
+			}
+			req.Header[http.CanonicalHeaderKey(name)] = vs
+		}
+	}
+	if size > f.opts.MaxHeaderBytes {
+		return request{}, http.StatusRequestHeaderFieldsTooLarge, fmt.Errorf("the headers are over %d bytes", f.opts.MaxHeaderBytes)
+	}
+	if r.Body != nil {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
+		if err != nil {
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				return request{}, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", tooBig.Limit)
+			}
+			return request{}, http.StatusBadRequest, errors.New("reading the request body failed")
+		}
+		req.Body = body
+	}
+	return req, 0, nil
+}
+
+// send sends req to subject and decodes the reply.
+func (f *FrontDoor) send(ctx context.Context, subject string, req request) (reply, error) {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return reply{}, err
+	}
+	if mp := f.nc.MaxPayload(); mp > 0 && int64(len(data)) > mp {
+		return reply{}, fmt.Errorf("%w: request of %d bytes, NATS max_payload %d", errTooLarge, len(data), mp)
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.opts.RequestTimeout)
+	defer cancel()
+	m, err := f.nc.RequestWithContext(ctx, subject, data)
+	if err != nil {
+		return reply{}, err
+	}
+	return decodeReply(m.Data, f.opts.MaxReplyBytes)
+}
+
+// dispatchNew hands req to a worker that takes it: first the one NATS
+// picks from the queue group, then, if it declines, the live workers with
+// the most room, MaxAttempts in all. When none takes it the client gets
+// a 503 with Retry-After, which it retries.
+func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req request) {
+	req.Kind = kindNew
+	tried := map[string]bool{}
+	subject := f.subj.newSession()
+	retryAfter := 2
+	for range f.opts.MaxAttempts {
+		rep, err := f.send(r.Context(), subject, req)
+		switch {
+		case err == nil && rep.Declined == "":
+			f.learn(rep)
+			f.write(w, rep)
+			return
+		case err == nil:
+			f.log.Debug("worker declined a new session", zap.String("worker", rep.Worker), zap.String("reason", rep.Declined))
+			tried[rep.Worker] = true
+			if s, err := strconv.Atoi(http.Header(rep.Header).Get("Retry-After")); err == nil && s > 0 && s < 60 {
+				retryAfter = s
+			}
+		case r.Context().Err() != nil:
+			return // the client is gone
+		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
+			// No worker is in the queue group: none takes sessions.
+			f.log.Warn("no worker takes sessions")
+			unavailable(w, retryAfter, "no worker can take a session now; retry later")
+			return
+		default:
+			f.log.Warn("new-session request failed", zap.String("subject", subject), zap.Error(err))
+			if id, ok := strings.CutPrefix(subject, f.subj.worker("")); ok {
+				tried[id] = true
+			}
+		}
+		next, ok := f.pick(tried)
+		if !ok {
+			break
+		}
+		subject = f.subj.worker(next)
+	}
+	unavailable(w, retryAfter, "no worker can take a session now; retry later")
+}
+
+// route sends req to the worker that owns key, asking the workers when
+// the table does not know it. It returns false, having written nothing,
+// when no worker owns key.
+func (f *FrontDoor) route(w http.ResponseWriter, r *http.Request, req request, key string) bool {
+	req.Kind = kindRoute
+	now := time.Now()
+	owner, ok := f.routes.get(key, now)
+	if ok && !f.live(owner) {
+		f.routes.drop(key)
+		ok = false
+	}
+	for range 2 {
+		if !ok {
+			if owner, ok = f.who(key); !ok {
+				return false
+			}
+			f.routes.put(key, owner, now)
+		}
+		rep, err := f.send(r.Context(), f.subj.worker(owner), req)
+		switch {
+		case err == nil:
+			f.learn(rep)
+			f.write(w, rep)
+			return true
+		case r.Context().Err() != nil:
+			return true // the client is gone
+		case errors.Is(err, nats.ErrNoResponders):
+			// The owner is gone: ask again, in case the id moved.
+			f.routes.drop(key)
+			ok = false
+		default:
+			f.log.Warn("routed request failed", zap.String("worker", owner), zap.String("path", req.Path), zap.Error(err))
+			unavailable(w, 1, "the session's worker did not answer; retry later")
+			return true
+		}
+	}
+	return false
+}
+
+// who asks every worker whether it owns key ("pc:<id>" or
+// "start:<id>").
+func (f *FrontDoor) who(key string) (string, bool) {
+	kind, id, _ := strings.Cut(key, ":")
+	data, _ := json.Marshal(whoRequest{V: Version, Kind: kind, ID: id})
+	var owner string
+	f.scatter(f.subj.who(), data, func(b []byte) bool {
+		a, err := decodeWhoReply(b)
+		if err == nil && a.Owns {
+			owner = a.Worker
+			return true
+		}
+		return false
+	})
+	return owner, owner != ""
+}
+
+// learn records the ids of a reply.
+func (f *FrontDoor) learn(rep reply) {
+	now := time.Now()
+	if rep.PCID != "" && len(rep.PCID) <= maxID {
+		f.routes.put(keyPC+":"+rep.PCID, rep.Worker, now)
+	}
+	if rep.StartID != "" && len(rep.StartID) <= maxID {
+		f.routes.put(keyStart+":"+rep.StartID, rep.Worker, now)
+	}
+}
+
+// write copies a worker's response to the client.
+func (f *FrontDoor) write(w http.ResponseWriter, rep reply) {
+	h := w.Header()
+	for k, vs := range rep.Header {
+		switch http.CanonicalHeaderKey(k) {
+		case "Connection", "Content-Length", "Transfer-Encoding", "Keep-Alive", "Upgrade", "Trailer":
+			continue
+		}
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	w.WriteHeader(rep.Status)
+	_, _ = w.Write(rep.Body)
+}
+
+// unavailable answers a 503 with Retry-After, which the client retries.
+func unavailable(w http.ResponseWriter, retryAfter int, detail string) {
+	w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+	writeDetail(w, http.StatusServiceUnavailable, detail)
+}
+
+func writeDetail(w http.ResponseWriter, status int, detail string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(errorJSON(detail), '\n'))
+}
+
+// WorkerStatus is what a front door knows of one live worker.
+type WorkerStatus struct {
+	ID       string `json:"id"`
+	Sessions int    `json:"sessions"`
+	Capacity int    `json:"capacity"`
+	Draining bool   `json:"draining"`
+	// LastSeenMS is the age of its last heartbeat.
+	LastSeenMS int64 `json:"last_seen_ms"`
+}
+
+// Status is the cluster's state as a front door sees it.
+type Status struct {
+	// Connected reports whether the front door's NATS connection is up.
+	Connected bool           `json:"connected"`
+	Workers   []WorkerStatus `json:"workers"`
+	Sessions  int            `json:"sessions"`
+	Capacity  int            `json:"capacity"`
+	// Routes is the size of the routing table.
+	Routes int `json:"routes"`
+}
+
+// Status returns the live workers, sorted by id, and their totals.
+func (f *FrontDoor) Status() Status {
+	now := time.Now()
+	st := Status{Connected: f.nc.IsConnected(), Workers: []WorkerStatus{}, Routes: f.routes.len()}
+	f.mu.Lock()
+	for _, ws := range f.workers {
+		st.Workers = append(st.Workers, WorkerStatus{ID: ws.hb.Worker, Sessions: ws.hb.Sessions, Capacity: ws.hb.Capacity,
+			Draining: ws.hb.Draining, LastSeenMS: now.Sub(ws.seen).Milliseconds()})
+		st.Sessions += ws.hb.Sessions
+		if !ws.hb.Draining {
+			st.Capacity += ws.hb.Capacity
+		}
+	}
+	f.mu.Unlock()
+	slices.SortFunc(st.Workers, func(a, b WorkerStatus) int { return cmp.Compare(a.ID, b.ID) })
+	return st
+}
+
+// StatusHandler serves GET /healthz (200 while the NATS connection is up
+// and a worker takes sessions, 503 otherwise, so a load balancer skips a
+// front door that cannot route) and GET /cluster ([Status] as JSON).
+// Mount it where operators, not browsers, reach it.
+func (f *FrontDoor) StatusHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		st := f.Status()
+		status, text := http.StatusOK, "ok"
+		switch {
+		case !st.Connected:
+			status, text = http.StatusServiceUnavailable, "NATS is not connected"
+		case st.Capacity == 0:
+			status, text = http.StatusServiceUnavailable, "no worker takes sessions"
+		}
+		writeJSONStatus(w, status, map[string]any{"status": text, "workers": len(st.Workers)})
+	})
+	mux.HandleFunc("GET /cluster", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSONStatus(w, http.StatusOK, f.Status())
+	})
+	return mux
+}
+
+func writeJSONStatus(w http.ResponseWriter, status int, v any) {
+	b, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
