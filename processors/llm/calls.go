@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -63,6 +64,9 @@ type call struct {
 	state  callState
 	timer  *time.Timer
 	cancel context.CancelFunc // set when the handler starts
+	// done is closed when a client function's call settles; the
+	// goroutine that waits for the client's answer waits on it.
+	done chan struct{}
 }
 
 // dispatch announces the calls of one response and starts their handlers.
@@ -94,6 +98,9 @@ func (s *Service) dispatch(out pipeline.Pusher, req *frames.LLMContext, toolCall
 			c.fc.Arguments = json.RawMessage(args)
 		}
 		c.fn, c.known = s.lookup(tc.Name)
+		if c.known && c.fn.Client {
+			c.done = make(chan struct{})
+		}
 		c.cancelOnInterruption = !c.known || !c.fn.KeepOnInterruption
 		c.timeout = s.timeoutFor(c.fn)
 		calls = append(calls, c)
@@ -162,13 +169,94 @@ func (s *Service) timeoutFor(f Function) time.Duration {
 	return t
 }
 
-// forget removes c from the calls in flight.
+// forget removes c from the calls in flight and remembers its id among
+// the settled ones.
 func (s *Service) forget(c *call) {
+	id := c.fc.ToolCallID
 	s.callMu.Lock()
-	if s.inflight[c.fc.ToolCallID] == c {
-		delete(s.inflight, c.fc.ToolCallID)
+	defer s.callMu.Unlock()
+	if s.inflight[id] == c {
+		delete(s.inflight, id)
 	}
+	if _, ok := s.settledIDs[id]; ok {
+		return
+	}
+	if len(s.settledRing) < maxSettledIDs {
+		s.settledRing = append(s.settledRing, id)
+	} else {
+		delete(s.settledIDs, s.settledRing[s.settledNext])
+		s.settledRing[s.settledNext] = id
+		s.settledNext = (s.settledNext + 1) % maxSettledIDs
+	}
+	s.settledIDs[id] = struct{}{}
+}
+
+// clientResult takes in a result pushed to the service for one of its
+// client function calls in flight, which settles the call unless it has
+// settled already. A result for a call of the service that has settled,
+// or for one that runs on the server, is dropped with a (sampled) log
+// line; results for calls the service does not know pass on.
+func (s *Service) clientResult(h *pipeline.Handle, f *frames.FunctionCallResult) {
+	id := f.ToolCallID
+	s.callMu.Lock()
+	c := s.inflight[id]
+	_, settled := s.settledIDs[id]
 	s.callMu.Unlock()
+	if c == nil && !settled {
+		return // not a call of this service
+	}
+	h.Consume()
+	log := s.sampled
+	switch {
+	case c == nil:
+		log.Info("dropping a function result for a call that has settled",
+			zap.String("function", f.Name), zap.String("tool_call_id", id))
+		return
+	case !c.known || !c.fn.Client:
+		log.Warn("dropping a function result from outside for a call the server runs",
+			zap.String("function", c.fc.Name), zap.String("tool_call_id", id))
+		return
+	case f.Name != "" && f.Name != c.fc.Name:
+		log.Warn("dropping a function result that names another function",
+			zap.String("function", c.fc.Name), zap.String("named", f.Name), zap.String("tool_call_id", id))
+		return
+	}
+	v := f.Result
+	if n, limit := resultSize(v), s.maxClientResult(); n > limit {
+		log.Warn("client function result too large; the model is told so",
+			zap.String("function", c.fc.Name), zap.String("tool_call_id", id), zap.Int("bytes", n), zap.Int("max", limit))
+		v = ErrorResult{Error: fmt.Sprintf("The result of %s was too large (%d bytes, at most %d) and was not used.", c.fc.Name, n, limit)}
+	}
+	rerun := RerunDefault
+	if r := f.Properties.RunLLM; r != nil {
+		rerun = RerunNever
+		if *r {
+			rerun = RerunAlways
+		}
+	}
+	if !c.settleResult(v, rerun) {
+		log.Info("dropping a function result for a call that has settled",
+			zap.String("function", c.fc.Name), zap.String("tool_call_id", id), zap.String("settled", c.settledHow()))
+	}
+}
+
+func (s *Service) maxClientResult() int {
+	if s.opts.MaxClientResultBytes > 0 {
+		return s.opts.MaxClientResultBytes
+	}
+	return DefaultMaxClientResultBytes
+}
+
+// resultSize is the size of a result that came as text (what a client
+// sends); values built in Go count as 0.
+func resultSize(v any) int {
+	switch r := v.(type) {
+	case json.RawMessage:
+		return len(r)
+	case string:
+		return len(r)
+	}
+	return 0
 }
 
 // cancelOnInterruption cancels every call in flight that an interruption
@@ -211,6 +299,9 @@ func (c *call) run(ctx context.Context) {
 	case c.argErr != "":
 		c.settleResult(ErrorResult{Error: c.argErr}, RerunDefault)
 		return
+	case c.fn.Client:
+		c.await(ctx)
+		return
 	}
 	err := c.invoke()
 	if err == nil {
@@ -222,6 +313,17 @@ func (c *call) run(ctx context.Context) {
 	}
 	c.out.PushError(fmt.Errorf("llm: function %s (%s) failed: %w", c.fc.Name, c.fc.ToolCallID, err))
 	c.settleResult(ErrorResult{Error: fmt.Sprintf("The function %s failed.", c.fc.Name)}, RerunDefault)
+}
+
+// await waits for a client function's call to settle: with the client's
+// result, by its timeout or by cancellation. When the task ends first, the
+// call is cancelled.
+func (c *call) await(ctx context.Context) {
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		c.settleCancelled()
+	}
 }
 
 // invoke calls the handler, turning a panic into an error.
@@ -252,6 +354,9 @@ func (c *call) settle(to callState) bool {
 	}
 	c.state = to
 	t := c.timer
+	if c.done != nil {
+		close(c.done)
+	}
 	c.mu.Unlock()
 	if t != nil {
 		t.Stop()
@@ -310,7 +415,11 @@ func (c *call) settleTimedOut() {
 	if !c.settle(callTimedOut) {
 		return
 	}
-	c.pushResult(ErrorResult{Error: fmt.Sprintf("The function %s did not finish within %v and was stopped.", c.fc.Name, c.timeout)}, RerunDefault)
+	msg := fmt.Sprintf("The function %s did not finish within %v and was stopped.", c.fc.Name, c.timeout)
+	if c.done != nil {
+		msg = fmt.Sprintf("The function %s runs on the user's device, which did not answer within %v.", c.fc.Name, c.timeout)
+	}
+	c.pushResult(ErrorResult{Error: msg}, RerunDefault)
 	c.stop()
 }
 

@@ -30,7 +30,8 @@ type Handler func(ctx context.Context, call FunctionCallParams) error
 
 // Function declares a function the model may call, together with its
 // handler and call options. Write one as a literal with a hand-written
-// JSON Schema, or build one from a Go args struct with [NewFunction].
+// JSON Schema, or build one from a Go args struct with [NewFunction]; a
+// function the client runs is declared with [ClientFunction].
 type Function struct {
 	// Name is the function name the model calls.
 	Name string
@@ -39,10 +40,21 @@ type Function struct {
 	// Parameters is the JSON Schema of the arguments object. Empty means
 	// "no arguments".
 	Parameters json.RawMessage
-	// Handler runs the call.
+	// Handler runs the call. A client function has none.
 	Handler Handler
+	// Client says the client runs the function (client-js
+	// registerFunctionCallHandler): the service runs no handler, and the
+	// call settles with the first [frames.FunctionCallResult] that reaches
+	// the service for its tool_call_id (the RTVI processor pushes one for
+	// the client's llm-function-call-result), unless its timeout or an
+	// interruption settles it first. Whatever arrives for the call after
+	// it settled is dropped. The RTVI observer names such calls to the
+	// client (with their arguments) whatever the report level, since the
+	// client cannot run them otherwise.
+	Client bool
 	// Timeout bounds the call; when it passes the model is told the call
 	// failed. Zero takes the service's default; negative means no timeout.
+	// For a client function it bounds the wait for the client's answer.
 	Timeout time.Duration
 	// KeepOnInterruption keeps the call running when the user interrupts
 	// the bot. By default an interruption cancels it (Pipecat's
@@ -65,6 +77,16 @@ func Tools(fns ...Function) []frames.LLMTool {
 		out[i] = f.Tool()
 	}
 	return out
+}
+
+// ClientFunction declares a function the client runs: the service
+// announces its calls and waits for the client's result (see
+// [Function.Client]). parameters is the JSON Schema of its arguments (nil
+// for none; [Schema] builds one from a Go type). Set Timeout on the result
+// to wait longer or shorter than the service's default, KeepOnInterruption
+// to keep waiting when the user interrupts.
+func ClientFunction(name, description string, parameters json.RawMessage) Function {
+	return Function{Name: name, Description: description, Parameters: parameters, Client: true}
 }
 
 // NoArgs is the args type of a function that takes no arguments.
@@ -129,7 +151,10 @@ func (f Function) validate() error {
 	if f.Name == "" {
 		return errors.New("llm: a function needs a name")
 	}
-	if f.Handler == nil {
+	switch {
+	case f.Client && f.Handler != nil:
+		return fmt.Errorf("llm: function %q runs on the client and cannot have a handler", f.Name)
+	case !f.Client && f.Handler == nil:
 		return fmt.Errorf("llm: function %q has no handler", f.Name)
 	}
 	if len(f.Parameters) > 0 && !json.Valid(f.Parameters) {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -27,7 +28,21 @@ type ServiceOptions struct {
 	// FunctionTimeout bounds every call whose function sets no timeout.
 	// Zero means [DefaultFunctionTimeout]; negative means no timeout.
 	FunctionTimeout time.Duration
+	// MaxClientResultBytes bounds the result a client gives for a client
+	// function; a larger one settles the call with an [ErrorResult]
+	// instead, so a client cannot fill the conversation. Zero means
+	// [DefaultMaxClientResultBytes].
+	MaxClientResultBytes int
 }
+
+// DefaultMaxClientResultBytes bounds a client function's result when the
+// service sets no bound.
+const DefaultMaxClientResultBytes = 64 << 10
+
+// maxSettledIDs bounds the settled tool_call_ids a service remembers, to
+// tell a late result for one of its calls from a result for a call it
+// never made.
+const maxSettledIDs = 256
 
 // Service is the streaming LLM processor. A [frames.LLMContext] from either
 // direction starts a response as a job: [frames.LLMFullResponseStart],
@@ -35,9 +50,12 @@ type ServiceOptions struct {
 // [frames.LLMFullResponseEnd], always balanced, also on error and
 // interruption. An interruption cancels the stream. Function calls the
 // model makes are announced ([frames.FunctionCallsStarted],
-// [frames.FunctionCallInProgress]) and run with their registered handlers;
-// each settles exactly once with a [frames.FunctionCallResult] or a
-// [frames.FunctionCallCancel]. TTFB, processing and token-usage metrics go
+// [frames.FunctionCallInProgress]) and run with their registered handlers,
+// or, for client functions, wait for the client's result, which arrives as
+// a [frames.FunctionCallResult] from upstream and is taken in (results for
+// calls the service did not make pass on); each call settles exactly once
+// with a [frames.FunctionCallResult] or a [frames.FunctionCallCancel] that
+// the service pushes. TTFB, processing and token-usage metrics go
 // downstream as [frames.Metrics] when the task enables them.
 //
 // Register functions before or while the pipeline runs; both are safe.
@@ -55,8 +73,10 @@ type Service struct {
 	// out runs the function handlers as background work of the task, so
 	// the task cancels them (Cancel, teardown) and waits for them.
 	out pipeline.Outlet
-	// log is the task's logger, set in Setup before any handler starts.
-	log *zap.Logger
+	// log is the task's logger, set in Setup before any handler starts;
+	// sampled is a sampled copy for lines that a client can cause.
+	log     *zap.Logger
+	sampled *zap.Logger
 
 	// Owned by the node goroutine.
 	skipTTS      bool
@@ -68,23 +88,35 @@ type Service struct {
 	// its timer, the node goroutine on an interruption).
 	callMu   sync.Mutex
 	inflight map[string]*call
+	// settledIDs remembers the latest settled calls (a ring of
+	// maxSettledIDs), so that a late client result is recognised and
+	// dropped rather than passed on as someone else's.
+	settledIDs  map[string]struct{}
+	settledRing []string
+	settledNext int
 }
 
 // NewService returns a service that gets its responses from p.
 func NewService(p Provider, o ServiceOptions) *Service {
-	s := &Service{provider: p, opts: o, fns: map[string]Function{}, inflight: map[string]*call{}}
+	s := &Service{provider: p, opts: o, fns: map[string]Function{}, inflight: map[string]*call{}, settledIDs: map[string]struct{}{}}
 	s.name = o.Name
 	if s.name == "" {
 		s.name = fmt.Sprintf("LLMService#%d", frames.NextID())
 	}
 	s.log = zap.NewNop()
+	s.sampled = s.log
 	return s
 }
 
 // Setup implements [pipeline.Setupper]: function handlers become the
 // task's background work.
 func (s *Service) Setup(_ context.Context, su pipeline.Setup) error {
-	s.log = su.Logger
+	if su.Logger != nil {
+		s.log = su.Logger
+		s.sampled = su.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+			return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
+		}))
+	}
 	su.Attach(&s.out)
 	return nil
 }
@@ -113,6 +145,9 @@ func (s *Service) Register(fns ...Function) error {
 // Without one, such calls settle with a "not currently available" error
 // result.
 func (s *Service) RegisterFallback(f Function) error {
+	if f.Client {
+		return errors.New("llm: the fallback function cannot run on the client")
+	}
 	if f.Handler == nil {
 		return errors.New("llm: fallback function has no handler")
 	}
@@ -128,6 +163,17 @@ func (s *Service) Unregister(name string) {
 	s.fnMu.Lock()
 	defer s.fnMu.Unlock()
 	delete(s.fns, name)
+}
+
+// IsClientFunction reports whether name is registered as a function the
+// client runs ([Function.Client]). The RTVI observer asks it, to name such
+// calls to the client whatever its report level. It is safe to call from
+// any goroutine.
+func (s *Service) IsClientFunction(name string) bool {
+	s.fnMu.RLock()
+	defer s.fnMu.RUnlock()
+	f, ok := s.fns[name]
+	return ok && f.Client
 }
 
 func (s *Service) lookup(name string) (Function, bool) {
@@ -158,6 +204,8 @@ func (s *Service) ProcessFrame(ctx context.Context, h *pipeline.Handle, f frames
 		s.skipTTS = f.SkipTTS
 	case *frames.Interruption:
 		s.cancelOnInterruption()
+	case *frames.FunctionCallResult:
+		s.clientResult(h, f)
 	}
 	return nil
 }
