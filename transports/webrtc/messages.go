@@ -43,11 +43,14 @@ var (
 	signallingMarker = []byte(`"signalling"`)
 )
 
+// isPing reports whether msg is the keepalive; Python treats any text
+// starting with "ping" as one.
+func isPing(msg []byte) bool { return bytes.HasPrefix(msg, pingPrefix) }
+
 // classify sorts a client message. For signalling messages it also returns
 // the decoded message. It never fails: anything unexpected is kindInvalid.
 func classify(msg []byte) (messageKind, *signalling) {
-	// Python treats any text starting with "ping" as the keepalive.
-	if bytes.HasPrefix(msg, pingPrefix) {
+	if isPing(msg) {
 		return kindPing, nil
 	}
 	// JSON's own whitespace only: bytes.TrimSpace would also take a form

@@ -35,6 +35,14 @@ type Session struct {
 	in      *Input
 	out     *Output
 	done    chan struct{}
+	// ice is the server's ICE policy with its defaults filled in.
+	ice ICEPolicy
+	// limiter bounds the rate of the client's messages.
+	limiter *inboundLimiter
+	// msgLog is the sampled logger of lines client messages cause; see
+	// messageLog.
+	msgLog     *zap.Logger
+	msgLogOnce sync.Once
 
 	// offerMu serialises offers (renegotiation, restart) on this session.
 	offerMu sync.Mutex
@@ -43,11 +51,11 @@ type Session struct {
 
 	mu         sync.Mutex
 	cur        *peer
-	peers      []*peer  // peers not yet closed
-	pcIDs      []string // every pc_id this session had
+	peers      []*peer // peers not yet closed
 	dc         *pion.DataChannel
 	outbox     [][]byte
 	inbox      [][]byte
+	inboxBytes int
 	cause      *endCause
 	watchdog   *time.Timer
 	grace      *time.Timer // running while the client is silent, with RestartGrace
@@ -80,6 +88,8 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 		tracks:  [3]bool{true, true, true},
 	}
 	s.ctx, s.cancel = context.WithCancel(srv.ctx)
+	s.ice = srv.icePolicy()
+	s.limiter = newInboundLimiter(srv.inboundLimits(), time.Now())
 	s.in = &Input{s: s, opts: srv.opts.Input}
 	s.in.out = &s.in.outlet
 	s.out = &Output{s: s, opts: srv.opts.Output}
@@ -149,13 +159,16 @@ type SessionStats struct {
 	// InboundDropped counts client messages dropped because the pipeline
 	// had not started and the queue was full.
 	InboundDropped uint64
+	// InboundLimited counts client messages dropped because the client
+	// sent faster than [InboundLimits] allow.
+	InboundLimited uint64
 }
 
 // Stats returns the session's counters.
 func (s *Session) Stats() SessionStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SessionStats{OutboundDropped: s.outDropped, InboundDropped: s.inDropped}
+	return SessionStats{OutboundDropped: s.outDropped, InboundDropped: s.inDropped, InboundLimited: s.limiter.droppedTotal()}
 }
 
 // Close ends the session from the server side: the pipeline is cancelled,
@@ -260,8 +273,11 @@ func (s *Session) teardown() {
 	}
 	s.mu.Lock()
 	peers := s.peers
+	var ids []string
+	if s.cur != nil {
+		ids = []string{s.cur.id}
+	}
 	s.peers, s.cur, s.dc, s.outbox, s.inbox = nil, nil, nil, nil, nil
-	ids := append([]string(nil), s.pcIDs...)
 	s.mu.Unlock()
 	s.track.Store(nil)
 	for _, p := range peers {
@@ -288,6 +304,8 @@ type peer struct {
 	track   *codec.Track
 	opened  atomic.Bool
 	timeout *time.Timer
+	// remote counts the client's candidates against ICEPolicy.MaxCandidates.
+	remote *remoteCandidates
 
 	mu      sync.Mutex
 	dc      *pion.DataChannel
@@ -335,9 +353,12 @@ func (s *Session) connect(ctx context.Context, offer string) (answerBody, error)
 	return ans, nil
 }
 
-// adopt makes p the current peer, registers its pc_id with the server and
-// returns the peer it replaces. It refuses (false) once the session is
-// tearing down, so a restart that races the end cannot leak its peer.
+// adopt makes p the current peer, registers its pc_id with the server,
+// retires the pc_id of the peer it replaces and returns that peer. Only the
+// current pc_id leads to the session: whoever holds an earlier one cannot
+// restart, renegotiate or trickle into it (an unknown pc_id is a new
+// connection). It refuses (false) once the session is tearing down, so a
+// restart that races the end cannot leak its peer.
 func (s *Session) adopt(p *peer) (old *peer, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -347,11 +368,13 @@ func (s *Session) adopt(p *peer) (old *peer, ok bool) {
 	old = s.cur
 	s.cur = p
 	s.peers = append(s.peers, p)
-	s.pcIDs = append(s.pcIDs, p.id)
 	s.dc = nil // the old channel is no longer used; queue until p's opens
 	s.track.Store(p.track)
 	s.srv.mu.Lock() // lock order: session, then server
 	s.srv.byPC[p.id] = s
+	if old != nil && s.srv.byPC[old.id] == s {
+		delete(s.srv.byPC, old.id)
+	}
 	s.srv.mu.Unlock()
 	return old, true
 }
@@ -369,12 +392,17 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 	if err := parsed.UnmarshalString(offer); err != nil {
 		return nil, answerBody{}, badRequest("the offer SDP does not parse: %v", err)
 	}
+	remote := &remoteCandidates{}
+	offer, err := s.filterOffer(offer, remote)
+	if err != nil {
+		return nil, answerBody{}, err
+	}
 	srv := s.srv
 	pc, err := srv.api.NewPeerConnection(srv.cfg)
 	if err != nil {
 		return nil, answerBody{}, fmt.Errorf("webrtc: new peer connection: %w", err)
 	}
-	p := &peer{s: s, id: uuid.NewString(), pc: pc}
+	p := &peer{s: s, id: uuid.NewString(), pc: pc, remote: remote}
 	p.timeout = time.AfterFunc(srv.opts.ConnectTimeout, func() {
 		if !p.opened.Load() && s.current(p) {
 			s.end(fmt.Sprintf("the data channel did not open within %v", srv.opts.ConnectTimeout), true)
@@ -522,6 +550,14 @@ func (s *Session) renegotiate(ctx context.Context, offer, pcID string) (answerBo
 	if p == nil || s.ctx.Err() != nil {
 		return answerBody{}, &unavailableError{"the session is ending", 1}
 	}
+	if p.id != pcID {
+		// A restart retired pcID between the server's lookup and here.
+		return answerBody{}, badRequest("pc_id %s is not the session's current peer connection", pcID)
+	}
+	offer, err := s.filterOffer(offer, p.remote)
+	if err != nil {
+		return answerBody{}, err
+	}
 	if err := p.pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeOffer, SDP: offer}); err != nil {
 		// A 5xx makes the client rebuild its peer connection, which recovers.
 		return answerBody{}, fmt.Errorf("webrtc: renegotiating pc %s: %w", pcID, err)
@@ -530,24 +566,75 @@ func (s *Session) renegotiate(ctx context.Context, offer, pcID string) (answerBo
 }
 
 // addCandidates adds trickled client candidates to the current peer
-// connection. Stale candidates (from before a restart) are dropped by pion.
+// connection, as far as the ICE policy lets them (see [ICEPolicy]): a
+// request over MaxCandidatesPerRequest is refused whole, candidates the
+// address rule drops or past MaxCandidates are left out, malformed ones
+// make a 400 that names them. Stale candidates (from before a restart) are
+// dropped by pion.
 func (s *Session) addCandidates(cands []pion.ICECandidateInit) error {
+	if lim := s.ice.MaxCandidatesPerRequest; lim >= 0 && len(cands) > lim {
+		return tooManyCandidates("the request", len(cands), lim)
+	}
 	s.mu.Lock()
 	p := s.cur
 	s.mu.Unlock()
 	if p == nil {
 		return nil
 	}
-	var errs []error
+	var (
+		errs    []error
+		dropped map[verdict]int
+	)
 	for _, c := range cands {
-		if err := p.pc.AddICECandidate(c); err != nil {
-			errs = append(errs, fmt.Errorf("candidate %q: %w", c.Candidate, err))
+		if c.Candidate != "" { // "" is the end of candidates, for pion
+			cand, v := s.ice.judge(c.Candidate)
+			if v == malformed {
+				errs = append(errs, fmt.Errorf("candidate %q: not a candidate attribute", clip(c.Candidate, 120)))
+				continue
+			}
+			if v == accepted {
+				ok, full := p.remote.admit(cand, s.ice.MaxCandidates)
+				if full {
+					s.log.Warn("the client's candidates reached the limit; dropping the rest",
+						zap.String("pc_id", p.id), zap.Int("limit", s.ice.MaxCandidates))
+				}
+				if !ok {
+					v = overCap
+				}
+			}
+			if v != accepted {
+				if dropped == nil {
+					dropped = map[verdict]int{}
+				}
+				dropped[v]++
+				continue
+			}
 		}
+		if err := p.pc.AddICECandidate(c); err != nil {
+			errs = append(errs, fmt.Errorf("candidate %q: %w", clip(c.Candidate, 120), err))
+		}
+	}
+	if dropped != nil {
+		s.messageLog().Debug("dropped trickled candidates", zap.String("pc_id", p.id),
+			zap.String("dropped", droppedSummary(dropped)))
 	}
 	if len(errs) > 0 {
 		return badRequest("%v", errors.Join(errs...))
 	}
 	return nil
+}
+
+// filterOffer applies the ICE policy to the candidates of an offer for the
+// peer whose candidates remote counts.
+func (s *Session) filterOffer(offer string, remote *remoteCandidates) (string, error) {
+	filtered, dropped, err := s.ice.filterOfferCandidates(offer, remote)
+	if err != nil {
+		return "", err
+	}
+	if dropped != nil {
+		s.messageLog().Debug("dropped offer candidates", zap.String("dropped", droppedSummary(dropped)))
+	}
+	return filtered, nil
 }
 
 // onDataChannel adopts the client's channel ("chat"); the server never
@@ -556,13 +643,13 @@ func (s *Session) onDataChannel(p *peer, dc *pion.DataChannel) {
 	p.mu.Lock()
 	if p.dc != nil {
 		p.mu.Unlock()
-		s.log.Warn("ignoring a second data channel", zap.String("label", dc.Label()))
+		s.messageLog().Warn("ignoring a second data channel", zap.String("label", clip(dc.Label(), 64)))
 		return
 	}
 	p.dc = dc
 	p.mu.Unlock()
 	if dc.Label() != "chat" {
-		s.log.Info("the client's data channel is not labelled chat", zap.String("label", dc.Label()))
+		s.log.Info("the client's data channel is not labelled chat", zap.String("label", clip(dc.Label(), 64)))
 	}
 	dc.OnOpen(func() { s.channelOpen(p, dc) })
 	dc.OnMessage(func(m pion.DataChannelMessage) { s.onMessage(m.Data) })
@@ -591,17 +678,30 @@ func (s *Session) channelOpen(p *peer, dc *pion.DataChannel) {
 	s.log.Debug("data channel open", zap.String("pc_id", p.id))
 }
 
-// onMessage handles one client message: pings feed liveness, signalling is
-// handled here, JSON goes to the pipeline, anything else is dropped.
+// onMessage handles one client message: pings feed
+// liveness, anything else first passes the rate limit (InboundLimits);
+// then signalling is handled here, JSON goes to the pipeline, anything
+// else is dropped. Its log lines are sampled (messageLog): a client
+// cannot make one line per message.
 func (s *Session) onMessage(msg []byte) {
+	if isPing(msg) {
+		s.touch()
+		return
+	}
+	if ok, report := s.limiter.admit(len(msg), time.Now()); !ok {
+		if report > 0 {
+			s.Send(s.limiter.tooFastMessage(report))
+			s.messageLog().Warn("the client sends too fast; dropping its messages",
+				zap.Uint64("dropped", report), zap.Uint64("dropped_total", s.limiter.droppedTotal()))
+		}
+		return
+	}
 	kind, sig := classify(msg)
 	switch kind {
-	case kindPing:
-		s.touch()
 	case kindSignalling:
 		s.onSignalling(sig)
 	case kindInvalid:
-		s.log.Info("dropping a data-channel message that is not JSON", zap.Int("bytes", len(msg)))
+		s.messageLog().Info("dropping a data-channel message that is not JSON", zap.Int("bytes", len(msg)))
 	case kindApp:
 		s.deliver(msg)
 	}
@@ -611,7 +711,7 @@ func (s *Session) onSignalling(sig *signalling) {
 	switch sig.Message.Type {
 	case "trackStatus":
 		if sig.Message.ReceiverIndex == nil || sig.Message.Enabled == nil {
-			s.log.Info("trackStatus without receiver_index or enabled")
+			s.messageLog().Info("trackStatus without receiver_index or enabled")
 			return
 		}
 		i, on := *sig.Message.ReceiverIndex, *sig.Message.Enabled
@@ -624,7 +724,7 @@ func (s *Session) onSignalling(sig *signalling) {
 			s.micOff.Store(!on)
 		}
 	default:
-		s.log.Info("unknown signalling message", zap.String("type", sig.Message.Type))
+		s.messageLog().Info("unknown signalling message", zap.String("type", clip(sig.Message.Type, 64)))
 	}
 }
 
@@ -641,7 +741,9 @@ func (s *Session) touch() {
 	}
 	if s.silent {
 		s.silent = false
-		s.grace.Stop()
+		if s.grace != nil { // nil without RestartGrace: the session is ending
+			s.grace.Stop()
+		}
 		s.log.Info("the client is back")
 	}
 	if s.watchdog == nil {
@@ -685,7 +787,8 @@ func (s *Session) Vanished() bool {
 }
 
 // deliver hands a client message to the pipeline, or queues it until the
-// input transport is set up (an early client-ready must not be lost). s.mu
+// input transport is set up (an early client-ready must not be lost),
+// within Options.MaxPendingMessages and InboundLimits.MaxQueuedBytes. s.mu
 // keeps the messages in order against the replay in attachInput.
 func (s *Session) deliver(msg []byte) {
 	s.mu.Lock()
@@ -694,11 +797,12 @@ func (s *Session) deliver(msg []byte) {
 		s.in.out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
 		return
 	}
-	if len(s.inbox) >= s.srv.opts.MaxPendingMessages {
+	if len(s.inbox) >= s.srv.opts.MaxPendingMessages || s.inboxBytes+len(msg) > s.limiter.lim.MaxQueuedBytes {
 		s.inDropped++
 		return
 	}
 	s.inbox = append(s.inbox, msg)
+	s.inboxBytes += len(msg)
 }
 
 // attachInput makes out where the input transport pushes (its outlet, or
@@ -712,7 +816,7 @@ func (s *Session) attachInput(out pipeline.Pusher) {
 	for _, msg := range s.inbox {
 		out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
 	}
-	s.inbox = nil
+	s.inbox, s.inboxBytes = nil, 0
 	s.inputOn = true
 }
 

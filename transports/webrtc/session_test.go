@@ -72,10 +72,11 @@ func TestRestartReplacesThePeerConnectionAndKeepsTheSession(t *testing.T) {
 	if err := c.WaitOpen(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{oldID, c.PCID()} {
-		if got, ok := h.srv.Session(id); !ok || got != s {
-			t.Errorf("pc_id %s does not lead to the session", id)
-		}
+	if got, ok := h.srv.Session(c.PCID()); !ok || got != s {
+		t.Errorf("the new pc_id %s does not lead to the session", c.PCID())
+	}
+	if _, ok := h.srv.Session(oldID); ok {
+		t.Errorf("the retired pc_id %s still leads to the session", oldID)
 	}
 	if s.PCID() != c.PCID() {
 		t.Errorf("session pc_id %s, want the new %s", s.PCID(), c.PCID())
@@ -270,7 +271,7 @@ func TestAPeerArrivingDuringTeardownIsRefused(t *testing.T) {
 	if _, ok := s.adopt(&peer{s: s, id: "late"}); ok {
 		t.Fatal("a closing session adopted a new peer connection")
 	}
-	if _, ok := s.srv.Session("late"); ok || len(s.pcIDs) != 0 {
+	if _, ok := s.srv.Session("late"); ok || len(s.peers) != 0 {
 		t.Error("the refused peer's pc_id was registered")
 	}
 }

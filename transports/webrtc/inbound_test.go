@@ -1,0 +1,457 @@
+package webrtc
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+)
+
+func TestInboundLimiterAdmitsABurstThenTheSustainedRate(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 10, MessageBurst: 5}.withDefaults(0), t0)
+	admitted := 0
+	for range 100 { // all at once: the burst only
+		if ok, _ := l.admit(10, t0); ok {
+			admitted++
+		}
+	}
+	if admitted != 5 {
+		t.Fatalf("admitted %d of 100 sent at once, want the burst of 5", admitted)
+	}
+	// One message every millisecond for two seconds: 10 per second pass.
+	admitted = 0
+	for i := 1; i <= 2000; i++ {
+		if ok, _ := l.admit(10, t0.Add(time.Duration(i)*time.Millisecond)); ok {
+			admitted++
+		}
+	}
+	if admitted < 19 || admitted > 21 {
+		t.Errorf("admitted %d in 2 s at 1000/s, want 20 (10/s)", admitted)
+	}
+	if got := l.droppedTotal(); got != uint64(2100-5-admitted) {
+		t.Errorf("droppedTotal = %d, want %d", got, 2100-5-admitted)
+	}
+}
+
+func TestInboundLimiterBoundsBytes(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newInboundLimiter(InboundLimits{BytesPerSecond: 1000, ByteBurst: 3000}.withDefaults(2000), t0)
+	var got []bool
+	for _, n := range []int{2000, 1000, 1} {
+		ok, _ := l.admit(n, t0)
+		got = append(got, ok)
+	}
+	if fmt.Sprint(got) != "[true true false]" {
+		t.Errorf("2000, 1000, 1 bytes at once against a 3000-byte burst: admitted %v", got)
+	}
+	if ok, _ := l.admit(1000, t0.Add(time.Second)); !ok {
+		t.Error("1000 bytes a second later (1000 B/s) were refused")
+	}
+	// The burst is raised to the largest message: one always fits.
+	l = newInboundLimiter(InboundLimits{ByteBurst: 10}.withDefaults(256<<10), t0)
+	if ok, _ := l.admit(256<<10, t0); !ok {
+		t.Error("a message of MaxMessageBytes was refused by a smaller ByteBurst")
+	}
+}
+
+func TestInboundLimiterReportsDropsAtMostOncePerInterval(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 1, MessageBurst: 1}.withDefaults(0), t0)
+	var reports []uint64
+	for i := range 3000 { // 3 s at 1000/s
+		if _, r := l.admit(1, t0.Add(time.Duration(i)*time.Millisecond)); r > 0 {
+			reports = append(reports, r)
+		}
+	}
+	if len(reports) < 2 || len(reports) > 4 {
+		t.Fatalf("%d reports in 3 s of drops (%v), want one a second", len(reports), reports)
+	}
+	var sum uint64
+	for _, r := range reports {
+		sum += r
+	}
+	if sum > l.droppedTotal() || reports[0] != 1 {
+		t.Errorf("reports %v: the first must come at the first drop, and they count at most the %d dropped", reports, l.droppedTotal())
+	}
+}
+
+func TestNegativeMessagesPerSecondDisablesTheLimit(t *testing.T) {
+	l := newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
+	for i := range 10000 {
+		if ok, _ := l.admit(1<<20, time.Now()); !ok {
+			t.Fatalf("message %d refused with the limit disabled", i)
+		}
+	}
+}
+
+// slowTurns stands for the work a user message starts (an LLM turn): each
+// LLMMessagesAppend holds the processor for d, as the conformance bot's
+// send-text costs about 15 ms of pipeline time, and its text is kept, as
+// a conversation that is never trimmed keeps it.
+type slowTurns struct {
+	d     time.Duration
+	turns atomic.Int64
+	mu    sync.Mutex
+	kept  []frames.LLMMessage
+}
+
+func (p *slowTurns) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	if f, ok := f.(*frames.LLMMessagesAppend); ok {
+		p.turns.Add(1)
+		p.mu.Lock()
+		p.kept = append(p.kept, f.Messages...)
+		p.mu.Unlock()
+		time.Sleep(p.d)
+	}
+	return nil
+}
+
+// echoHarness serves sessions running Input → RTVI → slowTurns → Output,
+// whose RTVI processor answers client-message {t:"echo"} with a
+// server-response, like examples/conformance.
+func echoHarness(t *testing.T, opts Options) (*harness, *slowTurns) {
+	t.Helper()
+	slow := &slowTurns{d: 15 * time.Millisecond}
+	opts.NewPipeline = func(_ context.Context, s *Session) (*pipeline.Task, error) {
+		rt := rtvi.NewProcessor(rtvi.Options{Logger: zap.NewNop()})
+		rt.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
+			if m.Type == "echo" {
+				_ = rt.SendServerResponse(m, m.Data)
+			}
+		})
+		return pipeline.NewTask(pipeline.New(s.Input(), rt, slow, s.Output()), pipeline.TaskOptions{Logger: zap.NewNop()}), nil
+	}
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	return newHarness(t, opts), slow
+}
+
+// collector keeps what the server sends a test client.
+type collector struct {
+	mu   sync.Mutex
+	msgs []string
+	seen chan string
+}
+
+func collect(ctx context.Context, c *testclient.Client, wg *sync.WaitGroup) *collector {
+	col := &collector{seen: make(chan string, 64)}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case m := <-c.Messages():
+				col.mu.Lock()
+				col.msgs = append(col.msgs, m)
+				col.mu.Unlock()
+				select {
+				case col.seen <- m:
+				default:
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return col
+}
+
+func (col *collector) count(match func(string) bool) int {
+	col.mu.Lock()
+	defer col.mu.Unlock()
+	n := 0
+	for _, m := range col.msgs {
+		if match(m) {
+			n++
+		}
+	}
+	return n
+}
+
+// wait waits for a message matching match that arrived after the call.
+func (col *collector) wait(ctx context.Context, match func(string) bool) (string, error) {
+	for {
+		select {
+		case m := <-col.seen:
+			if match(m) {
+				return m, nil
+			}
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	}
+}
+
+func hasID(id string) func(string) bool {
+	return func(m string) bool { return strings.Contains(m, `"id":"`+id+`"`) }
+}
+
+// echoDelay sends an echo and returns how long its server-response took.
+func echoDelay(t *testing.T, ctx context.Context, c *testclient.Client, col *collector, id string) time.Duration {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	if err := c.Send(`{"label":"rtvi-ai","type":"client-message","id":"` + id + `","data":{"t":"echo","d":{"n":1}}}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := col.wait(wctx, hasID(id)); err != nil {
+		t.Fatalf("no answer to the echo %s within 10 s: %v", id, err)
+	}
+	return time.Since(start)
+}
+
+// flood sends msg for d at up to perSecond, pacing itself on the
+// channel's send buffer as a browser must; it returns how many it sent.
+func flood(t *testing.T, c *testclient.Client, msg func(i int) string, perSecond int, d time.Duration, maxBuffered uint64) int {
+	t.Helper()
+	const tick = 10 * time.Millisecond
+	perTick := max(1, perSecond*int(tick/time.Millisecond)/1000)
+	sent := 0
+	end := time.Now().Add(d)
+	next := time.Now()
+	for time.Now().Before(end) {
+		for range perTick {
+			if c.BufferedAmount() > maxBuffered {
+				break
+			}
+			if err := c.Send(msg(sent)); err != nil {
+				t.Fatalf("send %d: %v", sent, err)
+			}
+			sent++
+		}
+		next = next.Add(tick)
+		time.Sleep(time.Until(next))
+	}
+	return sent
+}
+
+func heapInUse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// heapPeak samples the heap until stop is closed or ctx ends and returns
+// the largest value seen.
+func heapPeak(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) *atomic.Uint64 {
+	var peak atomic.Uint64
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(50 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			if h := heapInUse(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+	return &peak
+}
+
+// floodSession connects a client to an echo session and does the RTVI
+// handshake.
+func floodSession(t *testing.T, ctx context.Context, h *harness, wg *sync.WaitGroup) (*testclient.Client, *collector) {
+	t.Helper()
+	c := h.dial(ctx, testclient.Options{})
+	col := collect(ctx, c, wg)
+	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"ready001","data":{"version":"2.1.0","about":{"library":"test"}}}`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := col.wait(ctx, isType("bot-ready")); err != nil {
+		t.Fatal("no bot-ready:", err)
+	}
+	return c, col
+}
+
+// Row 3 of issue 17: a client sending send-text at 10k/s for 5 s made its
+// next echo wait over 120 s (the pipeline handles ~65 send-texts a
+// second). The rate limit drops the excess on arrival and tells the
+// client, a few times, not once per message.
+func TestASendTextFloodDelaysTheNextEchoByLessThanASecond(t *testing.T) {
+	if testing.Short() {
+		t.Skip("floods for 5 s")
+	}
+	h, slow := echoHarness(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	c, col := floodSession(t, ctx, h, &wg)
+	s, _, _ := h.session(c)
+	if d := echoDelay(t, ctx, c, col, "calm0001"); d > time.Second {
+		t.Fatalf("the echo took %v before any flood", d)
+	}
+	before := heapInUse()
+	stop := make(chan struct{})
+	peak := heapPeak(ctx, stop, &wg)
+	rate, buffered := 10000, uint64(1<<20)
+	if raceEnabled {
+		rate, buffered = 1000, 64<<10
+	}
+	sent := flood(t, c, func(i int) string {
+		return fmt.Sprintf(`{"label":"rtvi-ai","type":"send-text","id":"f%d","data":{"content":"flood %d"}}`, i, i)
+	}, rate, 5*time.Second, buffered)
+	d := echoDelay(t, ctx, c, col, "after001")
+	close(stop)
+	st := s.Stats()
+	t.Logf("sent %d send-texts in 5 s (%d/s); %d turns started, %d limited; echo after the flood: %v; heap %d -> peak %d MiB",
+		sent, sent/5, slow.turns.Load(), st.InboundLimited, d, before>>20, peak.Load()>>20)
+	if sent < rate*5*9/10 {
+		t.Fatalf("the test client sent only %d messages in 5 s; not a flood", sent)
+	}
+	if d > time.Second {
+		t.Errorf("the echo after the flood took %v, want under 1 s", d)
+	}
+	if st.InboundLimited == 0 {
+		t.Error("no message was limited")
+	}
+	if grew := int64(peak.Load()) - int64(before); grew > 64<<20 {
+		t.Errorf("the heap grew by %d MiB during the flood", grew>>20)
+	}
+	errs := col.count(func(m string) bool {
+		return isType("error")(m) && strings.Contains(m, "too many messages") && strings.Contains(m, `"fatal":false`)
+	})
+	if errs < 1 || errs > 8 {
+		t.Errorf("the client got %d RTVI errors for 5 s of flood, want about one a second", errs)
+	}
+}
+
+// Row 3 of issue 17, its bytes: 200 KB send-texts took the process from 39
+// to 345 MB. The byte rate keeps what a session holds bounded.
+func TestABigSendTextFloodKeepsTheHeapBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("floods for 3 s")
+	}
+	h, slow := echoHarness(t, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	c, col := floodSession(t, ctx, h, &wg)
+	s, _, _ := h.session(c)
+	runtime.GC()
+	before := heapInUse()
+	stop := make(chan struct{})
+	peak := heapPeak(ctx, stop, &wg)
+	big := strings.Repeat("x", 200<<10)
+	sent := flood(t, c, func(i int) string {
+		return `{"label":"rtvi-ai","type":"send-text","id":"b` + fmt.Sprint(i) + `","data":{"content":"` + big + `"}}`
+	}, 1000, 3*time.Second, 4<<20)
+	d := echoDelay(t, ctx, c, col, "after002")
+	close(stop)
+	grew := int64(peak.Load()) - int64(before)
+	runtime.GC()
+	kept := int64(heapInUse()) - int64(before)
+	t.Logf("sent %d × 200 KB in 3 s; %d limited, %d turns; echo after: %v; heap grew %d MiB at the peak, %d MiB kept",
+		sent, s.Stats().InboundLimited, slow.turns.Load(), d, grew>>20, kept>>20)
+	if min := 50; raceEnabled && sent < min/2 || !raceEnabled && sent < min {
+		t.Fatalf("the client sent only %d big messages; not a flood", sent)
+	}
+	if d > time.Second {
+		t.Errorf("the echo after the flood took %v, want under 1 s", d)
+	}
+	// Admitted: the 1 MiB burst and 512 KiB/s, some 2.5 MB in 3 s.
+	if kept > 10<<20 {
+		t.Errorf("the session kept %d MiB after the flood, want the few MiB the byte rate admits", kept>>20)
+	}
+	if grew > 64<<20 {
+		t.Errorf("the heap grew by %d MiB during the flood", grew>>20)
+	}
+}
+
+// Row 8 of issue 17 (its transport part): 30k bad client messages made
+// one log line each. The lines a client message causes go through zap's
+// sampler.
+func TestPerMessageLogLinesAreSampled(t *testing.T) {
+	core, logs := observer.New(zapcore.DebugLevel)
+	s := offlineSession(t)
+	s.log = zap.New(core)
+	// No rate limit, so that every message reaches the logging.
+	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
+	for range 30000 {
+		s.onMessage([]byte(`{not json`))
+		s.onMessage([]byte(`{"type":"signalling","message":{"type":"nosuch"}}`))
+	}
+	notJSON := logs.FilterMessage("dropping a data-channel message that is not JSON").Len()
+	unknown := logs.FilterMessage("unknown signalling message").Len()
+	// First 5 each second, then one in 100: a few hundred at most.
+	if notJSON == 0 || notJSON > 1000 || unknown == 0 || unknown > 1000 {
+		t.Errorf("30000 bad messages of each kind made %d and %d log lines, want them sampled", notJSON, unknown)
+	}
+}
+
+func TestTooFastWarningsAreSampled(t *testing.T) {
+	core, logs := observer.New(zapcore.InfoLevel)
+	s := offlineSession(t)
+	s.log = zap.New(core)
+	for range 30000 {
+		s.onMessage([]byte(`{"n":1}`))
+	}
+	if n := logs.FilterMessage("the client sends too fast; dropping its messages").Len(); n == 0 || n > 5 {
+		t.Errorf("%d warnings for one burst of 30000 messages, want one per ErrorInterval", n)
+	}
+	if st := s.Stats(); st.InboundLimited == 0 {
+		t.Error("no message was limited")
+	}
+}
+
+func TestMessagesHeldBeforeThePipelineStartsAreBoundedInBytes(t *testing.T) {
+	s := offlineSession(t)
+	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
+	big := `{"s":"` + strings.Repeat("x", 100<<10) + `"}`
+	for range 30 { // 3 MB against the 1 MiB default
+		s.onMessage([]byte(big))
+	}
+	s.mu.Lock()
+	held, bytes := len(s.inbox), s.inboxBytes
+	s.mu.Unlock()
+	if bytes > 1<<20 || held != (1<<20)/len(big) {
+		t.Errorf("held %d messages, %d bytes; want the 1 MiB of MaxQueuedBytes", held, bytes)
+	}
+	if st := s.Stats(); st.InboundDropped != uint64(30-held) {
+		t.Errorf("InboundDropped = %d, want %d", st.InboundDropped, 30-held)
+	}
+}
+
+func TestPingsAreNeverLimited(t *testing.T) {
+	s := offlineSession(t)
+	for range 1000 {
+		s.onMessage([]byte(`{"n":1}`)) // exhausts the bucket
+	}
+	s.onMessage([]byte(`ping: 1`))
+	s.mu.Lock()
+	alive := s.watchdog != nil
+	if s.watchdog != nil {
+		s.watchdog.Stop()
+	}
+	s.mu.Unlock()
+	if !alive {
+		t.Error("a ping after a burst was dropped: the session would end as vanished")
+	}
+}
