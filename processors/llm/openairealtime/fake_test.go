@@ -21,6 +21,7 @@ import (
 // Realtime API would, one per connection, and records what clients send.
 // Its "<" lines mean: "< TYPE" waits for a client event of that type,
 // "< audio N" for N bytes of appended audio in all (decoded, 24 kHz PCM),
+// "< has TEXT" for an event (sent already, or next) whose JSON holds TEXT,
 // "< played MS" for the played tap to count MS milliseconds of the
 // model's audio. Send lines may use $AUDIO_100MS, 100 ms of a 440 Hz tone
 // at 24 kHz in base64.
@@ -146,6 +147,21 @@ func (f *fakeRealtime) expect(c *wsfake.Conn, want string) bool {
 			if have >= n {
 				return true
 			}
+			if _, ok := f.next(c); !ok {
+				return false
+			}
+		}
+	case strings.HasPrefix(want, "has "):
+		sub := strings.TrimPrefix(want, "has ")
+		for {
+			f.mu.Lock()
+			for _, e := range f.events {
+				if e.Conn == c.N && strings.Contains(string(e.Raw), sub) {
+					f.mu.Unlock()
+					return true
+				}
+			}
+			f.mu.Unlock()
 			if _, ok := f.next(c); !ok {
 				return false
 			}

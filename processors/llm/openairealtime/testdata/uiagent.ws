@@ -12,7 +12,7 @@
 > {"type":"response.output_audio_transcript.delta","event_id":"event_6","response_id":"resp_2","item_id":"item_a2","output_index":0,"content_index":0,"delta":"Done: I filled in your name and email and agreed to the terms."}
 > {"type":"response.output_audio.delta","event_id":"event_7","response_id":"resp_2","item_id":"item_a2","output_index":0,"content_index":0,"delta":"$AUDIO_100MS"}
 > {"type":"response.done","event_id":"event_8","response":{"object":"realtime.response","id":"resp_2","status":"completed","output":[{"id":"item_a2","type":"message","role":"assistant"}]}}
-< conversation.item.create
+< has "call_id":"call_r1"
 > {"type":"input_audio_buffer.speech_started","event_id":"event_9","audio_start_ms":4000,"item_id":"item_u2"}
 > {"type":"input_audio_buffer.speech_stopped","event_id":"event_10","audio_end_ms":5200,"item_id":"item_u2"}
 > {"type":"input_audio_buffer.committed","event_id":"event_11","previous_item_id":"item_a2","item_id":"item_u2"}
