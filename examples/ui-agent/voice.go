@@ -12,6 +12,7 @@ import (
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/audio/silero"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/stt/deepgram"
 	sttopenai "github.com/framewire/framewire/processors/stt/openai"
@@ -206,9 +207,10 @@ func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandida
 		return voice{Note: "Voice is off: " + why + ", so the demo is a text chat. Type below."}
 	}
 	v := voice{STT: true}
+	newVAD, vadName := chooseVAD()
 	v.newSTT = func() []pipeline.Processor {
 		return []pipeline.Processor{
-			audio.NewVADProcessor(audio.VADProcessorOptions{}),
+			audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: newVAD()}),
 			in.build(getenv),
 			audio.NewTurnTracker(audio.TurnTrackerOptions{}),
 		}
@@ -227,15 +229,35 @@ func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandida
 		out := &ttsCandidates[i]
 		v.TTS = true
 		v.newTTS = func() pipeline.Processor { return tts.NewService(out.build(getenv), tts.Options{}) }
-		v.Note = "Voice is on: speech-to-text by " + inName + ", answers spoken by " + name + "."
+		v.Note = "Voice is on: speech-to-text by " + inName + ", answers spoken by " + name + "; voice activity by " + vadName + "."
 		if len(refused) > 0 {
 			v.Note += " (" + strings.Join(refused, "; ") + ".)"
 		}
 		return v
 	}
-	v.Note = "Voice is on: speech-to-text by " + inName + "; answers stay text (no text-to-speech service is available)."
+	v.Note = "Voice is on: speech-to-text by " + inName + "; answers stay text (no text-to-speech service is available); voice activity by " + vadName + "."
 	if len(refused) > 0 {
 		v.Note += " (" + strings.Join(refused, "; ") + ".)"
 	}
 	return v
+}
+
+// chooseVAD picks the voice activity detector (nil: the energy VAD, the
+// VAD processor's default): Silero VAD, the better of
+// the two in docs/decisions/audio-silero.md, when its model file loads
+// (make silero-model fetches it; FRAMEWIRE_SILERO_MODEL overrides where it
+// is looked for), else the energy VAD. Sessions share the loaded model.
+func chooseVAD() (newVAD func() audio.VADAnalyzer, name string) {
+	energy := func() audio.VADAnalyzer { return nil } // the VAD processor's default
+	m, err := silero.LoadModel("")
+	if err != nil {
+		return energy, "the energy VAD (no Silero model: run make silero-model)"
+	}
+	return func() audio.VADAnalyzer {
+		v, err := silero.NewVAD(silero.Options{Model: m})
+		if err != nil { // only an unsupported rate, which the default is not
+			return nil
+		}
+		return v
+	}, "Silero VAD"
 }

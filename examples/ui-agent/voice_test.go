@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio/silero"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/tts"
 )
@@ -201,4 +203,25 @@ func (s *textSink) spoken() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.text.String()
+}
+
+// Voice activity comes from Silero VAD when its model loads, else from the
+// energy VAD, and the note says which.
+func TestVoiceActivityIsSileroWhenItsModelLoads(t *testing.T) {
+	t.Run("no model", func(t *testing.T) {
+		t.Setenv(silero.ModelEnv, filepath.Join(t.TempDir(), "missing.onnx"))
+		newVAD, name := chooseVAD()
+		if newVAD() != nil || !strings.Contains(name, "energy VAD") || !strings.Contains(name, "make silero-model") {
+			t.Errorf("without a model: %q, %v; want the energy VAD and how to get the model", name, newVAD())
+		}
+	})
+	t.Run("model", func(t *testing.T) {
+		if _, err := silero.LoadModel(""); err != nil {
+			t.Skipf("no Silero model here (make silero-model): %v", err)
+		}
+		newVAD, name := chooseVAD()
+		if _, ok := newVAD().(*silero.VAD); !ok || name != "Silero VAD" {
+			t.Errorf("with the model: %q, %T; want Silero VAD", name, newVAD())
+		}
+	})
 }

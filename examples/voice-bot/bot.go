@@ -47,7 +47,7 @@ func (b *bot) task(in, out pipeline.Processor) *pipeline.Task {
 	procs := []pipeline.Processor{in, rtviProc}
 	if cfg.STT.build != nil {
 		procs = append(procs,
-			audio.NewVADProcessor(audio.VADProcessorOptions{}),
+			audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: cfg.VAD.analyzer()}),
 			cfg.STT.build(),
 			audio.NewTurnTracker(audio.TurnTrackerOptions{}),
 		)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/audio/silero"
 	"github.com/framewire/framewire/processors/llm"
 	llmopenai "github.com/framewire/framewire/processors/llm/openai"
 	"github.com/framewire/framewire/processors/stt"
@@ -31,6 +33,15 @@ type config struct {
 	STT sttChoice
 	TTS ttsChoice
 	LLM llmChoice
+	// VAD detects voice for the STT (nil analyzer: the energy VAD).
+	VAD vadChoice
+}
+
+// vadChoice makes one voice activity detector per session; a nil analyzer
+// is the VAD processor's default, the energy VAD.
+type vadChoice struct {
+	Name  string
+	build func() audio.VADAnalyzer
 }
 
 // sttChoice builds one speech-to-text processor per session; build is nil
@@ -61,7 +72,38 @@ func configure(getenv func(string) string) config {
 	c.STT = chooseSTT(getenv)
 	c.TTS = chooseTTS(getenv)
 	c.LLM = chooseLLM(getenv)
+	c.VAD = chooseVAD(getenv)
 	return c
+}
+
+// analyzer returns a new detector; the zero vadChoice gives the energy VAD.
+func (v vadChoice) analyzer() audio.VADAnalyzer {
+	if v.build == nil {
+		return nil
+	}
+	return v.build()
+}
+
+// chooseVAD picks Silero VAD, the better detector in
+// docs/decisions/audio-silero.md, when its model loads (make silero-model;
+// FRAMEWIRE_SILERO_MODEL says where), else the energy VAD. VOICE_VAD=energy
+// asks for the energy VAD.
+func chooseVAD(getenv func(string) string) vadChoice {
+	energy := vadChoice{Name: "energy VAD", build: func() audio.VADAnalyzer { return nil }}
+	if strings.EqualFold(getenv("VOICE_VAD"), "energy") {
+		return energy
+	}
+	m, err := silero.LoadModel("")
+	if err != nil {
+		energy.Name += " (no Silero model: run make silero-model)"
+		return energy
+	}
+	return vadChoice{Name: "Silero VAD", build: func() audio.VADAnalyzer {
+		if v, err := silero.NewVAD(silero.Options{Model: m}); err == nil {
+			return v
+		}
+		return nil
+	}}
 }
 
 func chooseSTT(getenv func(string) string) sttChoice {

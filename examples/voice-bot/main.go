@@ -74,7 +74,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if cfg.STT.build == nil {
 		log.Warn("STT: none configured, so the bot cannot hear: it says so to each client and answers typed messages (RTVI send-text) out loud. Set DEEPGRAM_API_KEY, STT_BASE_URL or OPENAI_API_KEY to talk to it.")
 	} else {
-		log.Info("STT: " + cfg.STT.Name)
+		log.Info("STT: " + cfg.STT.Name + ", voice activity by " + cfg.VAD.Name)
 	}
 	log.Info("LLM: " + cfg.LLM.Name)
 	if cfg.TTS.missing != "" {
