@@ -119,6 +119,12 @@ func describe(f frames.Frame) string {
 		return "Metrics " + strings.Join(parts, ", ")
 	case *frames.Error:
 		return fmt.Sprintf("Error %v [%v]", f.Err, f.Category)
+	case *frames.LLMContext:
+		var parts []string
+		for _, m := range f.Messages {
+			parts = append(parts, m.Role+": "+m.Content)
+		}
+		return "LLMContext " + strings.Join(parts, " | ")
 	case *frames.FunctionCallInProgress:
 		return fmt.Sprintf("FunctionCallInProgress %s %s %s", f.Name, f.ToolCallID, f.Arguments)
 	case *frames.FunctionCallResult:

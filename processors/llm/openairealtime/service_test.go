@@ -33,6 +33,7 @@ func TestServerVADTurnWithAudioAndTranscripts(t *testing.T) {
 		"TTSAudioRaw item_b1 2400 samples at 24000 Hz",
 		`InterimTranscription "Hi"`,
 		`Transcription "Hi!" finalized=true`,
+		"LLMContext user: Hi!",
 		`LLMText " friend."`,
 		`TTSText "there," by word for item_b1`,
 		`TTSText "friend." by word for item_b1`,

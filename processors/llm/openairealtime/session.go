@@ -591,6 +591,7 @@ func (st *state) handle(msg []byte) error {
 		}
 		if t := strings.TrimSpace(str(ev.transcript)); t != "" {
 			st.p.out.Push(&frames.Transcription{Text: t, Timestamp: stt.Timestamp(time.Now()), Finalized: true}, frames.Downstream)
+			st.announce(t)
 		}
 	case evInputTranscriptFailed:
 		st.p.log.Info("realtime: the user's audio could not be transcribed", zap.ByteString("item", ev.itemID))
@@ -889,7 +890,21 @@ func (st *state) appendMessages(msgs []frames.LLMMessage, run bool) error {
 	if !run {
 		return nil
 	}
+	if userTurn {
+		st.announce(msgs[len(msgs)-1].Content)
+	}
 	return st.createResponse(nil)
+}
+
+// announce tells the pipeline what the user's turn said, as a cascaded
+// pipeline's user aggregator does: a one-message frames.LLMContext, which
+// the RTVI observer reports as user-llm-text. The server keeps the real
+// conversation; the function node lets the frame pass.
+func (st *state) announce(text string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	st.p.out.Push(&frames.LLMContext{Messages: []frames.LLMMessage{llm.UserMessage(text)}}, frames.Downstream)
 }
 
 // userTurn asks for the response to the user's committed audio, after the

@@ -178,8 +178,19 @@ func TestUIAgentReplyThroughRealtime(t *testing.T) {
 	if d := cmp.Diff(wantFirst, got); d != "" {
 		t.Errorf("client events (-want +got):\n%s", d)
 	}
+	waitFor(t, "user-transcription", func() bool { return len(s.ofType("user-transcription")) >= 1 })
 	if n := len(s.ofType("user-transcription")); n != 1 {
 		t.Errorf("%d user-transcription messages, want 1", n)
+	}
+	// What the user said reaches the client as user-llm-text, as with a
+	// cascaded LLM: typed, then transcribed.
+	waitFor(t, "user-llm-text", func() bool { return len(s.ofType("user-llm-text")) >= 2 })
+	var said []any
+	for _, m := range s.ofType("user-llm-text") {
+		said = append(said, m["data"].(map[string]any)["text"])
+	}
+	if d := cmp.Diff([]any{"My name is Mark, mark at daily dot co. Agree to the terms.", "Where do I submit it?"}, said); d != "" {
+		t.Errorf("user-llm-text (-want +got):\n%s", d)
 	}
 }
 
