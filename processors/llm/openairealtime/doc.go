@@ -13,10 +13,17 @@
 // between [frames.TTSStarted] and [frames.TTSStopped], its transcript as
 // [frames.LLMText] and word [frames.TTSText] inside
 // [frames.LLMFullResponseStart] and [frames.LLMFullResponseEnd], the
-// user's transcript as [frames.Transcription], server VAD as
-// [frames.UserStartedSpeaking], [frames.UserStoppedSpeaking] and
-// [frames.Interruption]. RTVI observers therefore send the same messages
-// as for a cascaded pipeline.
+// user's transcript as [frames.Transcription] (and, for RTVI's
+// user-llm-text, a one-message [frames.LLMContext] per user turn, which no
+// inference follows here), server VAD as [frames.UserStartedSpeaking],
+// [frames.UserStoppedSpeaking] and [frames.Interruption]. RTVI observers
+// therefore send the same messages as for a cascaded pipeline. Typed
+// turns ([frames.LLMMessagesAppend], RTVI's send-text) become message
+// items; [frames.TTSSpeak] is said by the model verbatim.
+//
+// The server keeps the conversation: context frames from aggregators are
+// dropped, and after a lost connection the new session starts empty (the
+// processor reconnects a bounded number of times, honouring Retry-After).
 //
 // Function calls run through an [llm.Service] inside the Service, so they
 // use the same registry, JSON Schema declarations, timeouts and

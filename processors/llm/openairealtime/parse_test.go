@@ -209,3 +209,14 @@ func BenchmarkAudioAppendEvent(b *testing.B) {
 		ev = appendAudioEvent(ev[:0], out)
 	}
 }
+
+// BenchmarkAudioAppendEncode is the encoding part alone: one 20 ms frame
+// at 24 kHz into an append event.
+func BenchmarkAudioAppendEncode(b *testing.B) {
+	in := tone100ms[:960]
+	var ev []byte
+	b.ReportAllocs()
+	for b.Loop() {
+		ev = appendAudioEvent(ev[:0], in)
+	}
+}
