@@ -23,10 +23,11 @@ const (
 	// websocket: the whole handshake).
 	DefaultConnectTimeout = 10 * time.Second
 	// DefaultFirstByteTimeout bounds the wait from the connection to the
-	// stream's first event: long enough for a large prompt, short enough
+	// stream's first byte: long enough for a large prompt, short enough
 	// that a server that accepted and went silent is noticed.
 	DefaultFirstByteTimeout = 30 * time.Second
-	// DefaultIdleTimeout bounds the silence between two events.
+	// DefaultIdleTimeout bounds the silence of the server while the client
+	// waits for the rest of the stream.
 	DefaultIdleTimeout = 30 * time.Second
 )
 
@@ -48,11 +49,13 @@ type Timeouts struct {
 	// Connect runs from the request's start until a connection is ready
 	// (dial and TLS; for a websocket, the handshake too).
 	Connect time.Duration
-	// FirstByte runs from the connection until the first event of the
-	// stream, the first byte of a body, or the first chunk of audio (for
-	// an error answer: until its body is read).
+	// FirstByte runs from the connection until the first byte of the
+	// answer's body, or the first message of a websocket request (for an
+	// error answer: until its body is read).
 	FirstByte time.Duration
-	// Idle runs from each event or chunk to the next.
+	// Idle runs while the client waits for more: from each read that asks
+	// the server for the next bytes (or message) until they come. Time the
+	// consumer spends between reads does not count.
 	Idle time.Duration
 }
 
@@ -232,11 +235,13 @@ func (a *answer) close() {
 	a.resp.Body.Close()
 }
 
-// Stream is the event stream of one successful answer. It is not safe for
-// concurrent use; Close it when done.
+// Stream is the event stream of one successful answer: a [Reader] of its
+// [Body], so the bounds apply to the reads from the network (one per
+// buffer of events, not one per event). It is not safe for concurrent
+// use; Close it when done.
 type Stream struct {
-	answer
-	rd *Reader
+	body Body
+	rd   *Reader
 }
 
 // Body is the body of one successful answer, read under the first-byte and
@@ -248,11 +253,12 @@ type Body struct {
 }
 
 // watchdog cancels an attempt's context when the current phase's bound
-// runs out. Only time spent waiting on the server counts: a read arms the
-// idle bound ([watchdog.wait]) and its data disarms it ([watchdog.got]),
-// so a consumer that is slow to ask for more is never taken for a silent
-// server. Arming and disarming are atomic stores (the per-event cost); the
-// timer, when it fires before the deadline, sleeps again until it.
+// runs out. Only time spent waiting on the server counts: a read from the
+// network arms the idle bound ([watchdog.wait]) and its data disarms it
+// ([watchdog.got]), so a consumer that is slow to ask for more is never
+// taken for a silent server. Arming and disarming are atomic stores (the
+// per-read cost); the timer, when it fires before the deadline, sleeps
+// again until it.
 type watchdog struct {
 	provider string
 	t        Timeouts
@@ -376,7 +382,9 @@ func Open(ctx context.Context, r *Request) (*Stream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Stream{answer: *a, rd: NewReader(a.resp.Body, r.MaxLineBytes)}, nil
+	s := &Stream{body: Body{answer: *a}}
+	s.rd = NewReader(&s.body, r.MaxLineBytes)
+	return s, nil
 }
 
 // Send posts r like [Open] and returns the body of the 200 answer, read
@@ -477,32 +485,30 @@ func (r *Request) attempt(ctx context.Context, hc *http.Client, t Timeouts) (a *
 }
 
 // ContentType returns the answer's Content-Type header.
-func (s *Stream) ContentType() string { return s.resp.Header.Get("Content-Type") }
+func (s *Stream) ContentType() string { return s.body.ContentType() }
 
 // Header returns the answer's headers.
-func (s *Stream) Header() http.Header { return s.resp.Header }
+func (s *Stream) Header() http.Header { return s.body.Header() }
 
 // Next returns the next event's data and type, valid until the next call,
 // or io.EOF after the last one. When a bound ran out it returns the
 // [TimeoutError]; when the request's context ended, its error.
 func (s *Stream) Next() (data, event []byte, err error) {
-	s.w.wait()
 	data, event, err = s.rd.Next()
 	if err != nil {
-		if e := s.ended(); e != nil {
+		if e := s.body.ended(); e != nil {
 			return nil, nil, e
 		}
 		if err == io.EOF {
 			return nil, nil, io.EOF
 		}
-		return nil, nil, fmt.Errorf("%s: reading the stream: %w", s.w.provider, err)
+		return nil, nil, fmt.Errorf("%s: reading the stream: %w", s.body.w.provider, err)
 	}
-	s.w.got()
 	return data, event, nil
 }
 
 // Close releases the answer: it stops the bounds and closes the body.
-func (s *Stream) Close() { s.close() }
+func (s *Stream) Close() { s.body.close() }
 
 // ContentType returns the answer's Content-Type header.
 func (b *Body) ContentType() string { return b.resp.Header.Get("Content-Type") }
@@ -551,7 +557,7 @@ func ParseRetryAfter(v string) time.Duration {
 	return 0
 }
 
-// NewTransport returns a transport for a client's default HTTP client:
+// Transport returns the transport of a client's default HTTP client:
 // http.DefaultTransport's settings, with dialling and the TLS handshake
 // each bounded by t.Connect and a quarter more (when t.Connect is
 // positive). The request's own connect bound, which starts first and is
@@ -559,9 +565,25 @@ func ParseRetryAfter(v string) time.Duration {
 // time; these end the dial the transport keeps going in the background
 // for a later request, so a server that accepts and never completes the
 // handshake holds no connection for much longer than the bound.
-func NewTransport(t Timeouts) *http.Transport {
+//
+// Clients with the same connect bound share one transport, as they would
+// share http.DefaultTransport: its connections and TLS sessions are reused
+// from one client (and one session) to the next.
+func Transport(t Timeouts) *http.Transport {
+	d := max(t.Connect, 0)
+	if tr, ok := transports.Load(d); ok {
+		return tr.(*http.Transport)
+	}
+	tr, _ := transports.LoadOrStore(d, newTransport(d))
+	return tr.(*http.Transport)
+}
+
+// transports holds the shared transports by connect bound.
+var transports sync.Map
+
+func newTransport(d time.Duration) *http.Transport {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if d := t.Connect; d > 0 {
+	if d > 0 {
 		d += d / 4
 		tr.DialContext = (&net.Dialer{Timeout: d, KeepAlive: 30 * time.Second}).DialContext
 		tr.TLSHandshakeTimeout = d

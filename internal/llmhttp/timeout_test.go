@@ -131,12 +131,15 @@ func TestConnectionErrorsAreTransient(t *testing.T) {
 	}
 }
 
-// The default transport bounds dialling and the TLS handshake by the
-// connect bound, so a background dial ends too.
-func TestNewTransportBoundsTheHandshake(t *testing.T) {
+// The default transport, shared by the clients with one connect bound,
+// bounds dialling and the TLS handshake by it, so a background dial ends
+// too.
+func TestTransportBoundsTheHandshake(t *testing.T) {
 	srv := llmhttptest.NewSilent(t)
-	tr := llmhttp.NewTransport(llmhttp.Timeouts{Connect: 100 * time.Millisecond})
-	defer tr.CloseIdleConnections()
+	tr := llmhttp.Transport(llmhttp.Timeouts{Connect: 100 * time.Millisecond})
+	if again := llmhttp.Transport(llmhttp.Timeouts{Connect: 100 * time.Millisecond, Idle: time.Second}); again != tr {
+		t.Error("two clients with the same connect bound got different transports")
+	}
 	if tr.TLSHandshakeTimeout != 125*time.Millisecond {
 		t.Errorf("TLS handshake bound %v", tr.TLSHandshakeTimeout)
 	}

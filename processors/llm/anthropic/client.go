@@ -58,10 +58,11 @@ type Options struct {
 	// Timeouts and ctx.
 	HTTPClient *http.Client
 
-	// Timeouts bound connecting, the wait for the first event and the
-	// silence between events (defaults in internal/llmhttp: 10s, 30s, 30s;
-	// Anthropic sends ping events, so a healthy stream is never idle that
-	// long). A timeout is an error of category transient.
+	// Timeouts bound connecting, the wait for the first byte of the answer
+	// and the server's silence while the client waits for more (defaults
+	// in internal/llmhttp: 10s, 30s, 30s; Anthropic sends ping events, so
+	// a healthy stream is never idle that long). A timeout is an error of
+	// category transient, and the request is closed.
 	Timeouts Timeouts
 	// MaxRetries is how many times a request that failed before the first
 	// event (HTTP 429, 529 or another 5xx, or a connection error) is
@@ -116,7 +117,7 @@ func New(o Options) *Client {
 		o.MaxTokens = DefaultMaxTokens
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 2

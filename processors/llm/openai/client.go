@@ -46,8 +46,8 @@ type Options struct {
 	// timeout (a stream lasts as long as the answer) whose dials and TLS
 	// handshakes are bounded by Timeouts.Connect; cancel through ctx.
 	HTTPClient *http.Client
-	// Timeouts bound connecting, the wait for the first event and the
-	// silence between events while the client waits for the next one
+	// Timeouts bound connecting, the wait for the first byte of the answer
+	// and the server's silence while the client waits for more
 	// (defaults in internal/llmhttp: 10s, 30s, 30s; a negative field
 	// disables that bound). A server that accepts and never answers ends
 	// the turn with a transient *llmhttp.TimeoutError such as "openai: no
@@ -116,7 +116,7 @@ func New(o Options) *Client {
 		o.Model = DefaultModel
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
 	}
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 2

@@ -97,7 +97,9 @@ func TestNoAudioIsNoTimeout(t *testing.T) {
 // the session opens again: the turn goes on with one transient error.
 func TestSilentServerReconnects(t *testing.T) {
 	f := newFake(t, "stall.ws", "hello.ws")
-	s := service(f, Options{Timeouts: llmhttptest.ShortTimeouts})
+	// The second session must not trip a bound on a loaded machine: a
+	// first answer may take 5s, a stall is noticed after 300ms.
+	s := service(f, Options{Timeouts: Timeouts{FirstByte: 5 * time.Second, Idle: 300 * time.Millisecond}})
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
 	// Audio keeps coming, 20ms at a time, as from a microphone.
 	for deadline := time.Now().Add(10 * time.Second); f.connections() < 2; time.Sleep(20 * time.Millisecond) {
@@ -120,7 +122,7 @@ func TestSilentServerReconnects(t *testing.T) {
 	res.Task.EndWhenDone()
 	res.Wait()
 	errs := pipelinetest.OfType[*frames.Error](res.Up())
-	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "stt: session failed, reconnecting: deepgram: the stream stalled: nothing received for 100ms") || errs[0].Category != frames.ErrorTransient {
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), "stt: session failed, reconnecting: deepgram: the stream stalled: nothing received for 300ms") || errs[0].Category != frames.ErrorTransient {
 		t.Errorf("errors %v, want one transient stall", errs)
 	}
 }

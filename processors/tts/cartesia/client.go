@@ -129,7 +129,7 @@ func New(o Options) *Client {
 	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	o.DialTimeout = o.Timeouts.Connect
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts)}
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
 	}
 	switch {
 	case o.MaxRetries == 0:

@@ -31,7 +31,10 @@ func TestConnectTimeout(t *testing.T) {
 func TestFirstByteTimeout(t *testing.T) {
 	f := newFake(t, "silent.ws", "hello.ws")
 	defer f.close()
-	c := shortClient(f.url())
+	// A long idle bound: the healthy request after the timeout must not
+	// trip it on a loaded machine.
+	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond,
+		Timeouts: Timeouts{Connect: time.Second, FirstByte: 100 * time.Millisecond, Idle: 5 * time.Second}})
 	defer c.Close()
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
 	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")

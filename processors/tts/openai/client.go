@@ -110,7 +110,7 @@ func New(o Options) *Client {
 	}
 	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.NewTransport(o.Timeouts)}
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
 	}
 	switch {
 	case o.MaxRetries == 0:
