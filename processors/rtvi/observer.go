@@ -26,12 +26,23 @@ type OutputTransport interface {
 }
 
 // ReportLevel says how much a function call's messages reveal (§3.3).
+//
+// Calls of a function the client runs (an [llm.Function] with Client set,
+// whose service answers IsClientFunction with true; see [ClientFunctions])
+// are reported at least at ReportArguments, whatever the level set for
+// them, even ReportDisabled: client-js runs a handler registered with
+// registerFunctionCallHandler only for an in-progress message that names
+// the function, and passes it the arguments of that message, so at a lower
+// level the call could only time out. Their results are revealed only at
+// ReportFull, as for any function.
+//
+// [llm.Function]: https://pkg.go.dev/github.com/framewire/framewire/processors/llm#Function
 type ReportLevel uint8
 
 const (
 	// ReportNone sends the messages with the tool_call_id only (started
-	// gets an empty data object). It is the default. Client-side function
-	// handlers do not run at this level: they need the name.
+	// gets an empty data object). It is the default. Client functions are
+	// reported at ReportArguments instead (see [ReportLevel]).
 	ReportNone ReportLevel = iota
 	// ReportDisabled sends no function-call messages at all.
 	ReportDisabled
@@ -60,6 +71,27 @@ func (l ReportLevel) String() string {
 
 func (l ReportLevel) name() bool      { return l == ReportName || l == ReportArguments || l == ReportFull }
 func (l ReportLevel) arguments() bool { return l == ReportArguments || l == ReportFull }
+
+// ClientFunctions is implemented by the processors that push function
+// calls some of which the client runs (llm.Service). The observer asks the
+// processor that pushed a call whether the client runs it: such calls are
+// named to the client with their arguments at any report level, and only
+// they may be answered with llm-function-call-result (see
+// [Processor]).
+type ClientFunctions interface {
+	// IsClientFunction reports whether the client runs the function name.
+	IsClientFunction(name string) bool
+}
+
+// clientFunction reports whether the processor of src says the client
+// runs the function name.
+func clientFunction(src observers.Node, name string) bool {
+	if src == nil {
+		return false
+	}
+	cf, ok := src.Processor().(ClientFunctions)
+	return ok && cf.IsClientFunction(name)
+}
 
 // OutputText is bot text on its way into bot-output and bot-tts-text, as
 // a [ObserverOptions.Transforms] function sees it.
@@ -274,7 +306,7 @@ func (o *Observer) Observe(e observers.Event) {
 			return
 		}
 	}
-	o.handle(e.Frame)
+	o.handle(e.Frame, e.Source)
 }
 
 func fromOutputTransport(n observers.Node) bool {
@@ -285,8 +317,8 @@ func fromOutputTransport(n observers.Node) bool {
 	return ok
 }
 
-// handle maps one frame to its messages.
-func (o *Observer) handle(f frames.Frame) {
+// handle maps one frame, pushed by src, to its messages.
+func (o *Observer) handle(f frames.Frame, src observers.Node) {
 	opts := &o.opts
 	switch f := f.(type) {
 	case *frames.UserStartedSpeaking:
@@ -365,7 +397,7 @@ func (o *Observer) handle(f frames.Frame) {
 		}
 	case *frames.FunctionCallsStarted:
 		for _, c := range f.Calls {
-			lvl := o.level(c.Name)
+			lvl := o.callLevel(c.Name, src)
 			if lvl == ReportDisabled {
 				continue
 			}
@@ -377,6 +409,12 @@ func (o *Observer) handle(f frames.Frame) {
 		}
 	case *frames.FunctionCallInProgress:
 		lvl := o.level(f.Name)
+		if clientFunction(src, f.Name) {
+			lvl = clientLevel(lvl)
+			// The client may answer this call from now on, before it
+			// hears of it.
+			o.p.awaitClient(f.ToolCallID)
+		}
 		if lvl == ReportDisabled {
 			return
 		}
@@ -389,7 +427,8 @@ func (o *Observer) handle(f frames.Frame) {
 		}
 		o.sendData(wire.TypeLLMFunctionCallInProgress, d)
 	case *frames.FunctionCallCancel:
-		lvl := o.level(f.Name)
+		o.p.callSettled(f.ToolCallID)
+		lvl := o.callLevel(f.Name, src)
 		if lvl == ReportDisabled {
 			return
 		}
@@ -399,7 +438,13 @@ func (o *Observer) handle(f frames.Frame) {
 		}
 		o.sendData(wire.TypeLLMFunctionCallStopped, d)
 	case *frames.FunctionCallResult:
-		lvl := o.level(f.Name)
+		if o.p != nil && src != nil && src.Processor() == o.p {
+			// The client's own answer, on its way to the LLM service,
+			// which settles the call and pushes the result reported.
+			return
+		}
+		o.p.callSettled(f.ToolCallID)
+		lvl := o.callLevel(f.Name, src)
 		if lvl == ReportDisabled {
 			return
 		}
@@ -435,6 +480,25 @@ func (o *Observer) handle(f frames.Frame) {
 			o.vad = f.VADUserSpeaking == wire.OptTrue
 		}
 	}
+}
+
+// callLevel is the report level of a call of name pushed by src: a
+// client function's is at least ReportArguments.
+func (o *Observer) callLevel(name string, src observers.Node) ReportLevel {
+	lvl := o.level(name)
+	if clientFunction(src, name) {
+		return clientLevel(lvl)
+	}
+	return lvl
+}
+
+// clientLevel raises l to what a client function needs: its name and
+// arguments.
+func clientLevel(l ReportLevel) ReportLevel {
+	if l == ReportFull {
+		return l
+	}
+	return ReportArguments
 }
 
 // level returns the report level of a function: its own, else "*", else

@@ -76,6 +76,13 @@ type Options struct {
 // OnUIMessage run on that worker. The Send methods may be called from any
 // goroutine, even before the task runs (what they send then waits for it).
 // The processor brings its [Observer]: a pipeline.Task adds it.
+//
+// A client's llm-function-call-result goes on as a frames.FunctionCallResult
+// only for a call the observer announced to the client as one the client
+// runs (see [ClientFunctions]) and that has not settled, and only the
+// first answer to it; others are dropped with a sampled log line and no
+// reply, so a client cannot write tool results for calls it was not asked
+// to run.
 type Processor struct {
 	opts Options
 	id   atomic.Uint64
@@ -113,7 +120,18 @@ type Processor struct {
 	onUI          []func(context.Context, UIMessage)
 	flushToken    uint64
 	flushReturned chan struct{}
+
+	// callMu guards the client function calls that the observer has
+	// announced to the client and that have not settled or been answered:
+	// the only calls the client may answer (at most maxClientCalls, the
+	// oldest forgotten first).
+	callMu      sync.Mutex
+	clientCalls map[string]struct{}
+	callOrder   []string
 }
+
+// maxClientCalls bounds the client function calls awaiting an answer.
+const maxClientCalls = 256
 
 // NewProcessor returns a processor with opts. The zero Processor is a
 // processor with zero Options.
@@ -568,6 +586,12 @@ func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Me
 		p.handleSendText(ctx, out, d)
 		return
 	case *wire.FunctionCallResult:
+		if !p.takeClientCall(d.ToolCallID) {
+			p.messageLogger().Info("dropping llm-function-call-result: no call with this id awaits the client "+
+				"(it settled, was answered already, or is not a client function)",
+				zap.String("id", m.ID), zap.String("function", d.FunctionName), zap.String("tool_call_id", d.ToolCallID))
+			return
+		}
 		out.Push(functionCallResult(d), frames.Downstream)
 		return
 	case *wire.DTMF:
@@ -712,6 +736,61 @@ func (p *Processor) flushReturnedHere(token uint64) bool {
 	}
 	close(p.flushReturned)
 	p.flushToken, p.flushReturned = 0, nil
+	return true
+}
+
+// awaitClient records that the client has been asked to run the call id.
+// It runs on the observer's goroutine; a nil p does nothing.
+func (p *Processor) awaitClient(id string) {
+	if p == nil || id == "" {
+		return
+	}
+	p.callMu.Lock()
+	defer p.callMu.Unlock()
+	if p.clientCalls == nil {
+		p.clientCalls = map[string]struct{}{}
+	}
+	if _, ok := p.clientCalls[id]; ok {
+		return
+	}
+	for len(p.callOrder) >= maxClientCalls {
+		delete(p.clientCalls, p.callOrder[0])
+		p.callOrder = append(p.callOrder[:0], p.callOrder[1:]...)
+	}
+	p.clientCalls[id] = struct{}{}
+	p.callOrder = append(p.callOrder, id)
+}
+
+// callSettled forgets the call id: it settled, so the client may no
+// longer answer it. A nil p does nothing.
+func (p *Processor) callSettled(id string) {
+	if p == nil {
+		return
+	}
+	p.callMu.Lock()
+	defer p.callMu.Unlock()
+	p.forgetCallLocked(id)
+}
+
+// takeClientCall reports whether the client may answer the call id, and
+// if so forgets it: the first answer is the one that counts.
+func (p *Processor) takeClientCall(id string) bool {
+	p.callMu.Lock()
+	defer p.callMu.Unlock()
+	return p.forgetCallLocked(id)
+}
+
+func (p *Processor) forgetCallLocked(id string) bool {
+	if _, ok := p.clientCalls[id]; !ok {
+		return false
+	}
+	delete(p.clientCalls, id)
+	for i, v := range p.callOrder {
+		if v == id {
+			p.callOrder = append(p.callOrder[:i], p.callOrder[i+1:]...)
+			break
+		}
+	}
 	return true
 }
 

@@ -2,7 +2,6 @@ package rtvi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -242,18 +241,6 @@ func TestInboundFrames(t *testing.T) {
 				&frames.InputAudioRaw{Audio: frames.Audio{PCM: []byte{1, 2}, SampleRate: 8000, Channels: 2}},
 				&frames.InputAudioRaw{Audio: frames.Audio{PCM: []byte{3, 4}, SampleRate: 8000, Channels: 2}},
 			}, nil},
-		{"llm-function-call-result with an object", msg("llm-function-call-result", "f1",
-			`{"function_name":"get_location","tool_call_id":"call-456","arguments":{},"result":{"lat":41.4}}`),
-			[]frames.Frame{&FunctionCallResultFrame{
-				FunctionCall: frames.FunctionCall{Name: "get_location", ToolCallID: "call-456", Arguments: json.RawMessage(`{}`)},
-				Result:       json.RawMessage(`{"lat":41.4}`), Properties: frames.FunctionCallResultProperties{},
-			}}, nil},
-		{"llm-function-call-result with a string", msg("llm-function-call-result", "f2",
-			`{"function_name":"f","tool_call_id":"c","arguments":{"a":1},"result":"done"}`),
-			[]frames.Frame{&FunctionCallResultFrame{
-				FunctionCall: frames.FunctionCall{Name: "f", ToolCallID: "c", Arguments: json.RawMessage(`{"a":1}`)},
-				Result:       "done", Properties: frames.FunctionCallResultProperties{},
-			}}, nil},
 		{"disconnect-bot ends the task", msg("disconnect-bot", "x", `{}`),
 			nil, []frames.Frame{&frames.EndTask{Reason: "client sent disconnect-bot"}}},
 		{"send-text without running keeps the bot talking", msg("send-text", "s1", `{"content":"note this","options":{"run_immediately":false}}`),
