@@ -1,4 +1,4 @@
-// The browser-visible scenarios of shared/spec/conformance-bot.md that need
+// The browser-visible scenarios of the conformance bot (docs/protocol.md §10) that need
 // no UI agent, written once and run against any bot: the e2e server
 // (test/transport.test.mjs) and examples/conformance
 // (test/conformance.test.mjs). Row numbers are the spec's.
@@ -154,4 +154,48 @@ export function conformanceScenarios(target) {
     assert.deepEqual(echoes, [{ i: 0 }, { i: 1 }]);
     await Promise.all([first, a, b].map(closePage));
   });
+}
+
+// jobGroupScenarios are rows 7, 8 and 13 of the conformance bot's table
+// (docs/protocol.md §10) in the browser: a job group started with a
+// client-message, seen in the client's own vocabulary, and cancelled from
+// the page. They need examples/conformance (the e2e server has no groups).
+export function jobGroupScenarios(target) {
+  for (const tc of [
+    { name: "7, 8: client-js 1.13 sees ui-job-group and cancels with ui-cancel-job-group", legacy: false,
+      type: "ui-job-group", id: "job_id", workers: "workers", worker: "worker_name", update: "job_update",
+      completed: "job_completed", cancel: "ui-cancel-job-group", other: /"(task_id|agents|agent_name|task_update|task_completed)"/ },
+    { name: "13: client-js 1.9 sees ui-task and cancels with ui-cancel-task", legacy: true,
+      type: "ui-task", id: "task_id", workers: "agents", worker: "agent_name", update: "task_update",
+      completed: "task_completed", cancel: "ui-cancel-task", other: /"(job_id|workers|worker_name|job_update|job_completed)"/ },
+  ]) {
+    it(tc.name, async () => {
+      const page = await target().open({ legacy: tc.legacy });
+      await target().connect(page);
+      await page.evaluate(() => window.__client.sendClientMessage("start-job-group", { workers: ["alpha", "beta"], label: "Research", hold_ms: 60000 }));
+      const groupOf = (kind) => page.waitForFunction(([type, kind]) => window.__e2e.raw.map((r) => { try { return JSON.parse(r); } catch { return null; } })
+        .filter((m) => m && m.type === type && m.data && m.data.kind === kind), [tc.type, kind], { timeout: 5000 })
+        .then((h) => h.jsonValue());
+      const [started] = await groupOf("group_started");
+      assert.deepEqual(started.data[tc.workers], ["alpha", "beta"]);
+      assert.equal(started.data.label, "Research");
+      const id = started.data[tc.id];
+      assert.ok(id, `group_started has ${tc.id}`);
+      await page.waitForFunction(([type, kind]) => window.__e2e.raw.filter((r) => r.includes(`"type":"${type}"`) && r.includes(`"kind":"${kind}"`)).length >= 2,
+        [tc.type, tc.update], { timeout: 5000 });
+      // The page cancels the held group; both workers end cancelled, then
+      // the group completes, within 2 s.
+      const t0 = Date.now();
+      await page.evaluate(([type, key, id]) => window.rtvi(type, { [key]: id, reason: "the user closed the card" }), [tc.cancel, tc.id, id]);
+      const [done] = await groupOf("group_completed");
+      assert.ok(Date.now() - t0 < 2000, `group_completed after ${Date.now() - t0} ms`);
+      assert.equal(done.data[tc.id], id);
+      const completions = await page.evaluate(([type, kind]) => window.__e2e.raw.map((r) => JSON.parse(r))
+        .filter((m) => m.type === type && m.data.kind === kind), [tc.type, tc.completed]);
+      assert.deepEqual(completions.map((m) => [m.data[tc.worker], m.data.status]).sort(), [["alpha", "cancelled"], ["beta", "cancelled"]]);
+      const envelopes = await page.evaluate((type) => window.__e2e.raw.filter((r) => r.includes(`"type":"${type}"`)), tc.type);
+      for (const e of envelopes) assert.doesNotMatch(e, tc.other, "the envelopes keep to the client's vocabulary");
+      await closePage(page);
+    });
+  }
 }

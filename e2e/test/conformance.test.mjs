@@ -1,12 +1,12 @@
 // The same scenarios against examples/conformance, the bot fixed by
-// shared/spec/conformance-bot.md, once it exists (or any bot named by
+// docs/protocol.md §10, once it exists (or any bot named by
 // E2E_CONFORMANCE_CMD, which must take -addr). The page is served from
 // another origin, so the bot's CORS answers are exercised too.
 import { describe, before, after } from "node:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Server, Target, goBuild, launchBrowser, servePage, repo } from "../lib/harness.mjs";
-import { conformanceScenarios } from "../lib/scenarios.mjs";
+import { conformanceScenarios, jobGroupScenarios } from "../lib/scenarios.mjs";
 
 const haveBot = process.env.E2E_CONFORMANCE_CMD || existsSync(join(repo, "examples/conformance"));
 
@@ -35,4 +35,5 @@ describe("examples/conformance", { skip: haveBot ? false : "examples/conformance
   });
 
   conformanceScenarios(() => target);
+  jobGroupScenarios(() => target);
 });

@@ -230,7 +230,7 @@ func TestResearchGroupCancelledFromThePage(t *testing.T) {
 	task.QueueFrame(clientMessage(t, "ui-snapshot", map[string]any{"tree": snapshot(t, "top")}))
 	task.QueueFrame(clientMessage(t, "send-text", map[string]any{"content": "compare prices for the iPhone 17"}))
 	started := dataOf(out.waitFor(t, &from, "group_started", jobGroup("group_started")))
-	if started["label"] != "Research: prices for the iPhone 17" || fmt.Sprint(started["workers"]) != "[catalog reviews deals]" || started["cancellable"] != true {
+	if started["label"] != "Research (simulated): prices for the iPhone 17" || fmt.Sprint(started["workers"]) != "[catalog reviews deals]" || started["cancellable"] != true {
 		t.Errorf("group_started = %v", started)
 	}
 	id := started["job_id"]
@@ -312,7 +312,7 @@ func TestResearchFindingsAreAnnounced(t *testing.T) {
 	out.waitFor(t, &from, "group_completed", jobGroup("group_completed"))
 	m := out.waitFor(t, &from, "the findings", func(m map[string]any) bool {
 		text, _ := dataOf(m)["text"].(string)
-		return m["type"] == "bot-llm-text" && strings.HasPrefix(text, "The research on the Mariana Trench is done.")
+		return m["type"] == "bot-llm-text" && strings.HasPrefix(text, "The simulated research on the Mariana Trench is done; its figures are made up.")
 	})
 	for _, w := range []string{"catalog: ", "reviews: ", "deals: "} {
 		if !strings.Contains(dataOf(m)["text"].(string), w) {

@@ -35,7 +35,8 @@ func researchTool(agent *uiagent.Agent, step time.Duration, announce func(text s
 				return call.Result(llm.ErrorResult{Error: "research needs a query"})
 			}
 			_, err := agent.Tasks().Start(uiagent.GroupOptions{
-				Label:   "Research: " + query,
+				// The workers are simulated: the card says so.
+				Label:   "Research (simulated): " + query,
 				Timeout: 2 * time.Minute,
 				OnDone: func(g *uiagent.Group) {
 					if text := findings(query, g.Completions()); text != "" && announce != nil {
@@ -71,7 +72,7 @@ func findings(query string, done []uiagent.Completion) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "The research on " + query + " is done. " + strings.Join(parts, "; ") + "."
+	return "The simulated research on " + query + " is done; its figures are made up. " + strings.Join(parts, "; ") + "."
 }
 
 // researchWorkers are three simulated workers. Their findings are made up

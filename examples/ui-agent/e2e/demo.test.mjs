@@ -175,7 +175,7 @@ test("deixis: select a paragraph and ask to explain this", async () => {
 
 test("task group: start research, watch progress, cancel it", async () => {
   await say("Compare prices for the iPhone 17");
-  const card = 'li.task-card[aria-label="Research: prices for the iPhone 17"]';
+  const card = 'li.task-card[aria-label="Research (simulated): prices for the iPhone 17"]';
   await page.waitForSelector(`${card}.status-running`, { timeout: WAIT });
   await lastAnswer("On it: three workers are looking into prices for the iPhone 17.");
   assert.equal(await page.$$eval(`${card} .worker`, (rows) => rows.length), 3);
