@@ -426,7 +426,7 @@ func (st *state) write(b []byte) error {
 	return nil
 }
 
-// writeJSON encodes v into the write buffer and sends it.
+// writeJSON encodes v and sends it.
 func (st *state) writeJSON(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -465,7 +465,9 @@ func (st *state) sendAudio(a *frames.InputAudioRaw) error {
 		if st.inRS == nil || st.inRate != a.SampleRate {
 			rs, err := audio.NewResampler(a.SampleRate, apiRate, 1, audio.ResamplerOptions{})
 			if err != nil {
-				return nil // a rate the resampler refuses: nothing to send
+				// Rates outside 1 Hz to 1 MHz: not audio anyone sends.
+				st.p.log.Warn("realtime: user audio at a rate the resampler refuses", zap.Int("rate", a.SampleRate), zap.Error(err))
+				return nil
 			}
 			st.inRS, st.inRate = rs, a.SampleRate
 		}
@@ -546,7 +548,7 @@ func (st *state) handle(msg []byte) error {
 	case evCommitted:
 		st.awaiting, st.askedAt = true, time.Now()
 		if st.p.s.opts.BeforeResponse != nil || st.p.s.opts.TurnDetection == FrameworkTurns {
-			return st.userTurn(str(ev.prevItemID), str(ev.itemID))
+			return st.userTurn(str(ev.prevItemID))
 		}
 	case evResponseCreated:
 		var r struct {
@@ -909,7 +911,7 @@ func (st *state) announce(text string) {
 
 // userTurn asks for the response to the user's committed audio, after the
 // BeforeResponse items.
-func (st *state) userTurn(prevItemID, _ string) error {
+func (st *state) userTurn(prevItemID string) error {
 	if err := st.hookItems(prevItemID); err != nil {
 		return err
 	}
