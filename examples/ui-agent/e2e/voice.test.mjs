@@ -68,8 +68,16 @@ before(async () => {
     const chunks = [];
     req.on("data", (c) => chunks.push(c));
     req.on("end", () => {
-      uploads.push(Buffer.concat(chunks).length);
+      const body = Buffer.concat(chunks);
       res.setHeader("Content-Type", "application/json");
+      // A request without a file (the demo's start-up probe) is refused
+      // as a real server would.
+      if (!body.includes("filename=")) {
+        res.statusCode = 400;
+        res.end(JSON.stringify({ error: { message: "no file" } }));
+        return;
+      }
+      uploads.push(body.length);
       res.end(JSON.stringify({ text: uploads.length === 1 && req.url === "/v1/audio/transcriptions" ? SAID : "" }));
     });
   });
