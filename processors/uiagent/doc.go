@@ -16,6 +16,11 @@
 // groups ([TaskGroups]) whose progress the client shows as cards
 // (rtvi.UITaskFrame, worded per client by the RTVI observer).
 //
+// What the page sends is untrusted: page text cannot open or close the
+// agent's tags ("<" is written as "&lt;", see [RenderUIState] and
+// [RenderEvent]), the <ui_state> block is bounded ([RenderLimits]), and so
+// are the task groups and workers running at once ([TaskGroupsOptions]).
+//
 // The package sits above processors/rtvi (the wire) and processors/llm
 // (context, tools, inference). A pipeline with one LLM that sees the page
 // is

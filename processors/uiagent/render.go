@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,11 +87,13 @@ func (l RenderLimits) bytes() int {
 // has both a ref and text. It returns "" for a nil snapshot.
 //
 // Page text (roles, names, values, states, refs and the selection) is
-// written as it came, except that every "<" in it is written as "&lt;":
-// the page can then neither close the block early nor open a tag of the
-// agent's (<ui_state>, <selection>, <ui_event> or any other), and the
-// model still reads the text as it is on the page. A page without "<"
-// renders byte for byte as in Pipecat. See [EscapeText].
+// written as it came, except that every "<" in it is written as "&lt;".
+// No tag starts without a "<", so the page can neither close the block
+// early nor open a tag of the agent's (<ui_state>, <selection>,
+// <ui_event>, or any other a prompt uses, in any case or spacing), while
+// the model, which knows the entity, still reads the text as it is on the
+// page; "&", ">" and quotes are left alone. A page without "<" renders
+// byte for byte as in Pipecat (within the limits). See [EscapeText].
 func RenderUIState(s *wire.Snapshot) string { return RenderLimits{}.Render(s) }
 
 // AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
@@ -154,18 +157,17 @@ func (l RenderLimits) Append(dst []byte, s *wire.Snapshot) []byte {
 		r.limit = base + maxBytes - tailRoom - markerRoom - selRoom
 	}
 
-	// The lines are written as they came, the common case, then checked
-	// for "<" in one pass; a page that has one is written again, escaped
-	// (the agent writes no "<" in node lines).
+	// The lines are written as they came, the common case, then looked
+	// through for "<" in one pass (the agent writes none in node lines); a
+	// page with a "<" in the text shown is written again, escaped.
 	start := len(dst)
-	nodes := r.nodes
-	r.dst = dst
-	r.node(&s.Root, 0)
-	if bytes.IndexByte(r.dst[start:], '<') >= 0 {
-		r = renderer{dst: r.dst[:start], escape: true, nodes: nodes, limit: r.limit}
-		r.node(&s.Root, 0)
+	first := r
+	dst = r.node(dst, &s.Root, 0)
+	if bytes.IndexByte(dst[start:], '<') >= 0 {
+		r = first
+		r.escape = true
+		dst = r.node(dst[:start], &s.Root, 0)
 	}
-	dst = r.dst
 	if r.full {
 		hidden := treeSize(&s.Root) - r.shown
 		dst = append(dst, "\n… "...)
@@ -199,25 +201,24 @@ func selectionLen(sel *wire.Selection) int {
 
 // renderer writes node lines within limits.
 type renderer struct {
-	dst    []byte
-	escape bool // write page text through appendEscaped
+	escape bool // write "<" as "&lt;"
 	limit  int  // the length dst may reach
 	nodes  int  // how many more nodes may be shown
 	shown  int  // nodes shown
 	full   bool // a node was left out: nothing more is written
 }
 
-// node appends "\n" and the line of n, then its children, unless a limit
-// is reached: then the line is taken back whole and r is full.
-func (r *renderer) node(n *wire.Node, depth int) {
-	mark := len(r.dst)
+// node appends "\n" and the line of n, then its children, to dst unless
+// a limit is reached: then the line is taken back whole and r is full.
+func (r *renderer) node(dst []byte, n *wire.Node, depth int) []byte {
+	mark := len(dst)
 	// The line is at least this long; checking first keeps a huge name
 	// from being copied only to be taken back.
 	if r.nodes == 0 || r.limit-mark < 3+2*depth+len(n.Name)+len(n.Value) {
 		r.full = true
-		return
+		return dst
 	}
-	dst := append(r.dst, '\n')
+	dst = append(dst, '\n')
 	for range depth {
 		dst = append(dst, ' ', ' ')
 	}
@@ -225,56 +226,74 @@ func (r *renderer) node(n *wire.Node, depth int) {
 	if n.Role == "" {
 		dst = append(dst, "generic"...)
 	} else {
-		dst = r.text(dst, n.Role)
+		dst = append(dst, n.Role...)
 	}
 	if n.Name != "" {
 		dst = append(dst, ' ', '"')
-		dst = r.text(dst, n.Name)
+		dst = append(dst, n.Name...)
 		dst = append(dst, '"')
 	}
 	if n.Value != "" {
 		dst = append(dst, " = \""...)
-		dst = r.text(dst, n.Value)
+		dst = append(dst, n.Value...)
 		dst = append(dst, '"')
 	}
-	dst = appendIntTag(dst, n, wire.FieldLevel, "level", n.Level)
-	dst = appendIntTag(dst, n, wire.FieldColCount, "cols", n.ColCount)
-	dst = appendIntTag(dst, n, wire.FieldRowCount, "rows", n.RowCount)
+	if n.Set&intFields != 0 || n.Level|n.ColCount|n.RowCount != 0 { // most nodes have none
+		dst = appendIntTag(dst, n, wire.FieldLevel, "level", n.Level)
+		dst = appendIntTag(dst, n, wire.FieldColCount, "cols", n.ColCount)
+		dst = appendIntTag(dst, n, wire.FieldRowCount, "rows", n.RowCount)
+	}
 	for _, st := range n.State {
 		if st != "" {
 			dst = append(dst, ' ', '[')
-			dst = r.text(dst, st)
+			dst = append(dst, st...)
 			dst = append(dst, ']')
 		}
 	}
 	if n.Ref != "" {
 		dst = append(dst, " [ref="...)
-		dst = r.text(dst, n.Ref)
+		dst = append(dst, n.Ref...)
 		dst = append(dst, ']')
 	}
 	if len(n.Children) > 0 {
 		dst = append(dst, ':')
 	}
-	if len(dst) > r.limit {
-		r.dst, r.full = dst[:mark], true
-		return
+	if r.escape {
+		dst = escapeFrom(dst, mark)
 	}
-	r.dst = dst
+	if len(dst) > r.limit {
+		r.full = true
+		return dst[:mark]
+	}
 	r.nodes--
 	r.shown++
 	for i := range n.Children {
-		if r.node(&n.Children[i], depth+1); r.full {
-			return
+		if dst = r.node(dst, &n.Children[i], depth+1); r.full {
+			break
 		}
 	}
+	return dst
 }
 
-// text appends page text, escaped when r escapes.
-func (r *renderer) text(dst []byte, s string) []byte {
-	if r.escape {
-		return appendEscaped(dst, s)
+// escapeFrom writes every "<" of dst[from:] as "&lt;", in place.
+func escapeFrom(dst []byte, from int) []byte {
+	k := bytes.Count(dst[from:], []byte{'<'})
+	if k == 0 {
+		return dst
 	}
-	return append(dst, s...)
+	end := len(dst)
+	dst = slices.Grow(dst, 3*k)[:end+3*k]
+	w := len(dst)
+	for i := end - 1; i >= from; i-- {
+		if c := dst[i]; c == '<' {
+			w -= 4
+			copy(dst[w:], "&lt;")
+		} else {
+			w--
+			dst[w] = c
+		}
+	}
+	return dst
 }
 
 // treeSize counts the nodes of the tree under n, n included.
@@ -285,6 +304,9 @@ func treeSize(n *wire.Node) int {
 	}
 	return c
 }
+
+// intFields are the integer members of a node.
+const intFields = wire.FieldLevel | wire.FieldColCount | wire.FieldRowCount
 
 // appendIntTag appends " [key=N]" when the member is present (an int in
 // the snapshot, 0 included, as Python's isinstance check).
