@@ -21,6 +21,7 @@ import (
 // Realtime API would, one per connection, and records what clients send.
 // Its "<" lines mean: "< TYPE" waits for a client event of that type,
 // "< audio N" for N bytes of appended audio in all (decoded, 24 kHz PCM),
+// "< until NAME" for the test's condition NAME to hold,
 // "< has TEXT" for an event (sent already, or next) whose JSON holds TEXT,
 // "< played MS" for the played tap to count MS milliseconds of the
 // model's audio. Send lines may use $AUDIO_100MS, 100 ms of a 440 Hz tone
@@ -31,6 +32,8 @@ type fakeRealtime struct {
 	reject func(n int) (int, http.Header, string)
 	// played reports what the tap counted, for "< played".
 	played func() time.Duration
+	// until are the named conditions "< until NAME" waits for.
+	until map[string]func() bool
 
 	mu     sync.Mutex
 	events []clientEvent
@@ -151,6 +154,21 @@ func (f *fakeRealtime) expect(c *wsfake.Conn, want string) bool {
 				return false
 			}
 		}
+	case strings.HasPrefix(want, "until "):
+		cond := f.until[strings.TrimPrefix(want, "until ")]
+		if cond == nil {
+			c.Errorf("no condition for %q", "< "+want)
+			return false
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				c.Errorf("%q never held", want)
+				return false
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return true
 	case strings.HasPrefix(want, "has "):
 		sub := strings.TrimPrefix(want, "has ")
 		for {

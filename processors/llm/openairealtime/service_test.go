@@ -3,6 +3,7 @@ package openairealtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sort"
 	"strings"
@@ -474,5 +475,48 @@ func TestToolsUpdateMidSession(t *testing.T) {
 	want := `{"type":"session.update","session":{"type":"realtime","tools":[{"type":"function","name":"transfer","description":"Transfer the call.","parameters":{"type":"object","properties":{}}}]}}`
 	if got != want {
 		t.Errorf("tools update\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestInterruptionCancelsARunningCall(t *testing.T) {
+	fake := newFake(t, "cancelcall.ws")
+	started := make(chan struct{})
+	late := make(chan error, 1)
+	book := llm.Function{Name: "book_table", Handler: func(ctx context.Context, call llm.FunctionCallParams) error {
+		close(started)
+		<-ctx.Done()
+		late <- call.Result("booked")
+		return ctx.Err()
+	}}
+	fake.until = map[string]func() bool{"started": func() bool {
+		select {
+		case <-started:
+			return true
+		default:
+			return false
+		}
+	}}
+	r := startRig(t, fake, Options{Functions: []llm.Function{book}}, nil)
+	var lateErr error
+	select {
+	case lateErr = <-late:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler's context was never cancelled")
+	}
+	waitFor(t, "the output", func() bool { return len(fake.sent("conversation.item.create")) == 1 })
+	time.Sleep(50 * time.Millisecond) // room for a response.create that must not come
+	r.end(t)
+	if !errors.Is(lateErr, llm.ErrSettled) {
+		t.Errorf("a result after the cancel: %v, want ErrSettled", lateErr)
+	}
+	got := string(fake.sent("conversation.item.create")[0].Raw)
+	if want := `{"type":"conversation.item.create","item":{"type":"function_call_output","call_id":"call_b1","output":"CANCELLED"}}`; got != want {
+		t.Errorf("output\n got %s\nwant %s", got, want)
+	}
+	if n := len(fake.sent("response.create")); n != 0 {
+		t.Errorf("%d response.create after a cancelled call, want none", n)
+	}
+	if n := r.countUp(isType[*frames.FunctionCallCancel]); n != 1 {
+		t.Errorf("%d FunctionCallCancel upstream, want 1", n)
 	}
 }
