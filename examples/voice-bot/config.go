@@ -9,12 +9,16 @@ import (
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/audio/silero"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/anthropic"
+	"github.com/framewire/framewire/processors/llm/gemini"
 	llmopenai "github.com/framewire/framewire/processors/llm/openai"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/assemblyai"
 	"github.com/framewire/framewire/processors/stt/deepgram"
 	sttopenai "github.com/framewire/framewire/processors/stt/openai"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/cartesia"
+	"github.com/framewire/framewire/processors/tts/elevenlabs"
 	"github.com/framewire/framewire/processors/tts/espeak"
 	ttsopenai "github.com/framewire/framewire/processors/tts/openai"
 )
@@ -119,6 +123,13 @@ func chooseSTT(getenv func(string) string) sttChoice {
 			})
 			return stt.NewStreaming(c, stt.StreamingOptions{Language: lang})
 		}}
+	case pick == "assemblyai" || (pick == "" && getenv("ASSEMBLYAI_API_KEY") != ""):
+		return sttChoice{Name: "AssemblyAI streaming", build: func() pipeline.Processor {
+			c := assemblyai.New(assemblyai.Options{
+				APIKey: getenv("ASSEMBLYAI_API_KEY"), BaseURL: getenv("ASSEMBLYAI_BASE_URL"), Model: getenv("ASSEMBLYAI_MODEL"),
+			})
+			return stt.NewStreaming(c, stt.StreamingOptions{Language: lang})
+		}}
 	case pick == "openai" || (pick == "" && (getenv("STT_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
 		// OPENAI_BASE_URL applies to every OpenAI client without a base
 		// URL of its own, as in the official SDKs.
@@ -147,6 +158,13 @@ func chooseTTS(getenv func(string) string) ttsChoice {
 				APIKey: getenv("CARTESIA_API_KEY"), VoiceID: getenv("CARTESIA_VOICE_ID"), Model: getenv("CARTESIA_MODEL"),
 			})
 		}}
+	case pick == "elevenlabs" || (pick == "" && getenv("ELEVENLABS_API_KEY") != "" && getenv("ELEVENLABS_VOICE_ID") != ""):
+		return ttsChoice{Name: "ElevenLabs", build: func() tts.Synthesizer {
+			return elevenlabs.New(elevenlabs.Options{
+				APIKey: getenv("ELEVENLABS_API_KEY"), VoiceID: getenv("ELEVENLABS_VOICE_ID"),
+				Model: getenv("ELEVENLABS_MODEL"), BaseURL: getenv("ELEVENLABS_BASE_URL"),
+			})
+		}}
 	case pick == "openai" || (pick == "" && (getenv("TTS_BASE_URL") != "" || getenv("OPENAI_API_KEY") != "")):
 		base := or(getenv("TTS_BASE_URL"), getenv("OPENAI_BASE_URL"))
 		name := "OpenAI speech"
@@ -169,12 +187,32 @@ func chooseTTS(getenv func(string) string) ttsChoice {
 	return ch
 }
 
+// chooseLLM picks the model: VOICE_LLM names one (echo, openai,
+// anthropic, gemini); otherwise the first configured of an
+// OpenAI-compatible server (OPENAI_API_KEY or OPENAI_BASE_URL), Anthropic
+// (ANTHROPIC_API_KEY) and Gemini (GOOGLE_API_KEY or GEMINI_API_KEY), else
+// the offline echo. Each honours its SDK's base URL variable
+// (OPENAI_BASE_URL, ANTHROPIC_BASE_URL, GEMINI_BASE_URL) and model
+// variable (OPENAI_MODEL, ANTHROPIC_MODEL, GEMINI_MODEL).
 func chooseLLM(getenv func(string) string) llmChoice {
-	if strings.EqualFold(getenv("VOICE_LLM"), "echo") || (getenv("OPENAI_API_KEY") == "" && getenv("OPENAI_BASE_URL") == "") {
-		return llmChoice{Name: "offline echo (set OPENAI_API_KEY or OPENAI_BASE_URL for a model)", Echo: true, build: func() llm.Provider { return echo{} }}
+	pick := strings.ToLower(getenv("VOICE_LLM"))
+	gemKey := or(getenv("GOOGLE_API_KEY"), getenv("GEMINI_API_KEY"))
+	switch {
+	case pick == "echo":
+	case pick == "openai" || (pick == "" && (getenv("OPENAI_API_KEY") != "" || getenv("OPENAI_BASE_URL") != "")):
+		name := "OpenAI-compatible chat at " + or(getenv("OPENAI_BASE_URL"), llmopenai.DefaultBaseURL)
+		return llmChoice{Name: name, build: func() llm.Provider {
+			return llmopenai.New(llmopenai.Options{APIKey: getenv("OPENAI_API_KEY"), BaseURL: getenv("OPENAI_BASE_URL"), Model: getenv("OPENAI_MODEL")})
+		}}
+	case pick == "anthropic" || (pick == "" && getenv("ANTHROPIC_API_KEY") != ""):
+		c := anthropic.New(anthropic.Options{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: getenv("ANTHROPIC_MODEL")})
+		return llmChoice{Name: "Anthropic " + c.Model(), build: func() llm.Provider { return c }}
+	case pick == "gemini" || (pick == "" && gemKey != ""):
+		c := gemini.New(gemini.Options{APIKey: gemKey, BaseURL: getenv("GEMINI_BASE_URL"), Model: getenv("GEMINI_MODEL")})
+		return llmChoice{Name: "Gemini " + c.Model(), build: func() llm.Provider { return c }}
 	}
-	name := "OpenAI-compatible chat at " + or(getenv("OPENAI_BASE_URL"), llmopenai.DefaultBaseURL)
-	return llmChoice{Name: name, build: func() llm.Provider { return llmopenai.New(llmopenai.Options{}) }}
+	return llmChoice{Name: "offline echo (set OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or GOOGLE_API_KEY for a model)", Echo: true,
+		build: func() llm.Provider { return echo{} }}
 }
 
 func or(v, def string) string {

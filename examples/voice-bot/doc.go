@@ -21,24 +21,36 @@
 //	SYSTEM_PROMPT      the system prompt (default: short spoken answers)
 //	VOICE_DEBUG        any value: debug logs
 //
-//	Speech-to-text, the first that applies (VOICE_STT=deepgram|openai|none forces one):
+//	Speech-to-text, the first that applies (VOICE_STT=deepgram|assemblyai|openai|none forces one):
 //	DEEPGRAM_API_KEY   Deepgram live streaming (DEEPGRAM_MODEL, default nova-3-general)
+//	ASSEMBLYAI_API_KEY AssemblyAI Universal Streaming (ASSEMBLYAI_BASE_URL, ASSEMBLYAI_MODEL)
 //	STT_BASE_URL       an OpenAI-compatible /v1/audio/transcriptions server: Groq,
 //	                   Speaches/faster-whisper-server, whisper.cpp (STT_API_KEY, STT_MODEL)
-//	OPENAI_API_KEY     OpenAI transcription (STT_MODEL, default gpt-4o-transcribe)
-//	STT_LANGUAGE       language tag for either (default: detected)
+//	OPENAI_API_KEY     OpenAI transcription (STT_MODEL, default gpt-4o-transcribe), at
+//	                   OPENAI_BASE_URL when that is set and STT_BASE_URL is not
+//	STT_LANGUAGE       language tag (default: detected)
+//	VOICE_VAD=energy   the energy VAD instead of Silero VAD (the default when its model is
+//	                   there: make silero-model)
 //
-//	LLM:
+//	LLM, the first that applies (VOICE_LLM=openai|anthropic|gemini|echo forces one):
 //	OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_MODEL
 //	                   any OpenAI-compatible Chat Completions server (OpenAI, Ollama,
-//	                   vLLM, llama.cpp); with neither set, or VOICE_LLM=echo, the echo bot
+//	                   vLLM, llama.cpp)
+//	ANTHROPIC_API_KEY  Anthropic Messages (ANTHROPIC_BASE_URL, ANTHROPIC_MODEL)
+//	GOOGLE_API_KEY or GEMINI_API_KEY
+//	                   Gemini (GEMINI_BASE_URL, GEMINI_MODEL)
+//	otherwise          the offline echo bot
 //
-//	Text-to-speech, the first that applies (VOICE_TTS=cartesia|openai|espeak forces one):
+//	Text-to-speech, the first that applies (VOICE_TTS=cartesia|elevenlabs|openai|espeak forces one):
 //	CARTESIA_API_KEY + CARTESIA_VOICE_ID
 //	                   Cartesia websocket with word timestamps (CARTESIA_MODEL)
+//	ELEVENLABS_API_KEY + ELEVENLABS_VOICE_ID
+//	                   ElevenLabs websocket with word timestamps (ELEVENLABS_MODEL,
+//	                   ELEVENLABS_BASE_URL)
 //	TTS_BASE_URL       an OpenAI-compatible /v1/audio/speech server such as Kokoro-FastAPI
 //	                   (TTS_API_KEY, TTS_MODEL, TTS_VOICE)
-//	OPENAI_API_KEY     OpenAI speech (TTS_MODEL, default gpt-4o-mini-tts; TTS_VOICE, default alloy)
+//	OPENAI_API_KEY     OpenAI speech (TTS_MODEL, default gpt-4o-mini-tts; TTS_VOICE, default
+//	                   alloy), at OPENAI_BASE_URL when that is set and TTS_BASE_URL is not
 //	otherwise          espeak-ng (ESPEAK_VOICE, default en-us; ESPEAK_SPEED in words per minute)
 //
 // For example, fully local with Ollama, a faster-whisper server and Kokoro:

@@ -44,6 +44,13 @@ func TestServicesFromTheEnvironment(t *testing.T) {
 		{"cartesia needs a voice", env("CARTESIA_API_KEY", "ck"), "none", "espeak-ng (offline)", "offline echo"},
 		{"cartesia", env("CARTESIA_API_KEY", "ck", "CARTESIA_VOICE_ID", "v"), "none", "Cartesia", "offline echo"},
 		{"forced", env("OPENAI_API_KEY", "sk", "VOICE_STT", "none", "VOICE_TTS", "espeak", "VOICE_LLM", "echo"), "none (VOICE_STT=none)", "espeak-ng (offline)", "offline echo"},
+		{"one OpenAI-compatible base URL for all", env("OPENAI_API_KEY", "sk", "OPENAI_BASE_URL", "http://localhost:9000/v1"),
+			"the transcription server at http://localhost:9000/v1", "the speech server at http://localhost:9000/v1", "OpenAI-compatible chat at http://localhost:9000/v1"},
+		{"anthropic", env("ANTHROPIC_API_KEY", "ak", "ANTHROPIC_MODEL", "claude-test"), "none", "espeak-ng (offline)", "Anthropic claude-test"},
+		{"gemini", env("GEMINI_API_KEY", "gk", "GEMINI_MODEL", "gemini-test"), "none", "espeak-ng (offline)", "Gemini gemini-test"},
+		{"assemblyai and elevenlabs", env("ASSEMBLYAI_API_KEY", "aa", "ELEVENLABS_API_KEY", "el", "ELEVENLABS_VOICE_ID", "v"),
+			"AssemblyAI streaming", "ElevenLabs", "offline echo"},
+		{"elevenlabs needs a voice", env("ELEVENLABS_API_KEY", "el"), "none", "espeak-ng (offline)", "offline echo"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
