@@ -520,3 +520,27 @@ func TestInterruptionCancelsARunningCall(t *testing.T) {
 		t.Errorf("%d FunctionCallCancel upstream, want 1", n)
 	}
 }
+
+func TestFrameworkTurnStartInterruptsTheBot(t *testing.T) {
+	fake := newFake(t, "framework_barge_in.ws")
+	r := startRig(t, fake, Options{TurnDetection: FrameworkTurns}, nil)
+	waitFor(t, "200 ms played", func() bool { return r.svc.tap.current() == 200*time.Millisecond })
+	r.res.Task.QueueFrame(&frames.UserStartedSpeaking{})
+	waitFor(t, "response.cancel", func() bool { return len(fake.sent("response.cancel")) == 1 })
+	r.waitDown(t, "the end of the cut response", isType[*frames.LLMFullResponseEnd])
+	r.end(t)
+	var raw []string
+	for _, e := range fake.sent("conversation.item.truncate", "response.cancel") {
+		raw = append(raw, string(e.Raw))
+	}
+	want := []string{
+		`{"type":"conversation.item.truncate","item_id":"item_b1","content_index":0,"audio_end_ms":200}`,
+		`{"type":"response.cancel"}`,
+	}
+	if d := cmp.Diff(want, raw); d != "" {
+		t.Errorf("client events (-want +got):\n%s", d)
+	}
+	if n := r.countUp(isType[*frames.Interruption]); n != 1 {
+		t.Errorf("%d interruptions upstream, want 1", n)
+	}
+}
