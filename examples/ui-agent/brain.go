@@ -5,13 +5,15 @@ import (
 
 	"github.com/framewire/framewire/examples/ui-agent/demobrain"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/anthropic"
+	"github.com/framewire/framewire/processors/llm/gemini"
 	"github.com/framewire/framewire/processors/llm/openai"
 )
 
 // brain is the model behind the agent, as the page and the logs name it.
 type brain struct {
 	// Kind is "demo" for the offline demo brain, "openai" for an
-	// OpenAI-compatible server.
+	// OpenAI-compatible server, "anthropic" or "gemini".
 	Kind string `json:"kind"`
 	// Label names the brain in one short phrase.
 	Label string `json:"label"`
@@ -22,13 +24,21 @@ type brain struct {
 }
 
 // chooseBrain picks the model from the environment: FRAMEWIRE_BRAIN=demo
-// forces the offline demo brain; otherwise OPENAI_API_KEY or
-// OPENAI_BASE_URL selects the OpenAI-compatible client (OPENAI_MODEL names
-// the model); with neither, the demo brain answers.
+// forces the offline demo brain; otherwise the first configured of an
+// OpenAI-compatible server (OPENAI_API_KEY or OPENAI_BASE_URL, with
+// OPENAI_MODEL), Anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
+// ANTHROPIC_MODEL) and Gemini (GOOGLE_API_KEY or GEMINI_API_KEY,
+// GEMINI_BASE_URL, GEMINI_MODEL); with none, the demo brain answers.
 func chooseBrain(getenv func(string) string) brain {
 	forced := strings.ToLower(strings.TrimSpace(getenv("FRAMEWIRE_BRAIN")))
 	key, base := getenv("OPENAI_API_KEY"), getenv("OPENAI_BASE_URL")
-	if forced != "demo" && (key != "" || base != "") {
+	gemKey := getenv("GOOGLE_API_KEY")
+	if gemKey == "" {
+		gemKey = getenv("GEMINI_API_KEY")
+	}
+	switch {
+	case forced == "demo":
+	case key != "" || base != "":
 		c := openai.New(openai.Options{APIKey: key, BaseURL: base, Model: getenv("OPENAI_MODEL")})
 		where := base
 		if where == "" {
@@ -40,8 +50,16 @@ func chooseBrain(getenv func(string) string) brain {
 			Detail:   "OpenAI-compatible model " + c.Model() + " at " + where + " (from OPENAI_API_KEY / OPENAI_BASE_URL / OPENAI_MODEL).",
 			provider: c,
 		}
+	case getenv("ANTHROPIC_API_KEY") != "":
+		c := anthropic.New(anthropic.Options{APIKey: getenv("ANTHROPIC_API_KEY"), BaseURL: getenv("ANTHROPIC_BASE_URL"), Model: getenv("ANTHROPIC_MODEL")})
+		return brain{Kind: "anthropic", Label: c.Model(), provider: c,
+			Detail: "Anthropic model " + c.Model() + " (from ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL / ANTHROPIC_MODEL)."}
+	case gemKey != "":
+		c := gemini.New(gemini.Options{APIKey: gemKey, BaseURL: getenv("GEMINI_BASE_URL"), Model: getenv("GEMINI_MODEL")})
+		return brain{Kind: "gemini", Label: c.Model(), provider: c,
+			Detail: "Gemini model " + c.Model() + " (from GOOGLE_API_KEY or GEMINI_API_KEY / GEMINI_BASE_URL / GEMINI_MODEL)."}
 	}
-	detail := "No LLM is configured: a deterministic offline demo brain answers. Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL, OPENAI_MODEL) to use a real model."
+	detail := "No LLM is configured: a deterministic offline demo brain answers. Set OPENAI_API_KEY (and optionally OPENAI_BASE_URL, OPENAI_MODEL), ANTHROPIC_API_KEY or GOOGLE_API_KEY to use a real model."
 	if forced == "demo" {
 		detail = "FRAMEWIRE_BRAIN=demo: the deterministic offline demo brain answers."
 	}

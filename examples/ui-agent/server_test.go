@@ -110,6 +110,10 @@ func TestChooseBrain(t *testing.T) {
 		{"an API key", env("OPENAI_API_KEY", "sk-test"), "openai"},
 		{"a local server", env("OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"), "openai"},
 		{"forced demo", env("OPENAI_API_KEY", "sk-test", "FRAMEWIRE_BRAIN", "demo"), "demo"},
+		{"Anthropic", env("ANTHROPIC_API_KEY", "ak"), "anthropic"},
+		{"Gemini", env("GEMINI_API_KEY", "gk"), "gemini"},
+		{"Gemini by its Google name", env("GOOGLE_API_KEY", "gk"), "gemini"},
+		{"OpenAI first", env("OPENAI_API_KEY", "sk-test", "ANTHROPIC_API_KEY", "ak"), "openai"},
 	}
 	for _, tc := range tests {
 		if got := chooseBrain(tc.env); got.Kind != tc.kind || got.provider == nil || got.Label == "" {

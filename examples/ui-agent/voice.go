@@ -14,10 +14,12 @@ import (
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/audio/silero"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/assemblyai"
 	"github.com/framewire/framewire/processors/stt/deepgram"
 	sttopenai "github.com/framewire/framewire/processors/stt/openai"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/cartesia"
+	"github.com/framewire/framewire/processors/tts/elevenlabs"
 	"github.com/framewire/framewire/processors/tts/espeak"
 	ttsopenai "github.com/framewire/framewire/processors/tts/openai"
 )
@@ -99,7 +101,8 @@ func probeEndpoint(ctx context.Context, base, path, contentType string) error {
 }
 
 // sttEngines are the speech-to-text candidates, in order of preference:
-// Deepgram live (DEEPGRAM_API_KEY), then an OpenAI-compatible
+// Deepgram live (DEEPGRAM_API_KEY), AssemblyAI streaming
+// (ASSEMBLYAI_API_KEY, ASSEMBLYAI_BASE_URL), then an OpenAI-compatible
 // transcription server (STT_BASE_URL for a local one such as
 // faster-whisper or whisper.cpp, else OpenAI with OPENAI_API_KEY;
 // STT_MODEL names the model).
@@ -110,6 +113,15 @@ var sttEngines = []sttEngine{
 		},
 		build: func(getenv func(string) string) pipeline.Processor {
 			return stt.NewStreaming(deepgram.New(deepgram.Options{APIKey: getenv("DEEPGRAM_API_KEY")}), stt.StreamingOptions{})
+		},
+	},
+	{
+		available: func(getenv func(string) string) (string, bool) {
+			return "AssemblyAI", getenv("ASSEMBLYAI_API_KEY") != ""
+		},
+		build: func(getenv func(string) string) pipeline.Processor {
+			c := assemblyai.New(assemblyai.Options{APIKey: getenv("ASSEMBLYAI_API_KEY"), BaseURL: getenv("ASSEMBLYAI_BASE_URL")})
+			return stt.NewStreaming(c, stt.StreamingOptions{})
 		},
 	},
 	{
@@ -130,7 +142,8 @@ var sttEngines = []sttEngine{
 }
 
 // ttsEngines are the text-to-speech candidates, in order of preference:
-// Cartesia (CARTESIA_API_KEY and CARTESIA_VOICE_ID), an OpenAI-compatible
+// Cartesia (CARTESIA_API_KEY and CARTESIA_VOICE_ID), ElevenLabs
+// (ELEVENLABS_API_KEY and ELEVENLABS_VOICE_ID), an OpenAI-compatible
 // speech server (OPENAI_API_KEY, or TTS_BASE_URL for a local one such as
 // Kokoro-FastAPI), then espeak-ng when it is installed (offline).
 var ttsEngines = []ttsEngine{
@@ -140,6 +153,15 @@ var ttsEngines = []ttsEngine{
 		},
 		build: func(getenv func(string) string) tts.Synthesizer {
 			return cartesia.New(cartesia.Options{APIKey: getenv("CARTESIA_API_KEY"), VoiceID: getenv("CARTESIA_VOICE_ID")})
+		},
+	},
+	{
+		available: func(getenv func(string) string) (string, bool) {
+			return "ElevenLabs", getenv("ELEVENLABS_API_KEY") != "" && getenv("ELEVENLABS_VOICE_ID") != ""
+		},
+		build: func(getenv func(string) string) tts.Synthesizer {
+			return elevenlabs.New(elevenlabs.Options{APIKey: getenv("ELEVENLABS_API_KEY"), VoiceID: getenv("ELEVENLABS_VOICE_ID"),
+				Model: getenv("ELEVENLABS_MODEL"), BaseURL: getenv("ELEVENLABS_BASE_URL")})
 		},
 	},
 	{

@@ -97,6 +97,8 @@ func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
 		{"a chat-only model server", env("OPENAI_API_KEY", "k", "OPENAI_BASE_URL", chatOnly), false, false,
 			"Voice is off: speech-to-text by the transcription server at " + chatOnly + " is configured, but " + chatOnly +
 				" has no /audio/transcriptions endpoint (it answered 404), so the demo is a text chat"},
+		{"AssemblyAI and ElevenLabs", env("ASSEMBLYAI_API_KEY", "k", "ELEVENLABS_API_KEY", "k", "ELEVENLABS_VOICE_ID", "v"), true, true,
+			"speech-to-text by AssemblyAI, answers spoken by ElevenLabs"},
 		{"a speech server that is down", env("STT_BASE_URL", "http://127.0.0.1:1/v1"), false, false, "http://127.0.0.1:1/v1 cannot be reached"},
 	}
 	for _, tc := range tests {
