@@ -61,6 +61,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -84,8 +85,6 @@ const (
 
 var quiet sync.Once
 
-var debugScores = os.Getenv("PS_DEBUG") != ""
-
 // Engine is an [stt.Streamer] that recognises US English offline with
 // CMU PocketSphinx: each session has its own decoder. It is safe for
 // concurrent use; [Engine.SetGrammar] may be called at any time.
@@ -100,7 +99,8 @@ type Engine struct {
 
 // compiled is a grammar restricted to the dictionary, as JSGF.
 type compiled struct {
-	jsgf    string // "" when nothing of the grammar was left
+	jsgf    string   // "" when nothing of the grammar was left
+	grammar *Grammar // the restricted grammar
 	missing []string
 }
 
@@ -167,7 +167,7 @@ func (e *Engine) compile(g *Grammar, ps *C.ps_decoder_t) *compiled {
 		defer C.free(unsafe.Pointer(cw))
 		return C.fw_known(ps, cw) != 0
 	})
-	c := &compiled{missing: missing}
+	c := &compiled{missing: missing, grammar: r}
 	if !r.empty() {
 		c.jsgf = r.JSGF()
 	}
@@ -280,7 +280,8 @@ type Session struct {
 	lmName   *C.char // C copy of lmSearch
 	gramName *C.char // name of the grammar search, nil when none is set
 	applied  *Grammar
-	active   bool // the grammar search holds the applied grammar
+	phrases  *Grammar // the applied grammar restricted, for matching
+	active   bool     // the grammar search holds the applied grammar
 
 	rs   *audio.Resampler
 	mono []byte
@@ -425,7 +426,7 @@ func (s *Session) apply(g *Grammar) {
 		C.ps_unset_search(s.ps, s.gramName)
 		C.free(unsafe.Pointer(s.gramName))
 	}
-	s.gramName, s.active = cname, true
+	s.gramName, s.active, s.phrases = cname, true, c.grammar
 	s.e.report(c.missing, nil)
 }
 
@@ -486,7 +487,6 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	}
 	s.inUtt = false
 	lmText, lmScores := s.hypothesis()
-	lmDone := time.Since(start)
 	r := Result{Final: true, Finalized: finalized, Model: lmText, Audio: time.Duration(len(s.utt)/2) * time.Second / rate}
 	var gScores C.fw_scores
 	grammar := s.active && s.speech
@@ -496,14 +496,32 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 			return err
 		}
 	}
-	decide(&r, grammar, lmScores, gScores, s.e.opts.MaxFit)
+	lmPhones, gPhones := 0, 0
+	if grammar {
+		lmPhones, gPhones = s.phones(r.Model), s.phones(r.Grammar)
+	}
+	decide(&r, grammar, lmScores, gScores, lmPhones, gPhones, &s.e.opts)
 	r.Decode = time.Since(start)
-	r.lmDecode = lmDone
 	s.utt, s.fed = s.utt[:0], 0
 	if fn := s.e.opts.OnResult; fn != nil {
 		fn(r)
 	}
 	return s.queue(ctx, r)
+}
+
+// phones counts the phones of text's words in the dictionary.
+func (s *Session) phones(text string) int {
+	n := 0
+	for _, w := range strings.Fields(text) {
+		cw := C.CString(w)
+		p := C.ps_lookup_word(s.ps, cw)
+		C.free(unsafe.Pointer(cw))
+		if p != nil {
+			n += len(strings.Fields(C.GoString(p)))
+			C.free(unsafe.Pointer(p))
+		}
+	}
+	return n
 }
 
 // decodeGrammar decodes the utterance's audio again with the grammar and
@@ -532,10 +550,11 @@ func (s *Session) decodeGrammar() (string, C.fw_scores, error) {
 }
 
 // decide picks the result of an utterance and its confidence; see the
-// package documentation for the rule. Costs are the best paths' acoustic
-// scores per frame, negated (PocketSphinx normalises each frame's scores
-// to its best senone, so a path that fits the audio well costs little).
-func decide(r *Result, grammar bool, lm, g C.fw_scores, maxFit float64) {
+// package documentation for the rule. lmPhones and gPhones are the phone
+// counts of the two hypotheses; costs are the best paths' acoustic scores
+// per frame, negated (PocketSphinx normalises each frame's scores to its
+// best senone, so a path that fits the audio well costs little).
+func decide(r *Result, grammar bool, lm, g C.fw_scores, lmPhones, gPhones int, o *Options) {
 	lmCost := cost(lm)
 	r.Source, r.Text = SourceModel, r.Model
 	modelConf := 0.5 * clamp01(float64(lm.post)) * clamp01(1-lmCost/fullCost)
@@ -546,25 +565,27 @@ func decide(r *Result, grammar bool, lm, g C.fw_scores, maxFit float64) {
 		r.Confidence = modelConf
 		return
 	}
-	if r.Grammar != "" {
-		gCost := cost(g)
-		switch {
-		case r.Model == "" || lmCost <= 0:
-			r.Fit = 0 // the general model heard nothing: nothing to compare
-		default:
-			r.Fit = gCost / lmCost
-		}
-		if debugScores {
-			fmt.Printf("fit %.3f: lm %.1f %q | grammar %.1f %q\n", r.Fit, lmCost, r.Model, gCost, r.Grammar)
-		}
-		if r.Fit <= maxFit {
+	if r.Grammar != "" && r.Model != "" && gPhones > 0 && lmCost > 0 {
+		r.Fit = cost(g) / lmCost
+		r.PhoneRatio = float64(lmPhones) / float64(gPhones)
+		if r.PhoneRatio <= o.MaxPhoneRatio && r.PhoneRatio >= minPhoneRatio && r.Fit <= o.MaxFit {
+			// Confidence falls as either measure nears its bound.
+			lr := math.Log(r.PhoneRatio) / math.Log(o.MaxPhoneRatio)
+			if r.PhoneRatio < 1 {
+				lr = math.Log(r.PhoneRatio) / math.Log(minPhoneRatio)
+			}
 			r.Source, r.Text = SourceGrammar, r.Grammar
-			r.Confidence = 0.51 + 0.49*(1-clamp01(r.Fit/maxFit))
+			r.Confidence = 0.51 + 0.49*clamp01(min(1-lr, 1-r.Fit/o.MaxFit))
 			return
 		}
 	}
 	r.Confidence = 0.5 * modelConf // at most 0.25: outside the grammar
 }
+
+// minPhoneRatio is the smallest PhoneRatio at which the grammar's result
+// stands: the general model often hears fewer sounds than were said, so
+// a phrase longer than what it heard is weak evidence against the phrase.
+const minPhoneRatio = 0.5
 
 // fullCost is the cost per frame at which the general model's confidence
 // reaches 0: worse than any speech measured.

@@ -436,3 +436,56 @@ func appendBelow1000(out []string, n int) []string {
 	}
 	return out
 }
+
+// Has reports whether text, as words, is one of the grammar's phrases. It
+// is false for a grammar given as JSGF source.
+func (g *Grammar) Has(text string) bool {
+	if g == nil {
+		return false
+	}
+	words := strings.Fields(text)
+	for _, p := range g.phrasings {
+		if g.match(p, words) {
+			return true
+		}
+	}
+	return false
+}
+
+// match reports whether words are phrasing p, its slot (if any) filled
+// with one of the items.
+func (g *Grammar) match(p, words []string) bool {
+	slot := -1
+	for i, w := range p {
+		if w == itemRule {
+			slot = i
+			break
+		}
+	}
+	if slot < 0 {
+		return equalWords(p, words)
+	}
+	pre, post := p[:slot], p[slot+1:]
+	if len(words) < len(pre)+len(post)+1 || !equalWords(pre, words[:len(pre)]) {
+		return false
+	}
+	mid := words[len(pre):]
+	for _, it := range g.items {
+		if len(mid) >= len(it) && equalWords(it, mid[:len(it)]) && g.match(post, mid[len(it):]) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -15,10 +15,11 @@ const (
 	DefaultEndSilence      = 1500 * time.Millisecond
 	DefaultMaxUtterance    = 20 * time.Second
 	DefaultInterimInterval = 250 * time.Millisecond
-	// DefaultMaxFit is the largest [Result.Fit] at which the grammar's
-	// result stands. It was measured on espeak-ng speech: see the package
-	// documentation.
-	DefaultMaxFit = 0.85
+	// DefaultMaxPhoneRatio and DefaultMaxFit bound [Result.PhoneRatio]
+	// and [Result.Fit] for the grammar's result to stand. They were
+	// measured on espeak-ng speech: see the package documentation.
+	DefaultMaxPhoneRatio = 1.4
+	DefaultMaxFit        = 1.1
 )
 
 // ErrUnavailable is what [New] returns when the package was built without
@@ -35,11 +36,12 @@ type Options struct {
 	AcousticModel, LanguageModel, Dictionary string
 	// Grammar is the grammar to start with; see [Engine.SetGrammar].
 	Grammar *Grammar
-	// MaxFit is the largest [Result.Fit] (the grammar's acoustic cost
-	// relative to the general model's) at which the grammar's result
-	// stands; above it the general model's result is taken. Larger trusts
-	// the grammar more. Default: DefaultMaxFit.
-	MaxFit float64
+	// MaxPhoneRatio and MaxFit decide between the two searches: the
+	// grammar's result stands when [Result.PhoneRatio] is between 0.5 and
+	// MaxPhoneRatio and [Result.Fit] is at most MaxFit;
+	// otherwise the general model's is taken. Larger values trust the
+	// grammar more. Defaults: DefaultMaxPhoneRatio, DefaultMaxFit.
+	MaxPhoneRatio, MaxFit float64
 	// EndSilence ends an utterance after this much silence (PocketSphinx's
 	// own voice activity detection) when no Finalize came first: the
 	// pipeline's VAD frames normally end utterances sooner. Negative
@@ -68,6 +70,9 @@ func (o *Options) defaults() {
 	o.AcousticModel = under(o.ModelDir, o.AcousticModel, "en-us")
 	o.LanguageModel = under(o.ModelDir, o.LanguageModel, "en-us.lm.bin")
 	o.Dictionary = under(o.ModelDir, o.Dictionary, "cmudict-en-us.dict")
+	if o.MaxPhoneRatio <= 1 {
+		o.MaxPhoneRatio = DefaultMaxPhoneRatio
+	}
 	if o.MaxFit <= 0 {
 		o.MaxFit = DefaultMaxFit
 	}
@@ -131,15 +136,17 @@ type Result struct {
 	// Grammar and Model are the hypotheses of the two searches on a final
 	// result: Grammar is "" when no grammar was set.
 	Grammar, Model string
-	// Fit is the grammar's acoustic cost per frame relative to the general
-	// model's: below 1 the grammar's phrase fits the audio better than
-	// what the general model heard. 0 without a grammar's hypothesis.
-	Fit float64
+	// PhoneRatio is the number of phones in what the general model heard
+	// over the number in the grammar's phrase: near 1 when the phrase
+	// spans the speech, above it when the speech says more than the
+	// phrase. Fit is the grammar's acoustic cost per frame over the
+	// general model's: below 1 the phrase fits the audio better than what
+	// the general model heard. Both are 0 unless both searches heard
+	// something.
+	PhoneRatio, Fit float64
 	// Audio is the duration of the utterance's audio.
 	Audio time.Duration
 	// Decode is the time spent decoding after the end of the utterance:
 	// the latency that the final result adds.
 	Decode time.Duration
-
-	lmDecode time.Duration
 }

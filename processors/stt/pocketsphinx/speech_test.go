@@ -3,7 +3,6 @@
 package pocketsphinx
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -125,9 +124,16 @@ func recognize(t testing.TB, e *Engine, pcm []byte) Result {
 }
 
 // decodeUtterance sends pcm in 20 ms frames and finalizes, returning the
-// final result that answers the Finalize (the last final, when the
-// decoder's own endpointing ended an utterance before).
+// final result that answers the Finalize (the texts of all finals joined,
+// when the decoder's own endpointing ended an utterance before).
 func decodeUtterance(t testing.TB, ctx context.Context, s *Session, pcm []byte) Result {
+	t.Helper()
+	return decodeParts(t, ctx, s, [][]byte{pcm}, nil)
+}
+
+// decodeParts is decodeUtterance for an utterance sent in parts, with
+// between called after the first.
+func decodeParts(t testing.TB, ctx context.Context, s *Session, parts [][]byte, between func()) Result {
 	t.Helper()
 	var finals []Result
 	got := make(chan error, 1)
@@ -147,12 +153,17 @@ func decodeUtterance(t testing.TB, ctx context.Context, s *Session, pcm []byte) 
 			}
 		}
 	}()
-	for b := pcm; len(b) > 0; {
-		n := min(len(b), 640)
-		if err := s.SendAudio(ctx, b[:n]); err != nil {
-			t.Fatal(err)
+	for i, pcm := range parts {
+		if i == 1 && between != nil {
+			between()
 		}
-		b = b[n:]
+		for b := pcm; len(b) > 0; {
+			n := min(len(b), 640)
+			if err := s.SendAudio(ctx, b[:n]); err != nil {
+				t.Fatal(err)
+			}
+			b = b[n:]
+		}
 	}
 	if err := s.Finalize(ctx); err != nil {
 		t.Fatal(err)
@@ -199,5 +210,3 @@ func wordAccuracy(ref, hyp string) float64 {
 	}
 	return max(0, 1-float64(d[len(h)])/float64(len(r)))
 }
-
-var _ = bytes.Equal
