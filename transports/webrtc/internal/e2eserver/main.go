@@ -39,6 +39,7 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:0", "listen address")
 	static := flag.String("static", "e2e", "directory with index.html and dist/")
 	flag.StringVar(&recordDir, "record", "", "save the first offer and PATCH bodies (fuzz seeds) in this directory")
+	flag.BoolVar(&functionsMode, "functions", false, "answer with a scripted model that calls client functions (see functions.go)")
 	flag.Parse()
 	log, _ := zap.NewDevelopment()
 	if err := run(context.Background(), *addr, *static, log); err != nil {
@@ -148,11 +149,20 @@ func (s *statusRecorder) WriteHeader(code int) {
 // becomes ui-command {command, payload}; ui-event becomes server-message
 // {type:"ui_event", event, payload}; send-text C is answered "echo: C" by
 // the echo LLM (bot-llm-started, bot-llm-text, bot-llm-stopped); and
-// {t:"tone", d:{hz, ms}} plays a sine.
+// {t:"tone", d:{hz, ms}} plays a sine. With -functions the echo LLM
+// gives way to the scripted model of functions.go.
 func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
-	rp := rtvi.NewProcessor(rtvi.Options{Logger: log, Observer: rtvi.ObserverOptions{Logger: log}})
-	task := pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, echoLLM{}, s.Output()),
-		pipeline.TaskOptions{Logger: log})
+	var (
+		rp   *rtvi.Processor
+		task *pipeline.Task
+	)
+	if functionsMode {
+		task, rp = newFunctionsPipeline(s, log)
+	} else {
+		rp = rtvi.NewProcessor(rtvi.Options{Logger: log, Observer: rtvi.ObserverOptions{Logger: log}})
+		task = pipeline.NewTask(pipeline.New(s.Input(), rp, &audioMeter{s: s}, echoLLM{}, s.Output()),
+			pipeline.TaskOptions{Logger: log})
+	}
 	event("session", map[string]any{"session": s.ID(), "pc_id": s.PCID(), "start_id": s.StartID()})
 	rp.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
 		event("client-ready", map[string]any{"session": s.ID(), "version": r.Version, "id": r.MsgID})
