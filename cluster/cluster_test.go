@@ -1,0 +1,377 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestNewSessionsGoToTheWorkersAndEachServesItsOwn(t *testing.T) {
+	url := startNATS(t)
+	a, b, c := startWorker(t, url, "a", 3), startWorker(t, url, "b", 3), startWorker(t, url, "c", 3)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a", "b", "c")
+
+	// Nine sessions fill the three workers exactly: a worker at capacity
+	// declines and the front door tries another.
+	var clients []*client
+	for range 9 {
+		clients = append(clients, dial(t, fd.url("/api/offer")))
+	}
+	waitSessions(t, map[string]int{"a": 3, "b": 3, "c": 3}, a, b, c)
+	for i, cl := range clients {
+		if err := cl.echo("hello " + strconv.Itoa(i)); err != nil {
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+
+	// All full: a 503 with Retry-After, which the client retries.
+	cl, sdp := newClient(t)
+	_ = cl
+	status, _, h, err := doHeader(http.MethodPost, fd.url("/api/offer"), offerBody{SDP: sdp, Type: "offer"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+		t.Errorf("a tenth session got status %d, Retry-After %q; want 503 with a Retry-After", status, h.Get("Retry-After"))
+	}
+
+	// The cluster's state shows the sessions per worker.
+	deadline := time.Now().Add(wait)
+	for {
+		st := fd.Status()
+		got := map[string]int{}
+		for _, w := range st.Workers {
+			got[w.ID] = w.Sessions
+		}
+		if cmp.Equal(got, map[string]int{"a": 3, "b": 3, "c": 3}) && st.Sessions == 9 && st.Capacity == 9 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	status, raw := do(t, http.MethodGet, fd.url("/cluster"), nil)
+	var st Status
+	if err := json.Unmarshal(raw, &st); status != http.StatusOK || err != nil || len(st.Workers) != 3 {
+		t.Errorf("GET /cluster: %d %s", status, raw)
+	}
+	if status, raw := do(t, http.MethodGet, fd.url("/healthz"), nil); status != http.StatusOK {
+		t.Errorf("GET /healthz: %d %s", status, raw)
+	}
+}
+
+func TestNoWorkerMeansServiceUnavailable(t *testing.T) {
+	url := startNATS(t)
+	fd := startFrontDoor(t, url)
+	for _, path := range []string{"/api/offer", "/start"} {
+		status, _, h, err := doHeader(http.MethodPost, fd.url(path), map[string]any{"sdp": "v=0", "type": "offer"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+			t.Errorf("POST %s without workers: %d, Retry-After %q; want 503 with Retry-After", path, status, h.Get("Retry-After"))
+		}
+	}
+	if status, _ := do(t, http.MethodGet, fd.url("/healthz"), nil); status != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz without workers: %d, want 503", status)
+	}
+}
+
+func TestEveryLaterRequestIsRoutedThroughAnotherFrontDoor(t *testing.T) {
+	url := startNATS(t)
+	a, b := startWorker(t, url, "a", 10), startWorker(t, url, "b", 10)
+	one, two := startFrontDoor(t, url), startFrontDoor(t, url)
+	one.waitWorkers(t, "a", "b")
+	two.waitWorkers(t, "a", "b")
+
+	cl := dial(t, one.url("/api/offer"))
+	first := cl.pcID
+	owner := a
+	if b.srv.SessionCount() == 1 {
+		owner = b
+	}
+	sess, ok := owner.srv.Session(first)
+	if !ok {
+		t.Fatalf("no worker holds pc_id %s", first)
+	}
+
+	// Candidates through the other front door.
+	if status, raw := do(t, http.MethodPatch, two.url("/api/offer"), cl.candidates()); status != http.StatusOK {
+		t.Errorf("PATCH through the other front door: %d %s", status, raw)
+	}
+	// Renegotiation on the same peer connection: the same pc_id.
+	status, ans := post(t, two.url("/api/offer"), offerBody{SDP: cl.localOffer(), PCID: &first})
+	if status != http.StatusOK || ans.PCID != first {
+		t.Fatalf("renegotiation through the other front door: %d, pc_id %q, want 200 and %q", status, ans.PCID, first)
+	}
+	cl.apply(ans)
+	if err := cl.echo("after renegotiation"); err != nil {
+		t.Error(err)
+	}
+
+	// Restart: a new peer connection, the same session on the same worker.
+	re, sdp := newClient(t)
+	status, ans = post(t, two.url("/api/offer"), offerBody{SDP: sdp, PCID: &first, RestartPC: true})
+	if status != http.StatusOK {
+		t.Fatalf("restart through the other front door: %d", status)
+	}
+	re.apply(ans)
+	re.waitOpen()
+	if err := re.echo("after restart"); err != nil {
+		t.Error(err)
+	}
+	if s, ok := owner.srv.Session(re.pcID); !ok || s.ID() != sess.ID() {
+		t.Errorf("the restart's pc_id %s is not session %s's on worker %s", re.pcID, sess.ID(), owner.ID())
+	}
+	if status, raw := do(t, http.MethodPatch, one.url("/api/offer"), re.candidates()); status != http.StatusOK {
+		t.Errorf("PATCH of the restarted pc_id through the first front door: %d %s", status, raw)
+	}
+	waitSessions(t, map[string]int{owner.ID(): 1, other(owner, a, b).ID(): 0}, a, b)
+
+	// An unknown pc_id: the PATCH is a 404, the offer a new session.
+	unknown := "no-such-pc"
+	if status, _ := do(t, http.MethodPatch, two.url("/api/offer"), map[string]any{"pc_id": unknown, "candidates": []any{}}); status != http.StatusNotFound {
+		t.Errorf("PATCH of an unknown pc_id: %d, want 404", status)
+	}
+}
+
+func other(w *testWorker, ws ...*testWorker) *testWorker {
+	for _, o := range ws {
+		if o != w {
+			return o
+		}
+	}
+	return nil
+}
+
+func TestStartFlowIsRoutedThroughAnotherFrontDoor(t *testing.T) {
+	url := startNATS(t)
+	a, b := startWorker(t, url, "a", 10), startWorker(t, url, "b", 10)
+	one, two := startFrontDoor(t, url), startFrontDoor(t, url)
+	one.waitWorkers(t, "a", "b")
+	two.waitWorkers(t, "a", "b")
+
+	status, raw := do(t, http.MethodPost, one.url("/start"), map[string]any{"body": map[string]any{"user": "u1"}})
+	var start struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &start); status != http.StatusOK || err != nil || start.SessionID == "" {
+		t.Fatalf("POST /start: %d %s", status, raw)
+	}
+	path := "/sessions/" + start.SessionID + "/api/offer"
+
+	cl, sdp := newClient(t)
+	status, ans := post(t, two.url(path), offerBody{SDP: sdp})
+	if status != http.StatusOK {
+		t.Fatalf("POST %s through the other front door: %d", path, status)
+	}
+	cl.apply(ans)
+	cl.waitOpen()
+	if err := cl.echo("start flow"); err != nil {
+		t.Error(err)
+	}
+	if status, raw := do(t, http.MethodPatch, one.url(path), cl.candidates()); status != http.StatusOK {
+		t.Errorf("PATCH %s through the first front door: %d %s", path, status, raw)
+	}
+	sa, oka := a.srv.Session(cl.pcID)
+	sb, okb := b.srv.Session(cl.pcID)
+	switch {
+	case oka && sa.StartID() == start.SessionID, okb && sb.StartID() == start.SessionID:
+	default:
+		t.Errorf("no worker has the session of /start id %s", start.SessionID)
+	}
+	// Anything else under the session path: 200, as the single server.
+	if status, _ := do(t, http.MethodPost, two.url("/sessions/"+start.SessionID+"/other"), map[string]any{}); status != http.StatusOK {
+		t.Errorf("POST /sessions/<id>/other: %d, want 200", status)
+	}
+	if status, _ := do(t, http.MethodPost, two.url("/sessions/not-a-session/api/offer"), offerBody{SDP: sdp, Type: "offer"}); status != http.StatusNotFound {
+		t.Errorf("an offer for an unknown session: %d, want 404", status)
+	}
+}
+
+func TestDrainingWorkerDeclinesAndEndsItsSessionsGracefully(t *testing.T) {
+	url := startNATS(t)
+	a := startWorker(t, url, "a", 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	cl := dial(t, fd.url("/api/offer"))
+	b := startWorker(t, url, "b", 10)
+	fd.waitWorkers(t, "a", "b")
+
+	a.cancel() // SIGTERM
+	cl.waitEnded()
+	if err := a.stopped(t); err != nil {
+		t.Errorf("a drained worker's Run: %v, want nil", err)
+	}
+	fd.waitWorkers(t, "b")
+
+	for range 3 {
+		c := dial(t, fd.url("/api/offer"))
+		if err := c.echo("after the drain"); err != nil {
+			t.Error(err)
+		}
+	}
+	waitSessions(t, map[string]int{"a": 0, "b": 3}, a, b)
+}
+
+func TestDrainingWorkerDeclinesNewSessionsSentToIt(t *testing.T) {
+	url := startNATS(t)
+	a := startWorker(t, url, "a", 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	cl := dial(t, fd.url("/api/offer"))
+	_ = cl
+	a.draining.Store(true) // as Run does first when it drains
+
+	nc := connect(t, url)
+	data, _ := json.Marshal(request{V: Version, Kind: kindNew, Method: http.MethodPost, Path: "/start"})
+	m, err := nc.Request(a.subj.worker("a"), data, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := decodeReply(m.Data, 1<<20)
+	if err != nil || rep.Declined != "draining" {
+		t.Errorf("a new session for a draining worker: %+v, %v; want declined \"draining\"", rep, err)
+	}
+	// Its sessions' requests are still served.
+	data, _ = json.Marshal(request{V: Version, Kind: kindRoute, Method: http.MethodPatch, Path: "/api/offer",
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: mustJSON(cl.candidates())})
+	if m, err = nc.Request(a.subj.worker("a"), data, wait); err != nil {
+		t.Fatal(err)
+	}
+	if rep, err = decodeReply(m.Data, 1<<20); err != nil || rep.Status != http.StatusOK {
+		t.Errorf("a PATCH for a draining worker's session: %+v, %v; want 200", rep, err)
+	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func TestWorkerDeathLosesOnlyItsSessions(t *testing.T) {
+	url := startNATS(t)
+	a, b := startWorker(t, url, "a", 1), startWorker(t, url, "b", 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a", "b")
+	// a takes one session (it is the only one with room for the second
+	// after that fills... whichever order): fill a first.
+	var onA, onB *client
+	for onA == nil || onB == nil {
+		c := dial(t, fd.url("/api/offer"))
+		if _, ok := a.srv.Session(c.pcID); ok {
+			onA = c
+		} else if onB == nil {
+			onB = c
+		}
+	}
+	before := sessionsOn(b)["b"]
+
+	killed := time.Now()
+	a.nc.Close() // the worker's NATS connection goes away abruptly
+	onA.waitEnded()
+	if err := a.stopped(t); !errors.Is(err, ErrConnectionClosed) {
+		t.Errorf("Run of a worker whose NATS connection was closed: %v, want ErrConnectionClosed", err)
+	}
+	fd.waitWorkers(t, "b")
+	if d := time.Since(killed); d > 5*time.Second {
+		t.Errorf("the front door dropped the dead worker after %v", d)
+	}
+	if err := onB.echo("still here"); err != nil {
+		t.Errorf("a session on the live worker: %v", err)
+	}
+	// Its sessions' signalling: the PATCH finds no owner, a restart
+	// becomes a new session on the live worker.
+	if status, _ := do(t, http.MethodPatch, fd.url("/api/offer"), onA.candidates()); status != http.StatusNotFound {
+		t.Errorf("PATCH for the dead worker's session: %d, want 404", status)
+	}
+	re, sdp := newClient(t)
+	status, ans := post(t, fd.url("/api/offer"), offerBody{SDP: sdp, PCID: &onA.pcID, RestartPC: true})
+	if status != http.StatusOK {
+		t.Fatalf("restart of the dead worker's session: %d", status)
+	}
+	re.apply(ans)
+	re.waitOpen()
+	c := dial(t, fd.url("/api/offer"))
+	if err := c.echo("new"); err != nil {
+		t.Error(err)
+	}
+	waitSessions(t, map[string]int{"b": before + 2}, b)
+}
+
+func TestFrontDoorRestartLeavesTheSessionsRoutable(t *testing.T) {
+	url := startNATS(t)
+	startWorker(t, url, "a", 10)
+	startWorker(t, url, "b", 10)
+	old := startFrontDoor(t, url)
+	old.waitWorkers(t, "a", "b")
+	cl := dial(t, old.url("/api/offer"))
+	status, raw := do(t, http.MethodPost, old.url("/start"), map[string]any{})
+	var start struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &start); status != http.StatusOK || err != nil {
+		t.Fatalf("POST /start: %d %s", status, raw)
+	}
+	old.stop()
+
+	// A new front door knows the workers at once (it asks them) and finds
+	// the sessions' owners by asking too.
+	fresh := startFrontDoor(t, url)
+	if got := len(fresh.Status().Workers); got != 2 {
+		t.Errorf("a new front door knows %d workers, want 2", got)
+	}
+	if err := cl.echo("across the restart"); err != nil {
+		t.Error(err)
+	}
+	if status, raw := do(t, http.MethodPatch, fresh.url("/api/offer"), cl.candidates()); status != http.StatusOK {
+		t.Errorf("PATCH through the new front door: %d %s", status, raw)
+	}
+	pc := cl.pcID
+	status, ans := post(t, fresh.url("/api/offer"), offerBody{SDP: cl.localOffer(), PCID: &pc})
+	if status != http.StatusOK || ans.PCID != pc {
+		t.Errorf("renegotiation through the new front door: %d, pc_id %q", status, ans.PCID)
+	}
+	s2, sdp := newClient(t)
+	status, ans = post(t, fresh.url("/sessions/"+start.SessionID+"/api/offer"), offerBody{SDP: sdp})
+	if status != http.StatusOK {
+		t.Fatalf("the /start flow's offer through the new front door: %d", status)
+	}
+	s2.apply(ans)
+	s2.waitOpen()
+}
+
+func TestFrontDoorRefusesWhatIsNotSignalling(t *testing.T) {
+	url := startNATS(t)
+	fd := startFrontDoor(t, url)
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, "/", http.StatusNotFound},
+		{http.MethodPost, "/other", http.StatusNotFound},
+		{http.MethodGet, "/api/offer", http.StatusMethodNotAllowed},
+		{http.MethodPatch, "/start", http.StatusMethodNotAllowed},
+		{http.MethodPatch, "/api/offer", http.StatusNotFound}, // no pc_id owner
+		{http.MethodPost, "/sessions//api/offer", http.StatusNotFound},
+	} {
+		status, _ := do(t, tc.method, fd.url(tc.path), map[string]any{"pc_id": "x"})
+		if status != tc.want {
+			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, status, tc.want)
+		}
+	}
+	big := map[string]any{"sdp": string(make([]byte, 300<<10))}
+	if status, _ := do(t, http.MethodPost, fd.url("/api/offer"), big); status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 300 KiB offer: %d, want 413", status)
+	}
+}
