@@ -5,6 +5,12 @@
 // output transport), and the streaming LLM [Service] that runs inference,
 // streams text and dispatches function calls.
 //
+// A function may run on the server (a Go [Handler]) or on the client
+// ([ClientFunction]: the browser's registerFunctionCallHandler answers
+// through the RTVI processor). Either way each call settles exactly once
+// (a result, its timeout, or its cancellation on interruption), and the
+// assistant aggregator records one tool message per call.
+//
 // The service talks to a model through the small [Provider] interface, so
 // any backend plugs in: the OpenAI-compatible client in package
 // llm/openai, or an offline fake for demos and tests.

@@ -50,7 +50,8 @@ type Function struct {
 	// interruption settles it first. Whatever arrives for the call after
 	// it settled is dropped. The RTVI observer names such calls to the
 	// client (with their arguments) whatever the report level, since the
-	// client cannot run them otherwise.
+	// client cannot run them otherwise. With [ServiceOptions.Sequential],
+	// the calls after it in the same response wait for its answer.
 	Client bool
 	// Timeout bounds the call; when it passes the model is told the call
 	// failed. Zero takes the service's default; negative means no timeout.
