@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -93,4 +94,24 @@ func ExampleDeveloperMessage() {
 	f := &frames.LLMMessagesAppend{Messages: []frames.LLMMessage{llm.DeveloperMessage(`<ui_event name="click">{"ref":"e3"}</ui_event>`)}}
 	fmt.Println(f.Messages[0].Role)
 	// Output: developer
+}
+
+// A function the browser runs: the page registers a handler for it with
+// client-js registerFunctionCallHandler, and the service waits for the
+// page's llm-function-call-result (the RTVI processor pushes it) instead
+// of running Go code.
+func ExampleClientFunction() {
+	type fieldArgs struct {
+		Field string `json:"field" jsonschema_description:"The form field to read"`
+	}
+	read := llm.ClientFunction("read_form_field", "Reads a field of the form the user is filling in.", llm.Schema[fieldArgs]())
+	read.Timeout = 5 * time.Second // the page answers quickly, or the model is told it did not
+
+	svc := llm.NewService(demoBrain{}, llm.ServiceOptions{})
+	if err := svc.Register(read); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(svc.IsClientFunction("read_form_field"))
+	// Output: true
 }
