@@ -10,6 +10,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/openairealtime"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
@@ -55,8 +56,73 @@ func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Tas
 	return task, nil
 }
 
+// agentOptions are the UI agent's options in every shape of the bot.
+func (b *bot) agentOptions(log *zap.Logger) uiagent.Options {
+	return uiagent.Options{
+		Watchdog:       45 * time.Second,
+		FallbackAnswer: "Sorry, I lost my train of thought. Could you say that again?",
+		Logger:         log,
+		OnTurnEnd: func(a uiagent.Answer) {
+			log.Info("turn", zap.String("brain", b.brain.Label), zap.Stringer("outcome", a.Outcome),
+				zap.String("answer", a.Text), zap.Strings("skipped_refs", a.SkippedRefs))
+		},
+	}
+}
+
+// rtviOptions are the RTVI processor's options in every shape of the bot.
+func (b *bot) rtviOptions(log *zap.Logger) rtvi.Options {
+	return rtvi.Options{
+		About: wire.JSON(map[string]string{
+			"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
+		}),
+		Observer: rtvi.ObserverOptions{Logger: log},
+	}
+}
+
+// taskOptions are the task's options in every shape of the bot.
+func (b *bot) taskOptions(log *zap.Logger) pipeline.TaskOptions {
+	var obs []observers.Observer
+	if b.trace {
+		obs = append(obs, &observers.Logger{Log: log.Named("trace"), Match: notAudio})
+	}
+	return pipeline.TaskOptions{
+		Logger:    log,
+		Observers: obs,
+		// The services' metrics frames feed the traces (models, tokens,
+		// time to first byte) and the inspector's waterfall.
+		EnableMetrics:      b.tel.Enabled() || b.ins != nil,
+		EnableUsageMetrics: b.tel.Enabled() || b.ins != nil,
+		// A text chat has no speech to count as activity: typing, scrolling
+		// (snapshots) and answers keep the session alive too.
+		IdleTimeout: 15 * time.Minute,
+		IsActivity:  isActivity,
+	}
+}
+
+// buildRealtime assembles a session's pipeline around a speech-to-speech
+// model, which hears, thinks and speaks in one service:
+//
+//	in → RTVI → agent → Realtime → out → played-audio tap
+func (b *bot) buildRealtime(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task, error) {
+	agent := uiagent.New(b.agentOptions(log))
+	o := *b.brain.realtime
+	o.Instructions = systemPrompt
+	o.BeforeResponse = agent.BeforeInference
+	o.Functions = []llm.Function{researchTool(agent, b.researchStep, agent.Say)}
+	rt := openairealtime.New(o)
+	if err := rt.Register(agent.ReplyTool()); err != nil {
+		return nil, err
+	}
+	rp := rtvi.NewProcessor(b.rtviOptions(log))
+	rp.OnClientReady(func(context.Context, *rtvi.ClientReadyFrame) { agent.Say(greeting) })
+	return pipeline.NewTask(pipeline.New(in, rp, agent, rt.Pipeline(), out, rt.PlayedTap()), b.taskOptions(log)), nil
+}
+
 // build assembles a session's pipeline between in and out.
 func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task, error) {
+	if b.brain.realtime != nil {
+		return b.buildRealtime(in, out, log)
+	}
 	var speech []pipeline.Processor
 	if b.voice.newSTT != nil {
 		speech = b.voice.newSTT()
@@ -71,24 +137,11 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 		Tools: func(a *uiagent.Agent) []llm.Function {
 			return []llm.Function{researchTool(a, b.researchStep, a.Say)}
 		},
-		STT: speech,
-		TTS: tts,
-		Agent: uiagent.Options{
-			Watchdog:       45 * time.Second,
-			FallbackAnswer: "Sorry, I lost my train of thought. Could you say that again?",
-			Logger:         log,
-			OnTurnEnd: func(a uiagent.Answer) {
-				log.Info("turn", zap.String("brain", b.brain.Label), zap.Stringer("outcome", a.Outcome),
-					zap.String("answer", a.Text), zap.Strings("skipped_refs", a.SkippedRefs))
-			},
-		},
-		RTVI: rtvi.Options{
-			About: wire.JSON(map[string]string{
-				"library": "framewire", "library_version": rtvi.LibraryVersion, "demo": "ui-agent", "brain": b.brain.Label,
-			}),
-			Observer: rtvi.ObserverOptions{Logger: log},
-		},
-		LLM: llm.ServiceOptions{Name: "LLM (" + b.brain.Label + ")"},
+		STT:   speech,
+		TTS:   tts,
+		Agent: b.agentOptions(log),
+		RTVI:  b.rtviOptions(log),
+		LLM:   llm.ServiceOptions{Name: "LLM (" + b.brain.Label + ")"},
 	})
 	if err != nil {
 		return nil, err
@@ -98,22 +151,7 @@ func (b *bot) build(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task
 			zap.String("brain", b.brain.Label))
 		ua.Say(greeting)
 	})
-	var obs []observers.Observer
-	if b.trace {
-		obs = append(obs, &observers.Logger{Log: log.Named("trace"), Match: notAudio})
-	}
-	return pipeline.NewTask(ua.Pipeline(in, out), pipeline.TaskOptions{
-		Logger:    log,
-		Observers: obs,
-		// The services' metrics frames feed the traces (models, tokens,
-		// time to first byte) and the inspector's waterfall.
-		EnableMetrics:      b.tel.Enabled() || b.ins != nil,
-		EnableUsageMetrics: b.tel.Enabled() || b.ins != nil,
-		// A text chat has no speech to count as activity: typing, scrolling
-		// (snapshots) and answers keep the session alive too.
-		IdleTimeout: 15 * time.Minute,
-		IsActivity:  isActivity,
-	}), nil
+	return pipeline.NewTask(ua.Pipeline(in, out), b.taskOptions(log)), nil
 }
 
 // isActivity says which frames keep an idle session alive.

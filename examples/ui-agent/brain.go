@@ -8,6 +8,7 @@ import (
 	"github.com/framewire/framewire/processors/llm/anthropic"
 	"github.com/framewire/framewire/processors/llm/gemini"
 	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/llm/openairealtime"
 )
 
 // brain is the model behind the agent, as the page and the logs name it.
@@ -21,10 +22,15 @@ type brain struct {
 	Detail string `json:"detail"`
 
 	provider llm.Provider
+	// realtime, when set, is a speech-to-speech model that replaces the
+	// speech services and the provider (OPENAI_REALTIME_MODEL).
+	realtime *openairealtime.Options
 }
 
 // chooseBrain picks the model from the environment: FRAMEWIRE_BRAIN=demo
-// forces the offline demo brain; otherwise the first configured of an
+// forces the offline demo brain; OPENAI_REALTIME_MODEL with OpenAI's key
+// or base URL picks an OpenAI Realtime speech-to-speech model; otherwise
+// the first configured of an
 // OpenAI-compatible server (OPENAI_API_KEY or OPENAI_BASE_URL, with
 // OPENAI_MODEL), Anthropic (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL,
 // ANTHROPIC_MODEL) and Gemini (GOOGLE_API_KEY or GEMINI_API_KEY,
@@ -38,6 +44,10 @@ func chooseBrain(getenv func(string) string) brain {
 	}
 	switch {
 	case forced == "demo":
+	case getenv("OPENAI_REALTIME_MODEL") != "" && (key != "" || base != ""):
+		o := &openairealtime.Options{APIKey: key, BaseURL: base, Model: getenv("OPENAI_REALTIME_MODEL")}
+		return brain{Kind: "realtime", Label: o.Model + " (speech to speech)", realtime: o,
+			Detail: "OpenAI Realtime model " + o.Model + " hears and speaks itself (from OPENAI_REALTIME_MODEL with OPENAI_API_KEY / OPENAI_BASE_URL)."}
 	case key != "" || base != "":
 		c := openai.New(openai.Options{APIKey: key, BaseURL: base, Model: getenv("OPENAI_MODEL")})
 		where := base

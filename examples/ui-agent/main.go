@@ -43,8 +43,14 @@ func main() {
 	log := newLogger(*verbose)
 	defer func() { _ = log.Sync() }()
 
-	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), Voice: chooseVoice(context.Background(), os.Getenv), ResearchStep: 2 * time.Second,
+	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), ResearchStep: 2 * time.Second,
 		Trace: os.Getenv("UI_AGENT_TRACE") != "", Inspector: os.Getenv("FRAMEWIRE_INSPECTOR") == "1"}
+	if cfg.Brain.realtime != nil {
+		// The speech-to-speech model hears and speaks itself.
+		cfg.Voice = voice{STT: true, TTS: true, Note: "Voice is on: " + cfg.Brain.Label + " hears and speaks."}
+	} else {
+		cfg.Voice = chooseVoice(context.Background(), os.Getenv)
+	}
 	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
 	if err := serve(context.Background(), cfg, log, nil); err != nil {
 		log.Error("ui-agent demo failed", zap.Error(err))

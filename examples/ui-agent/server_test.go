@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -114,9 +115,21 @@ func TestChooseBrain(t *testing.T) {
 		{"Gemini", env("GEMINI_API_KEY", "gk"), "gemini"},
 		{"Gemini by its Google name", env("GOOGLE_API_KEY", "gk"), "gemini"},
 		{"OpenAI first", env("OPENAI_API_KEY", "sk-test", "ANTHROPIC_API_KEY", "ak"), "openai"},
+		{"OpenAI Realtime", env("OPENAI_API_KEY", "sk-test", "OPENAI_REALTIME_MODEL", "gpt-realtime"), "realtime"},
 	}
 	for _, tc := range tests {
-		if got := chooseBrain(tc.env); got.Kind != tc.kind || got.provider == nil || got.Label == "" {
+		got := chooseBrain(tc.env)
+		if got.Kind == "realtime" || tc.kind == "realtime" {
+			if got.Kind != tc.kind || got.realtime == nil || got.realtime.Model != "gpt-realtime" || got.realtime.APIKey != "sk-test" {
+				t.Errorf("%s: realtime options %+v", tc.name, got.realtime)
+			}
+			b := &bot{brain: got, log: zap.NewNop(), researchStep: time.Second}
+			if _, err := b.build(pipeline.PassThrough{}, pipeline.PassThrough{}, zap.NewNop()); err != nil {
+				t.Errorf("%s: building the realtime pipeline: %v", tc.name, err)
+			}
+			continue
+		}
+		if got.Kind != tc.kind || got.provider == nil || got.Label == "" {
 			t.Errorf("%s: brain = %+v, want kind %s", tc.name, got, tc.kind)
 		}
 	}
