@@ -1,0 +1,65 @@
+package cluster
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// BenchmarkOffer measures the signalling latency the front door adds: the
+// round trip of POST /api/offer (a new session, answered once the
+// worker's ICE gathering is done) straight to the worker's webrtc.Server
+// and through a front door and NATS, on loopback. It reports the p50 and
+// p99 of the round trip; the client's own gathering and connecting are
+// outside the measurement.
+func BenchmarkOffer(b *testing.B) {
+	url := startNATS(b)
+	srv := newTestServer(b, 10000)
+	w, err := NewWorker(connect(b, url), srv, WorkerOptions{ID: "w", Capacity: 10000, Logger: zap.NewNop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	direct := httptest.NewServer(srv)
+	defer direct.Close()
+	fd := startFrontDoor(b, url)
+	fd.waitWorkers(b, "w")
+
+	for _, tc := range []struct{ name, url string }{
+		{"direct", direct.URL + "/api/offer"},
+		{"frontdoor", fd.url("/api/offer")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			b.StopTimer()
+			for range b.N {
+				c, sdp := newClient(b)
+				b.StartTimer()
+				start := time.Now()
+				status, ans := post(b, tc.url, offerBody{SDP: sdp})
+				lat = append(lat, time.Since(start))
+				b.StopTimer()
+				if status != http.StatusOK {
+					b.Fatalf("POST: %d", status)
+				}
+				c.apply(ans)
+				c.waitOpen()
+				_ = c.pc.Close()
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
+		})
+	}
+}
