@@ -83,7 +83,9 @@ func TestThePageIsServed(t *testing.T) {
 func TestSignallingIsRouted(t *testing.T) {
 	h := testHandler(t, config{Brain: brain{Kind: "demo"}})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/api/offer", strings.NewReader("{not json")))
+	req := httptest.NewRequest(http.MethodPost, "/api/offer", strings.NewReader("{not json"))
+	req.Header.Set("Content-Type", "application/json")
+	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadRequest {
 		t.Errorf("POST /api/offer with a bad body: %d, want 400 from the signalling server", rec.Code)
 	}
