@@ -61,6 +61,9 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/processors/audio/silero"
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
@@ -80,6 +83,8 @@ func main() {
 	complexity := flag.Int("opus-complexity", 5, "the output's Opus complexity, 1 to 10 (webrtc.OutputOptions.OpusComplexity, whose default is 5)")
 	fixed := flag.Bool("fixed-complexity", false, "keep the Opus complexity under load (webrtc.OutputOptions.FixedOpusComplexity)")
 	perFrame := flag.Bool("alloc-per-frame", false, "the echo allocates each output frame instead of taking it from a frames.Block")
+	vad := flag.String("vad", "none", "a voice activity detector before the echo on every session: none, energy or silero (the model of make silero-model)")
+	metrics := flag.Bool("metrics", false, "telemetry on: every session attached to a Prometheus exporter (what FRAMEWIRE_METRICS_ADDR turns on), services' metrics frames on")
 	flight := flag.String("flight", "", "keep a flight recorder running in each window and write its last 1.5 s to this file plus .nN at the window's first burst of late frames")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
@@ -104,6 +109,30 @@ func main() {
 		idle: *idle, separate: *separate, allocPerFrame: *perFrame,
 		traceFile: *traceFile, memProfile: *memProfile, flightFile: *flight,
 		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
+	}
+	switch *vad {
+	case "none":
+	case "energy":
+		cfg.newVAD = func() (audio.VADAnalyzer, error) { return audio.NewVAD(audio.VADOptions{}) }
+	case "silero":
+		m, err := silero.LoadModel("")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		cfg.newVAD = func() (audio.VADAnalyzer, error) { return silero.NewVAD(silero.Options{Model: m}) }
+	default:
+		fmt.Fprintln(os.Stderr, "loadbench: -vad must be none, energy or silero")
+		os.Exit(2)
+	}
+	if *metrics {
+		tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "loadbench", Prometheus: true, NoEnv: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		defer func() { _ = tel.Shutdown(context.Background()) }()
+		cfg.tel = tel
 	}
 	if err := runServer(context.Background(), cfg); err != nil {
 		pprof.StopCPUProfile()
@@ -178,6 +207,10 @@ type config struct {
 	traceFile, memProfile string
 	flightFile            string // flight-recorder output at the first burst of late frames
 	output                webrtc.OutputOptions
+	// newVAD makes each session's VAD analyzer; nil: no VAD processor.
+	newVAD func() (audio.VADAnalyzer, error)
+	// tel, when set, is attached to every session.
+	tel *telemetry.Telemetry
 }
 
 func runServer(ctx context.Context, cfg config) error {
@@ -187,19 +220,30 @@ func runServer(ctx context.Context, cfg config) error {
 		Logger:   zap.NewNop(),
 		Settings: testclient.LoopbackOnly,
 		Output:   cfg.output,
-		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-			procs := []pipeline.Processor{s.Input(), s.Output()}
-			if !cfg.idle {
-				procs = []pipeline.Processor{s.Input(), &echo{perFrame: cfg.allocPerFrame}, s.Output()}
+		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			procs := []pipeline.Processor{s.Input()}
+			if cfg.newVAD != nil {
+				v, err := cfg.newVAD()
+				if err != nil {
+					return nil, err
+				}
+				procs = append(procs, audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: v}))
 			}
+			if !cfg.idle {
+				procs = append(procs, &echo{perFrame: cfg.allocPerFrame})
+			}
+			procs = append(procs, s.Output())
 			mu.Lock()
 			live[s] = true
 			mu.Unlock()
 			// Output at the input's 16 kHz: the echo passes audio through
 			// unchanged, and libopus encodes from 16 kHz itself.
-			return pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
+			task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
 				Logger: zap.NewNop(), AudioOutSampleRate: 16000, IdleTimeout: -1,
-			}), nil
+				EnableMetrics: cfg.tel != nil, EnableUsageMetrics: cfg.tel != nil,
+			})
+			cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			return task, nil
 		},
 	})
 	if err != nil {
