@@ -19,7 +19,7 @@
 //
 // Routes: POST and PATCH /api/offer, POST /start, POST and PATCH
 // /sessions/<id>/api/offer, all served by transports/webrtc. Every session
-// runs the pipeline of newBot:
+// runs the pipeline of examples/internal/conformancebot:
 //
 //	in → RTVI → task groups → user aggregator → echo LLM → out → assistant aggregator
 //

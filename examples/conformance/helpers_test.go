@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/examples/internal/conformancebot"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 )
@@ -100,7 +101,7 @@ func (passThrough) ProcessFrame(context.Context, *pipeline.Handle, frames.Frame,
 func startBot(t testing.TB) *bot {
 	t.Helper()
 	b := &bot{t: t, wire: newWire(), done: make(chan error, 1)}
-	b.task = newBot(passThrough{}, b.wire, zap.NewNop())
+	b.task = conformancebot.New(passThrough{}, b.wire, zap.NewNop())
 	started := make(chan struct{})
 	b.task.OnStarted(func() { close(started) })
 	go func() { b.done <- b.task.Run(context.Background()) }()

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/examples/internal/conformancebot"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -84,7 +85,7 @@ func newServer(cfg config) (*webrtc.Server, error) {
 			slog := log.With(zap.String("session", s.ID()))
 			// The server logs the session's end and its reason.
 			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			return newBot(s.Input(), s.Output(), slog), nil
+			return conformancebot.New(s.Input(), s.Output(), slog), nil
 		},
 	})
 }

@@ -1,4 +1,4 @@
-package main
+package conformancebot
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ const (
 // stays bounded.
 const keepMessages = 32
 
-// newBot builds one session's pipeline between the transport's input and
+// New builds one session's pipeline of the conformance bot between the transport's input and
 // output processors:
 //
 //	in → RTVI → task groups → user aggregator → echo LLM → out → assistant aggregator
@@ -43,7 +43,7 @@ const keepMessages = 32
 // vocabulary. The RTVI processor answers the handshake, disconnect-bot and
 // bad input itself; the handlers registered here answer the conformance
 // rows that are the application's to answer.
-func newBot(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
+func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	rt := rtvi.NewProcessor(rtvi.Options{Logger: log.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: log.Named("rtvi-observer")}})
 	groups := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{Logger: log.Named("groups")})
 	pair := llm.NewPair(llm.NewContext(), llm.PairOptions{BeforeInference: keepLast(keepMessages)})
