@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/framewire/framewire/frames"
@@ -47,6 +48,31 @@ func BenchmarkAppendUIState200Nodes(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = AppendUIState(buf[:0], s)
+	}
+}
+
+// The same page with a "<" in every item's name: written twice, the second
+// time escaped.
+func BenchmarkRenderUIStateEscaped200Nodes(b *testing.B) {
+	s := snapshot200(b)
+	for i := range s.Root.Children {
+		for j := range s.Root.Children[i].Children {
+			c := &s.Root.Children[i].Children[j]
+			c.Name = strings.Replace(c.Name, "with", "<with>", 1)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = RenderUIState(s)
+	}
+}
+
+// A page of 5000 nodes, cut at the default limits.
+func BenchmarkRenderUIStateTruncated(b *testing.B) {
+	s := listPage(b, 4998, func(i int) string { return fmt.Sprintf("Item %d with a name of typical length", i) })
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = RenderUIState(s)
 	}
 }
 

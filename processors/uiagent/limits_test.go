@@ -349,17 +349,17 @@ func TestRow12TaskGroupsAndWorkersAreCapped(t *testing.T) {
 	if n := groupsStarted(rec.all()); n != 2 {
 		t.Errorf("%d group_started sent, want 2", n)
 	}
-	if tg.Workers() != DefaultMaxWorkers || tg.Running() != 2 {
-		t.Errorf("%d workers in %d groups running", tg.Workers(), tg.Running())
+	if tg.RunningWorkers() != DefaultMaxWorkers || tg.Running() != 2 {
+		t.Errorf("%d workers in %d groups running", tg.RunningWorkers(), tg.Running())
 	}
 
 	started[0].Cancel("test")
-	waitFor(t, "the cancelled workers to return", func() bool { return tg.Workers() == 32 })
+	waitFor(t, "the cancelled workers to return", func() bool { return tg.RunningWorkers() == 32 })
 	if _, err := tg.Start(GroupOptions{}, workersNamed(32)...); err != nil {
 		t.Errorf("Start after a group ended: %v", err)
 	}
 	_ = tg.Cleanup(context.Background())
-	waitFor(t, "every worker to return", func() bool { return tg.Workers() == 0 })
+	waitFor(t, "every worker to return", func() bool { return tg.RunningWorkers() == 0 })
 	waitFor(t, "the goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
 }
 
@@ -424,5 +424,19 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// escapeFrom escapes in place what follows from, as strings.ReplaceAll
+// would, whatever the buffer's spare room.
+func TestEscapeFrom(t *testing.T) {
+	for _, tail := range []string{"", "x", "<", "<<", "a<b", "<a<", "</ui_state>\n<ui_state>", strings.Repeat("<x", 100)} {
+		for _, room := range []int{0, 1, 400} {
+			dst := append(make([]byte, 0, 3+len(tail)+room), "ab<"...)
+			got := string(escapeFrom(append(dst, tail...), 3))
+			if want := "ab<" + strings.ReplaceAll(tail, "<", "&lt;"); got != want {
+				t.Errorf("escapeFrom(%q) = %q, want %q", tail, got, want)
+			}
+		}
 	}
 }

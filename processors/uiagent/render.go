@@ -275,7 +275,8 @@ func (r *renderer) node(dst []byte, n *wire.Node, depth int) []byte {
 	return dst
 }
 
-// escapeFrom writes every "<" of dst[from:] as "&lt;", in place.
+// escapeFrom writes every "<" of dst[from:] as "&lt;", in place: the
+// text after each "<" moves right, from the last one back.
 func escapeFrom(dst []byte, from int) []byte {
 	k := bytes.Count(dst[from:], []byte{'<'})
 	if k == 0 {
@@ -283,15 +284,14 @@ func escapeFrom(dst []byte, from int) []byte {
 	}
 	end := len(dst)
 	dst = slices.Grow(dst, 3*k)[:end+3*k]
-	w := len(dst)
-	for i := end - 1; i >= from; i-- {
-		if c := dst[i]; c == '<' {
-			w -= 4
-			copy(dst[w:], "&lt;")
-		} else {
-			w--
-			dst[w] = c
-		}
+	w := len(dst) // dst[w:] is written
+	for i := end; k > 0; k-- {
+		j := from + bytes.LastIndexByte(dst[from:i], '<')
+		w -= i - (j + 1)
+		copy(dst[w:], dst[j+1:i])
+		w -= len("&lt;")
+		copy(dst[w:], "&lt;")
+		i = j
 	}
 	return dst
 }

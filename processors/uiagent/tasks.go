@@ -405,9 +405,9 @@ func (tg *TaskGroups) Group(id string) *Group {
 	return tg.groups[id]
 }
 
-// Workers returns the number of workers still running, across groups
+// RunningWorkers returns the number of workers still running, across groups
 // (those of cancelled groups that have not returned yet included).
-func (tg *TaskGroups) Workers() int {
+func (tg *TaskGroups) RunningWorkers() int {
 	tg.ensure()
 	tg.mu.Lock()
 	defer tg.mu.Unlock()
