@@ -80,7 +80,9 @@ func TestSendBoundsTheBody(t *testing.T) {
 // Time the consumer spends between reads is not the server's silence;
 // the first-byte bound, longer than the idle one, does not delay it.
 func TestOnlyWaitingOnTheServerCounts(t *testing.T) {
-	srv := llmhttptest.New(t, llmhttptest.Answer{Body: []byte("data: 1\n\ndata: 2\n\ndata: 3\n\n")})
+	// The events come 20ms apart, so the client reads them from the
+	// network in more than one read, and takes 120ms over each.
+	srv := llmhttptest.New(t, llmhttptest.Answer{Body: []byte("data: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\n"), Gap: 20 * time.Millisecond})
 	s, err := llmhttp.Open(t.Context(), post(srv, llmhttp.Timeouts{FirstByte: time.Hour, Idle: 50 * time.Millisecond}))
 	if err != nil {
 		t.Fatal(err)
@@ -98,8 +100,8 @@ func TestOnlyWaitingOnTheServerCounts(t *testing.T) {
 		n++
 		time.Sleep(120 * time.Millisecond) // a slow consumer
 	}
-	if n != 3 {
-		t.Errorf("%d events, want 3", n)
+	if n != 4 {
+		t.Errorf("%d events, want 4", n)
 	}
 
 	stall := llmhttptest.New(t, llmhttptest.Answer{Body: []byte("data: 1\n\n"), Stall: true})

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Answer is one canned reply.
@@ -44,6 +45,9 @@ type Answer struct {
 	// Stall writes the headers and Body and then holds the stream open
 	// without another byte, until the client closes it.
 	Stall bool
+	// Gap, when positive, is the pause before each event after the first,
+	// so the client reads them from the network one by one.
+	Gap time.Duration
 }
 
 // Request is what the server received.
@@ -121,7 +125,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if flusher != nil {
 		flusher.Flush() // the headers go out even when no body follows
 	}
-	for rest := a.Body; len(rest) > 0; {
+	for first, rest := true, a.Body; len(rest) > 0; first = false {
+		if a.Gap > 0 && !first {
+			select {
+			case <-time.After(a.Gap):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		n := bytes.Index(rest, []byte("\n\n"))
 		if n < 0 {
 			n = len(rest)

@@ -510,7 +510,9 @@ func TestIdleTimeout(t *testing.T) {
 // A consumer that takes longer than the idle bound between two events is
 // not a stalled server: only the time spent waiting on the server counts.
 func TestSlowConsumerIsNotAnIdleServer(t *testing.T) {
-	srv := llmhttptest.New(t, sse(t, "text.sse").answer())
+	a := sse(t, "text.sse").answer()
+	a.Gap = 20 * time.Millisecond // events come one by one
+	srv := llmhttptest.New(t, a)
 	c := newClient(srv.URL+"/v1", srv.Client(), llmhttptest.ShortTimeouts)
 	var got strings.Builder
 	for ev, err := range c.Stream(t.Context(), question()) {
