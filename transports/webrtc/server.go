@@ -42,7 +42,10 @@ type Options struct {
 	Logger *zap.Logger
 
 	// ICEServers are the STUN/TURN servers of the server's peer
-	// connections, also returned by /start as iceConfig. Default: none
+	// connections. /start returns them to the browser as iceConfig
+	// without their credentials (so a server with a username or
+	// credential is reduced to its STUN URLs) unless ShareICECredentials
+	// is set; see TURN for credentials of the browser's own. Default: none
 	// (host candidates only; do not list unreachable servers, gathering
 	// waits for them).
 	ICEServers []pion.ICEServer

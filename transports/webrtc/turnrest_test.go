@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,6 +119,17 @@ func TestTURNCredentialsNeedURLsAndASecret(t *testing.T) {
 	for _, c := range []*TURNCredentials{{Secret: []byte("x")}, {URLs: []string{"turn:t"}}} {
 		if _, err := NewServer(Options{NewPipeline: nopFactory, TURN: c}); err == nil {
 			t.Errorf("NewServer accepted %+v", c)
+		}
+	}
+}
+
+func TestNewServerRefusesAForwardedHeaderItCannotReadAndInvalidProxies(t *testing.T) {
+	for _, o := range []Options{
+		{NewPipeline: nopFactory, ForwardedHeader: "X-Real-IP"},
+		{NewPipeline: nopFactory, TrustedProxies: []netip.Prefix{{}}},
+	} {
+		if _, err := NewServer(o); err == nil {
+			t.Errorf("NewServer accepted ForwardedHeader %q, TrustedProxies %v", o.ForwardedHeader, o.TrustedProxies)
 		}
 	}
 }
