@@ -6,6 +6,7 @@ import (
 
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
+	"github.com/framewire/framewire/processors/tts"
 )
 
 // shortClient is a client of f whose bounds are 100ms each.
@@ -106,5 +107,26 @@ func TestDefaultTimeouts(t *testing.T) {
 	}
 	if got := New(Options{DialTimeout: 3 * time.Second}).opts.Timeouts.Connect; got != 3*time.Second {
 		t.Errorf("connect bound %v, want DialTimeout's 3s", got)
+	}
+}
+
+// A consumer slower than the idle bound is not a silent server: the bound
+// runs from the moment the client asks for the next message.
+func TestSlowConsumerIsNotAnIdleServer(t *testing.T) {
+	f := newFake(t, "hello.ws")
+	defer f.close()
+	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond,
+		Timeouts: Timeouts{Connect: time.Second, FirstByte: 5 * time.Second, Idle: 100 * time.Millisecond}})
+	defer c.Close()
+	var audio int
+	for ch, err := range c.Synthesize(t.Context(), tts.Request{Text: "Hello world.", ContextID: "ctx-1", SampleRate: 24000}) {
+		if err != nil {
+			t.Fatalf("after %d bytes: %v", audio, err)
+		}
+		audio += len(ch.Audio)
+		time.Sleep(150 * time.Millisecond)
+	}
+	if audio != len(pcmFixture(t)) {
+		t.Errorf("%d bytes, want %d", audio, len(pcmFixture(t)))
 	}
 }
