@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -146,5 +147,24 @@ func TestCallsAwaitingTheClientAreBounded(t *testing.T) {
 	p.callMu.Unlock()
 	if n != maxClientCalls || order != maxClientCalls {
 		t.Errorf("%d calls (%d in order) remembered, want %d", n, order, maxClientCalls)
+	}
+}
+
+// BenchmarkObserverClientFunctionCall is one client function call as the
+// observer sees it: the in-progress message (with the call recorded as
+// awaiting the client) and the stopped message when it settles.
+func BenchmarkObserverClientFunctionCall(b *testing.B) {
+	p := NewProcessor(Options{})
+	p.sink = nopPusher{}
+	o := NewObserver(p, ObserverOptions{})
+	call := locationCall("c1")
+	in := observers.Event{Kind: observers.Pushed, Source: clientLLMNode, Frame: &frames.FunctionCallInProgress{FunctionCall: call},
+		Direction: frames.Downstream, FirstSeen: true}
+	out := observers.Event{Kind: observers.Pushed, Source: clientLLMNode, Frame: &frames.FunctionCallResult{FunctionCall: call, Result: "Lyon"},
+		Direction: frames.Downstream, FirstSeen: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		o.Observe(in)
+		o.Observe(out)
 	}
 }
