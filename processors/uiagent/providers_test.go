@@ -1,0 +1,702 @@
+package uiagent_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/llm/anthropic"
+	"github.com/framewire/framewire/processors/llm/gemini"
+	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/uiagent"
+)
+
+// The UI agent's reply tool through every cascaded LLM API framewire
+// speaks, in process: the real client of each API talks to a fake server
+// on loopback that answers in that API's streaming shape. The fake reads
+// the page from the <ui_state> its request carries, finds the elements by
+// their accessible names, as a model does, and calls the reply tool once
+// per user turn: a pointing turn (scroll to the submit button and
+// highlight it) and a form-fill turn (two inputs and a checkbox). The page
+// must not be able to tell the APIs apart: the RTVI messages on the wire
+// are those of the OpenAI run, message for message.
+func TestReplyToolThroughAllProviders(t *testing.T) {
+	runs := map[string][]map[string]any{}
+	for _, api := range providerAPIs {
+		t.Run(api.name, func(t *testing.T) {
+			fake := startFakeAPI(t, api)
+			tts := &voice{}
+			v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{
+				Provider:     api.client(fake.srv.URL),
+				SystemPrompt: "You help the user with the application form.",
+				TTS:          tts,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs := v.Processors(pipeline.PassThrough{}, pipeline.PassThrough{})
+			s := startSession(t, v.RTVI(), procs[2:]...)
+
+			s.send("client-ready", "r1", map[string]any{"version": "2.1.0", "about": map[string]any{"library": "test"}})
+			s.waitMsgs("bot-ready", count("bot-ready", 1))
+			commands := 0
+			for i, turn := range providerTurns {
+				s.send("ui-snapshot", fmt.Sprintf("s%d", i+1), map[string]any{"tree": json.RawMessage(turn.page)})
+				s.send("send-text", fmt.Sprintf("t%d", i+1), map[string]any{"content": turn.words, "options": map[string]any{}})
+				commands += len(turn.commands)
+				tts.wait(t, i+1)
+				s.waitMsgs(turn.name+" commands", count("ui-command", commands))
+				s.waitMsgs(turn.name+" answer on the wire", count("bot-tts-stopped", i+1))
+			}
+			msgs := s.endAndCollect(t)
+
+			var wantCommands []map[string]any
+			var wantSpoken []string
+			for _, turn := range providerTurns {
+				wantCommands = append(wantCommands, turn.commands...)
+				wantSpoken = append(wantSpoken, turn.answer)
+			}
+			if d := cmp.Diff(wantCommands, ofType(msgs, "ui-command")); d != "" {
+				t.Errorf("ui-command messages (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(wantSpoken, tts.said()); d != "" {
+				t.Errorf("spoken (-want +got):\n%s", d)
+			}
+
+			// What the fake model was sent: one request per user turn (the
+			// reply ends the turn, so no tool result runs it again), each
+			// declaring the reply tool once in the API's own shape and
+			// carrying that turn's screen right before the user's words.
+			var want []seenRequest
+			for _, turn := range providerTurns {
+				want = append(want, seenRequest{
+					Turn:    seenTurn{Tools: []string{uiagent.ReplyToolName}, Tail: []string{uiagent.RenderUIState(mustSnapshot(t, turn.page)), turn.words}},
+					Replied: true,
+				})
+			}
+			if d := cmp.Diff(want, fake.requests()); d != "" {
+				t.Errorf("what the %s API was sent (-want +got):\n%s", api.name, d)
+			}
+			for _, e := range fake.errors() {
+				t.Errorf("fake %s: %s", api.name, e)
+			}
+
+			runs[api.name] = normalizeWire(msgs)
+		})
+	}
+	ref, ok := runs["openai"]
+	if !ok {
+		t.Fatal("no OpenAI run to compare with")
+	}
+	for _, api := range providerAPIs[1:] {
+		got, ok := runs[api.name]
+		if !ok {
+			continue // its subtest failed before the end and says why
+		}
+		if d := cmp.Diff(ref, got); d != "" {
+			t.Errorf("RTVI messages on the wire, OpenAI (-) and %s (+):\n%s", api.name, d)
+		}
+	}
+}
+
+// providerTurn is one user turn of the test: the page the client shows,
+// what the user says, and what the page and the user must get back.
+type providerTurn struct {
+	name     string
+	page     string // the ui-snapshot tree sent before the words
+	words    string
+	answer   string           // spoken
+	commands []map[string]any // the ui-command messages, in order
+}
+
+// uiCommand is a ui-command message as it leaves the RTVI processor.
+func uiCommand(command, payload string) map[string]any {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(`{"label":"rtvi-ai","type":"ui-command","data":{"command":"`+command+`","payload":`+payload+`}}`), &v); err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// pageScrolled is pageTree after the pointing turn: the submit button is
+// on screen now and the heading scrolled away.
+const pageScrolled = `{"root":{"ref":"e1","role":"generic","children":[
+ {"ref":"e2","role":"heading","name":"Application form","level":1,"state":["offscreen"]},
+ {"ref":"","role":"text","name":"First name"},
+ {"ref":"e3","role":"textbox","name":"First name"},
+ {"ref":"e4","role":"textbox","name":"Email","value":"old@example.com"},
+ {"ref":"e5","role":"checkbox","name":"I agree to the terms"},
+ {"ref":"e6","role":"button","name":"Submit application"}
+]},"captured_at":1752494401000}`
+
+var providerTurns = []providerTurn{
+	{
+		name:   "pointing",
+		page:   pageTree,
+		words:  "Where do I submit it?",
+		answer: "With this button.",
+		commands: []map[string]any{
+			uiCommand("scroll_to", `{"ref":"e6","target_id":null,"behavior":null}`),
+			uiCommand("highlight", `{"ref":"e6","target_id":null,"duration_ms":null}`),
+		},
+	},
+	{
+		name:   "form-fill",
+		page:   pageScrolled,
+		words:  "My name is Mark, mark at daily dot co. Agree to the terms.",
+		answer: "Done: I filled in your name and email and agreed to the terms.",
+		commands: []map[string]any{
+			uiCommand("set_input_value", `{"value":"Mark","ref":"e3","target_id":null,"replace":true}`),
+			uiCommand("set_input_value", `{"value":"mark@daily.co","ref":"e4","target_id":null,"replace":true}`),
+			uiCommand("click", `{"ref":"e5","target_id":null}`),
+		},
+	},
+}
+
+// replyArgs are the reply tool's arguments as a model writes them.
+type replyArgs struct {
+	Answer    string      `json:"answer"`
+	ScrollTo  string      `json:"scroll_to,omitempty"`
+	Highlight []string    `json:"highlight,omitempty"`
+	Fills     []replyFill `json:"fills,omitempty"`
+	Click     []string    `json:"click,omitempty"`
+}
+
+type replyFill struct {
+	Ref   string `json:"ref"`
+	Value string `json:"value"`
+}
+
+// decide is the fake model: given the screen and the user's words, the
+// reply it calls, with the refs it reads off the screen by name.
+func decide(state, words string) (replyArgs, error) {
+	var missing []string
+	ref := func(name string) string {
+		r := refOf(state, name)
+		if r == "" {
+			missing = append(missing, name)
+		}
+		return r
+	}
+	var a replyArgs
+	switch words {
+	case providerTurns[0].words:
+		submit := ref("Submit application")
+		a = replyArgs{Answer: providerTurns[0].answer, ScrollTo: submit, Highlight: []string{submit}}
+	case providerTurns[1].words:
+		a = replyArgs{
+			Answer: providerTurns[1].answer,
+			Fills:  []replyFill{{Ref: ref("First name"), Value: "Mark"}, {Ref: ref("Email"), Value: "mark@daily.co"}},
+			Click:  []string{ref("I agree to the terms")},
+		}
+	default:
+		return replyArgs{}, fmt.Errorf("no script for the words %q", words)
+	}
+	if len(missing) > 0 {
+		return replyArgs{}, fmt.Errorf("the screen has no element named %q:\n%s", missing, state)
+	}
+	return a, nil
+}
+
+// refLine is a line of a rendered <ui_state> that names an element with a
+// ref: `- role "name" [= "value"] [state]... [ref=eN]`.
+var refLine = regexp.MustCompile(`^\s*- \S+ "(.*?)"(?: = ".*")?(?: \[[^\]]*\])* \[ref=([^\]]+)\]:?$`)
+
+// refOf finds the ref of the element named name on a rendered screen.
+func refOf(state, name string) string {
+	for _, line := range strings.Split(state, "\n") {
+		if m := refLine.FindStringSubmatch(line); m != nil && m[1] == name {
+			return m[2]
+		}
+	}
+	return ""
+}
+
+// voice stands in for a TTS service: it speaks each TTSSpeak as a TTS does
+// (started, the text, stopped), so the answer shows on the wire as
+// bot-tts-* messages, and records it.
+type voice struct {
+	mu     sync.Mutex
+	spoken []string
+}
+
+func (v *voice) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	if sp, ok := f.(*frames.TTSSpeak); ok && dir == frames.Downstream {
+		h.Consume()
+		v.mu.Lock()
+		v.spoken = append(v.spoken, sp.Text)
+		v.mu.Unlock()
+		h.Push(&frames.TTSStarted{}, dir)
+		h.Push(&frames.TTSText{Text: sp.Text, AggregatedBy: "sentence"}, dir)
+		h.Push(&frames.TTSStopped{}, dir)
+	}
+	return nil
+}
+
+func (v *voice) said() []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return append([]string(nil), v.spoken...)
+}
+
+func (v *voice) wait(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(v.said()) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("spoken %q, want %d answers", v.said(), n)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// endAndCollect ends the task gracefully, so that everything queued has
+// gone through, and returns the RTVI messages that left it.
+func (s *session) endAndCollect(t *testing.T) []map[string]any {
+	t.Helper()
+	s.task.EndWhenDone()
+	select {
+	case <-s.task.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the task did not end")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]map[string]any(nil), s.msgs...)
+}
+
+// normalizeWire replaces what legitimately differs between APIs and runs
+// in the RTVI messages: tool call ids (each API names its calls its own
+// way) become call#1, call#2… in order of appearance.
+func normalizeWire(msgs []map[string]any) []map[string]any {
+	ids := map[string]string{}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch v := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(v))
+			for k, x := range v {
+				if s, ok := x.(string); ok && k == "tool_call_id" {
+					if ids[s] == "" {
+						ids[s] = fmt.Sprintf("call#%d", len(ids)+1)
+					}
+					out[k] = ids[s]
+					continue
+				}
+				out[k] = walk(x)
+			}
+			return out
+		case []any:
+			out := make([]any, len(v))
+			for i, x := range v {
+				out[i] = walk(x)
+			}
+			return out
+		}
+		return v
+	}
+	out := make([]map[string]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = walk(m).(map[string]any)
+	}
+	return out
+}
+
+// seenTurn is what a fake API read from one request, in the API's own
+// shape: the tools it declared and the texts of the last user turn (after
+// the last assistant message), in order.
+type seenTurn struct {
+	Tools []string
+	Tail  []string
+}
+
+// fakeAPI is one LLM API's streaming endpoint, as far as this test needs
+// it.
+type fakeAPI struct {
+	name string
+	// path is where the client posts; header and key the credential it
+	// must send.
+	path, header, key string
+	// client makes the real client for the fake at base.
+	client func(base string) llm.Provider
+	// read pulls out of a request body what the fake model acts on. It
+	// fails on a body that does not have the API's shape.
+	read func(body []byte) (seenTurn, error)
+	// callReply streams the n-th answer (from 1), which calls the reply
+	// tool with args (JSON), under a call id of its own as the API makes
+	// them; answerEmpty streams a plain, empty answer.
+	callReply   func(w io.Writer, n int, args string)
+	answerEmpty func(w io.Writer)
+}
+
+// providerAPIs are the APIs under test, OpenAI first: the reference.
+var providerAPIs = []fakeAPI{
+	{
+		name: "openai", path: "/v1/chat/completions", header: "Authorization", key: "Bearer test",
+		client: func(base string) llm.Provider {
+			return openai.New(openai.Options{BaseURL: base + "/v1", APIKey: "test", Model: "gpt-4o-mini"})
+		},
+		read:        readOpenAI,
+		callReply:   openAIReply,
+		answerEmpty: openAIEmpty,
+	},
+	{
+		name: "anthropic", path: "/v1/messages", header: "X-Api-Key", key: "test",
+		client: func(base string) llm.Provider {
+			return anthropic.New(anthropic.Options{BaseURL: base, APIKey: "test", Model: "claude-sonnet-4-5"})
+		},
+		read:        readAnthropic,
+		callReply:   anthropicReply,
+		answerEmpty: anthropicEmpty,
+	},
+	{
+		name: "gemini", path: "/v1beta/models/gemini-2.5-flash:streamGenerateContent", header: "X-Goog-Api-Key", key: "test",
+		client: func(base string) llm.Provider {
+			return gemini.New(gemini.Options{BaseURL: base, APIKey: "test", Model: "gemini-2.5-flash"})
+		},
+		read:        readGemini,
+		callReply:   geminiReply,
+		answerEmpty: geminiEmpty,
+	},
+}
+
+// seenRequest is one request a fake answered.
+type seenRequest struct {
+	Turn    seenTurn
+	Replied bool // the fake called the reply tool
+}
+
+// runningFake is a fakeAPI listening on loopback.
+type runningFake struct {
+	srv *httptest.Server
+
+	mu   sync.Mutex
+	reqs []seenRequest
+	errs []string
+}
+
+func startFakeAPI(t *testing.T, api fakeAPI) *runningFake {
+	t.Helper()
+	f := &runningFake{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+		if err != nil {
+			f.fail(w, "reading the request: %v", err)
+			return
+		}
+		if r.Method != http.MethodPost || r.URL.Path != api.path {
+			f.fail(w, "unexpected %s %s", r.Method, r.URL)
+			return
+		}
+		if got := r.Header.Get(api.header); got != api.key {
+			f.fail(w, "%s is %q, want %q", api.header, got, api.key)
+			return
+		}
+		seen, err := api.read(body)
+		if err != nil {
+			f.fail(w, "%v in %s", err, body)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Header().Set("Cache-Control", "no-cache")
+		f.mu.Lock()
+		f.reqs = append(f.reqs, seenRequest{Turn: seen})
+		n := len(f.reqs)
+		f.mu.Unlock()
+		// A user turn ends in the user's words, right after the screen.
+		tail := seen.Tail
+		if len(tail) < 2 || !strings.HasPrefix(tail[len(tail)-2], "<ui_state>") {
+			api.answerEmpty(w)
+			return
+		}
+		args, err := decide(tail[len(tail)-2], tail[len(tail)-1])
+		if err != nil {
+			f.fail(w, "%v", err)
+			return
+		}
+		b, err := json.Marshal(args)
+		if err != nil {
+			f.fail(w, "%v", err)
+			return
+		}
+		f.mu.Lock()
+		f.reqs[n-1].Replied = true
+		f.mu.Unlock()
+		api.callReply(w, n, string(b))
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *runningFake) fail(w http.ResponseWriter, format string, args ...any) {
+	f.mu.Lock()
+	f.errs = append(f.errs, fmt.Sprintf(format, args...))
+	f.mu.Unlock()
+	http.Error(w, `{"error":{"message":"the fake cannot answer this request"}}`, http.StatusBadRequest)
+}
+
+func (f *runningFake) requests() []seenRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]seenRequest(nil), f.reqs...)
+}
+
+func (f *runningFake) errors() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.errs...)
+}
+
+// sse writes one server-sent event (event may be empty) and flushes it.
+func sse(w io.Writer, event string, data any) {
+	b, err := json.Marshal(data)
+	if err != nil {
+		panic(err)
+	}
+	if event != "" {
+		fmt.Fprintf(w, "event: %s\n", event)
+	}
+	fmt.Fprintf(w, "data: %s\n\n", b)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+}
+
+// halves splits s in two, as a model streams arguments in pieces.
+func halves(s string) (string, string) { return s[:len(s)/2], s[len(s)/2:] }
+
+// OpenAI Chat Completions: messages with roles system, developer, user,
+// assistant and tool; tools [{type: function, function: {name,
+// parameters}}]; the answer as chat.completion.chunk events with
+// tool_calls deltas, then [DONE].
+
+func readOpenAI(body []byte) (seenTurn, error) {
+	var req struct {
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Type     string `json:"type"`
+			Function struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"function"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || !req.Stream {
+		return seenTurn{}, fmt.Errorf("not a streaming chat completion request (%v)", err)
+	}
+	var seen seenTurn
+	for _, tl := range req.Tools {
+		if tl.Type != "function" || !isObject(tl.Function.Parameters) {
+			return seenTurn{}, fmt.Errorf("tool %q is not {type: function, function: {name, parameters}}", tl.Function.Name)
+		}
+		seen.Tools = append(seen.Tools, tl.Function.Name)
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "assistant":
+			seen.Tail = nil
+		case "user", "developer":
+			var text string
+			if err := json.Unmarshal(m.Content, &text); err != nil {
+				return seenTurn{}, fmt.Errorf("%s content is not a string: %s", m.Role, m.Content)
+			}
+			if strings.HasPrefix(text, "<ui_state>") != (m.Role == "developer") {
+				return seenTurn{}, fmt.Errorf("a %s message says %.40q: the screen goes in a developer message, the words in a user message", m.Role, text)
+			}
+			seen.Tail = append(seen.Tail, text)
+		}
+	}
+	return seen, nil
+}
+
+func openAIChunk(w io.Writer, delta any, finish any) {
+	sse(w, "", map[string]any{
+		"id": "chatcmpl-fw", "object": "chat.completion.chunk", "created": 1764412345, "model": "gpt-4o-mini",
+		"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+	})
+}
+
+func openAIReply(w io.Writer, n int, args string) {
+	first, rest := halves(args)
+	openAIChunk(w, map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{
+		"index": 0, "id": fmt.Sprintf("call_Qm1vW3xYz8aB2cD4eF6gH7j%d", n), "type": "function",
+		"function": map[string]any{"name": "reply", "arguments": first},
+	}}}, nil)
+	openAIChunk(w, map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": rest}}}}, nil)
+	openAIChunk(w, map[string]any{}, "tool_calls")
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+func openAIEmpty(w io.Writer) {
+	openAIChunk(w, map[string]any{"role": "assistant", "content": ""}, nil)
+	openAIChunk(w, map[string]any{}, "stop")
+	io.WriteString(w, "data: [DONE]\n\n")
+}
+
+// Anthropic Messages: a system prompt apart, messages of roles user and
+// assistant only, whose content is blocks (text, tool_use, tool_result);
+// tools [{name, description, input_schema}]; the answer as message_start,
+// content_block_start {tool_use}, input_json_delta, content_block_stop,
+// message_delta {stop_reason}, message_stop.
+
+func readAnthropic(body []byte) (seenTurn, error) {
+	var req struct {
+		Stream   bool `json:"stream"`
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
+		Tools []struct {
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil || !req.Stream {
+		return seenTurn{}, fmt.Errorf("not a streaming Messages request (%v)", err)
+	}
+	var seen seenTurn
+	for _, tl := range req.Tools {
+		if !isObject(tl.InputSchema) {
+			return seenTurn{}, fmt.Errorf("tool %q has no input_schema object", tl.Name)
+		}
+		seen.Tools = append(seen.Tools, tl.Name)
+	}
+	for _, m := range req.Messages {
+		switch m.Role {
+		case "assistant":
+			seen.Tail = nil
+		case "user":
+			for _, b := range m.Content {
+				if b.Type == "text" {
+					seen.Tail = append(seen.Tail, b.Text)
+				}
+			}
+		default:
+			return seenTurn{}, fmt.Errorf("a message of role %q, which Anthropic does not have", m.Role)
+		}
+	}
+	return seen, nil
+}
+
+func anthropicStart(w io.Writer) {
+	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_01XFDUDYJgAACzvnptvVoYEL", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+		"content": []any{}, "stop_reason": nil, "stop_sequence": nil,
+		"usage": map[string]any{"input_tokens": 472, "output_tokens": 1},
+	}})
+}
+
+func anthropicStop(w io.Writer, reason string) {
+	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": reason, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 89}})
+	sse(w, "message_stop", map[string]any{"type": "message_stop"})
+}
+
+func anthropicReply(w io.Writer, n int, args string) {
+	anthropicStart(w)
+	sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{
+		"type": "tool_use", "id": fmt.Sprintf("toolu_01T1x1fJ34qAmk2tNTrN7Up%d", n), "name": "reply", "input": map[string]any{},
+	}})
+	first, rest := halves(args)
+	for _, part := range []string{"", first, rest} {
+		sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]any{"type": "input_json_delta", "partial_json": part}})
+	}
+	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	anthropicStop(w, "tool_use")
+}
+
+func anthropicEmpty(w io.Writer) {
+	anthropicStart(w)
+	anthropicStop(w, "end_turn")
+}
+
+// Gemini streamGenerateContent (alt=sse): the system instruction apart,
+// contents of roles user and model whose parts are text, functionCall and
+// functionResponse; tools [{functionDeclarations: [{name, parameters}]}];
+// the answer as candidates[].content.parts[].functionCall {name, args},
+// whole, in one event.
+
+func readGemini(body []byte) (seenTurn, error) {
+	var req struct {
+		Contents []struct {
+			Role  string `json:"role"`
+			Parts []struct {
+				Text *string `json:"text"`
+			} `json:"parts"`
+		} `json:"contents"`
+		Tools []struct {
+			FunctionDeclarations []struct {
+				Name       string          `json:"name"`
+				Parameters json.RawMessage `json:"parameters"`
+			} `json:"functionDeclarations"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		return seenTurn{}, fmt.Errorf("not a generateContent request (%v)", err)
+	}
+	var seen seenTurn
+	for _, tl := range req.Tools {
+		for _, d := range tl.FunctionDeclarations {
+			if !isObject(d.Parameters) {
+				return seenTurn{}, fmt.Errorf("function %q has no parameters object", d.Name)
+			}
+			seen.Tools = append(seen.Tools, d.Name)
+		}
+	}
+	for _, c := range req.Contents {
+		switch c.Role {
+		case "model":
+			seen.Tail = nil
+		case "user":
+			for _, p := range c.Parts {
+				if p.Text != nil {
+					seen.Tail = append(seen.Tail, *p.Text)
+				}
+			}
+		default:
+			return seenTurn{}, fmt.Errorf("a content of role %q, which Gemini does not have", c.Role)
+		}
+	}
+	return seen, nil
+}
+
+func geminiChunk(w io.Writer, parts []any) {
+	sse(w, "", map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "index": 0, "finishReason": "STOP"}},
+		"usageMetadata": map[string]any{"promptTokenCount": 60, "candidatesTokenCount": 18, "totalTokenCount": 78},
+		"modelVersion":  "gemini-2.5-flash", "responseId": "nq9WaPXbLqGJ1e8P8rWq0Qk",
+	})
+}
+
+func geminiReply(w io.Writer, _ int, args string) {
+	// Gemini sends no call id: the client makes one.
+	geminiChunk(w, []any{map[string]any{"functionCall": map[string]any{"name": "reply", "args": json.RawMessage(args)}}})
+}
+
+func geminiEmpty(w io.Writer) {
+	geminiChunk(w, []any{map[string]any{"text": ""}})
+}
+
+func isObject(raw json.RawMessage) bool {
+	var m map[string]any
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
