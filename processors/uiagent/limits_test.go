@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -286,10 +287,15 @@ func TestRow13AgentRenderLimits(t *testing.T) {
 	}
 }
 
+// holding counts the holdUntilCancelled workers running.
+var holding atomic.Int32
+
 // holdUntilCancelled is a worker that runs until its group ends, as the
 // abuse of row 12 asked for (not cancellable, long).
 func holdUntilCancelled(name string) Worker {
 	return Worker{Name: name, Work: func(ctx context.Context, _ func(any)) (any, error) {
+		holding.Add(1)
+		defer holding.Add(-1)
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}}
@@ -322,6 +328,7 @@ func groupsStarted(fs []frames.Frame) int {
 // stay bounded and the refused groups leave none. Once the groups end,
 // their room is free again.
 func TestRow12TaskGroupsAndWorkersAreCapped(t *testing.T) {
+	waitFor(t, "the workers of earlier tests to return", func() bool { return holding.Load() == 0 })
 	tg, rec := testGroups(t)
 	runtime.GC()
 	before := runtime.NumGoroutine()
@@ -341,7 +348,7 @@ func TestRow12TaskGroupsAndWorkersAreCapped(t *testing.T) {
 	if len(started) != 2 || refused != 298 {
 		t.Fatalf("%d groups started, %d refused; want 2 and 298", len(started), refused)
 	}
-	waitFor(t, "the workers to start", func() bool { return runtime.NumGoroutine() >= before+DefaultMaxWorkers })
+	waitFor(t, "the workers to start", func() bool { return holding.Load() == DefaultMaxWorkers })
 	time.Sleep(20 * time.Millisecond) // time for goroutines that should not be there to show up
 	if n := runtime.NumGoroutine() - before; n > DefaultMaxWorkers+8 {
 		t.Errorf("%d more goroutines for %d workers", n, DefaultMaxWorkers)
