@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/pion/ice/v4"
+	pion "github.com/pion/webrtc/v4"
+
+	"github.com/framewire/framewire/cluster"
+)
+
+// TestLocalRunsAFrontDoorAndItsWorkers runs "cluster local" as a child
+// process: the front door announces its address, both workers show up in
+// /cluster, a /start flow's offer is answered by a worker, and SIGTERM
+// stops everything with exit status 0.
+func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	cmd := exec.Command(os.Args[0], "local", "-addr", "127.0.0.1:0", "-workers", "2", "-capacity", "5", "-loopback-only")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if base, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+				select {
+				case lines <- base:
+				default:
+				}
+			}
+		}
+		exited <- cmd.Wait()
+	}()
+	defer func() {
+		_ = cmd.Process.Kill()
+		<-exited
+	}()
+	var base string
+	select {
+	case base = <-lines:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the front door did not announce its address; stderr:\n%s", stderr.String())
+	}
+
+	client := &http.Client{Timeout: 20 * time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var st cluster.Status
+		if getJSON(t, client, base+"/cluster", &st) == http.StatusOK && len(st.Workers) == 2 && st.Capacity == 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/cluster did not show the two workers: %+v", st)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	var start struct {
+		SessionID string `json:"sessionId"`
+	}
+	if status := postJSON(t, client, base+"/start", map[string]any{}, &start); status != http.StatusOK || start.SessionID == "" {
+		t.Fatalf("POST /start: %d %+v", status, start)
+	}
+	pc := offerer(t)
+	var ans struct {
+		Type string `json:"type"`
+		PCID string `json:"pc_id"`
+	}
+	offer := map[string]any{"sdp": pc.LocalDescription().SDP, "type": "offer", "pc_id": nil, "restart_pc": false}
+	if status := postJSON(t, client, base+"/sessions/"+start.SessionID+"/api/offer", offer, &ans); status != http.StatusOK || ans.Type != "answer" || ans.PCID == "" {
+		t.Fatalf("the /start flow's offer: %d %+v", status, ans)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Errorf("local after SIGTERM: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("local did not stop after SIGTERM")
+	}
+}
+
+func TestUnknownCommandIsAUsageError(t *testing.T) {
+	var out bytes.Buffer
+	if code := realMain([]string{"nope"}, &out, &out); code != 2 || !strings.Contains(out.String(), "usage") {
+		t.Errorf("exit %d, output %q", code, out.String())
+	}
+	if code := realMain([]string{"worker", "-capacity", "x"}, io.Discard, &out); code != 2 {
+		t.Errorf("a bad flag: exit %d, want 2", code)
+	}
+}
+
+// offerer returns a peer connection whose gathered offer is ready.
+func offerer(t *testing.T) *pion.PeerConnection {
+	t.Helper()
+	var se pion.SettingEngine
+	se.SetIncludeLoopbackCandidate(true)
+	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
+	se.SetNetworkTypes([]pion.NetworkType{pion.NetworkTypeUDP4})
+	se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
+	me := &pion.MediaEngine{}
+	if err := me.RegisterDefaultCodecs(); err != nil {
+		t.Fatal(err)
+	}
+	pc, err := pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se)).NewPeerConnection(pion.Configuration{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Close() })
+	if _, err := pc.AddTransceiverFromKind(pion.RTPCodecTypeAudio, pion.RTPTransceiverInit{Direction: pion.RTPTransceiverDirectionRecvonly}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pc.CreateDataChannel("chat", nil); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := pc.CreateOffer(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gathered := pion.GatheringCompletePromise(pc)
+	if err := pc.SetLocalDescription(offer); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-gathered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ICE gathering did not complete")
+	}
+	return pc
+}
+
+func getJSON(t *testing.T, c *http.Client, url string, out any) int {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
+	return resp.StatusCode
+}
+
+func postJSON(t *testing.T, c *http.Client, url string, body, out any) int {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := c.Post(url, "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(out)
+	return resp.StatusCode
+}

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	pion "github.com/pion/webrtc/v4"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/framewire/framewire/cluster"
+	"github.com/framewire/framewire/examples/internal/conformancebot"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+const usage = `usage: cluster <command> [flags]
+
+commands:
+  frontdoor  serve the signalling routes and route them to the workers over NATS
+  worker     run sessions (the conformance bot) for the front doors
+  local      an embedded NATS server, a front door and N workers as child processes
+
+Run "cluster <command> -h" for the flags of a command.
+`
+
+func main() {
+	os.Exit(realMain(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// realMain runs one command and returns the process's exit code.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	switch args[0] {
+	case "frontdoor":
+		err = frontdoorCommand(ctx, args[1:], stdout, stderr)
+	case "worker":
+		err = workerCommand(ctx, args[1:], stdout, stderr)
+	case "local":
+		err = localCommand(ctx, args[1:], stdout, stderr)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "cluster: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	case err != nil:
+		fmt.Fprintf(stderr, "cluster %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// errUsage is a flag error, already printed.
+var errUsage = errors.New("usage")
+
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "unexpected arguments %q\n", fs.Args())
+		return errUsage
+	}
+	return nil
+}
+
+func newLogger(stderr io.Writer, verbose bool, name string) *zap.Logger {
+	level := zapcore.InfoLevel
+	if verbose {
+		level = zapcore.DebugLevel
+	}
+	enc := zap.NewDevelopmentEncoderConfig()
+	core := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.AddSync(stderr), level)
+	return zap.New(core).Named(name)
+}
+
+// connectNATS connects to url, reconnecting for as long as the process
+// runs (a NATS restart must not take the cluster down).
+func connectNATS(url, name string, log *zap.Logger) (*nats.Conn, error) {
+	nc, err := nats.Connect(url,
+		nats.Name(name),
+		nats.Timeout(5*time.Second),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", zap.String("url", c.ConnectedUrlRedacted())) }),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
+	}
+	return nc, nil
+}
+
+// frontdoorCommand serves the signalling routes on -addr, with /healthz
+// and /cluster, until ctx ends.
+func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("frontdoor", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
+	addr := fs.String("addr", "127.0.0.1:7861", "HTTP listen address of the signalling routes, /healthz and /cluster")
+	verbose := fs.Bool("v", false, "debug logs")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	log := newLogger(stderr, *verbose, "frontdoor")
+	defer func() { _ = log.Sync() }()
+	nc, err := connectNATS(*natsURL, "framewire-frontdoor", log)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = fd.Close() }()
+
+	mux := http.NewServeMux()
+	mux.Handle("/", fd)
+	status := fd.StatusHandler()
+	mux.Handle("GET /healthz", status)
+	mux.Handle("GET /cluster", status)
+	hs := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      40 * time.Second, // past the front door's 30s RequestTimeout
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          zap.NewStdLog(log.Named("http")),
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", *addr, err)
+	}
+	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("serving on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	// The front door holds no session: what is left are requests in
+	// flight, which the write timeout bounds.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil {
+		_ = hs.Close()
+	}
+	<-served
+	return nil
+}
+
+// workerCommand runs a worker until ctx ends, then drains it.
+func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
+	id := fs.String("id", "", "worker id (letters, digits, '_', '-'; default: random)")
+	capacity := fs.Int("capacity", 100, "sessions the worker takes at most")
+	addr := fs.String("addr", "", "optional HTTP address serving the worker's signalling directly and /healthz (default: none; the front doors reach it over NATS)")
+	portMin := fs.Uint("port-min", 0, "lowest UDP port for media (0: any)")
+	portMax := fs.Uint("port-max", 0, "highest UDP port for media (0: any)")
+	publicIPs := fs.String("public-ip", "", "comma-separated addresses to announce as host candidates (1:1 NAT, containers)")
+	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long sessions may take to end before they are cancelled")
+	verbose := fs.Bool("v", false, "debug logs")
+	loopbackOnly := fs.Bool("loopback-only", false, "ICE on IPv4 loopback only (tests)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *portMin > 65535 || *portMax > 65535 {
+		return errors.New("-port-min and -port-max must be UDP ports")
+	}
+	log := newLogger(stderr, *verbose, "worker")
+	if *id != "" {
+		log = log.With(zap.String("worker", *id))
+	}
+	defer func() { _ = log.Sync() }()
+
+	var settings func(*pion.SettingEngine)
+	if *loopbackOnly {
+		settings = func(se *pion.SettingEngine) {
+			se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
+			se.SetNetworkTypes([]pion.NetworkType{pion.NetworkTypeUDP4})
+		}
+	}
+	srv, err := webrtc.NewServer(webrtc.Options{
+		Logger: log.Named("webrtc"),
+		// The conformance bot's settings (examples/conformance): any
+		// origin, loopback candidates for a browser on the same host.
+		AllowOrigins:    []string{"*"},
+		IncludeLoopback: true,
+		DisableMDNS:     true,
+		Settings:        settings,
+		PortMin:         uint16(*portMin),
+		PortMax:         uint16(*portMax),
+		PublicIPs:       splitList(*publicIPs),
+		MaxSessions:     *capacity,
+		ShutdownGrace:   *grace,
+		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			slog := log.With(zap.String("session", s.ID()))
+			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
+			return conformancebot.New(s.Input(), s.Output(), slog), nil
+		},
+	})
+	if err != nil {
+		return err
+	}
+	nc, err := connectNATS(*natsURL, "framewire-worker", log)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	defer nc.Close()
+	w, err := cluster.NewWorker(nc, srv, cluster.WorkerOptions{ID: *id, Capacity: *capacity, Logger: log,
+		DrainTimeout: *grace + 10*time.Second})
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	if *addr != "" {
+		// Direct signalling, for debugging a worker without a front door.
+		mux := http.NewServeMux()
+		mux.Handle("/", srv)
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+		hs := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 40 * time.Second}
+		ln, err := net.Listen("tcp", *addr)
+		if err != nil {
+			_ = srv.Close()
+			return fmt.Errorf("listening on %s: %w", *addr, err)
+		}
+		wg.Go(func() { _ = hs.Serve(ln) })
+		defer func() { _ = hs.Close() }()
+	}
+	return w.Run(ctx)
+}
+
+// localCommand runs an embedded NATS server, one front door and n
+// workers, each a child process of this binary, until ctx ends; then it
+// sends every child SIGTERM and waits for it.
+func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:7861", "the front door's HTTP listen address")
+	workers := fs.Int("workers", 3, "number of workers")
+	capacity := fs.Int("capacity", 100, "sessions per worker")
+	natsPort := fs.Int("nats-port", -1, "the embedded NATS server's port on 127.0.0.1 (-1: any free port)")
+	verbose := fs.Bool("v", false, "debug logs")
+	loopbackOnly := fs.Bool("loopback-only", false, "the workers' ICE on IPv4 loopback only (tests)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *workers < 1 || *workers > 64 {
+		return errors.New("-workers must be 1 to 64")
+	}
+	log := newLogger(stderr, *verbose, "local")
+	defer func() { _ = log.Sync() }()
+
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: *natsPort, NoSigs: true, NoLog: true})
+	if err != nil {
+		return fmt.Errorf("embedded NATS server: %w", err)
+	}
+	ns.Start()
+	defer func() {
+		ns.Shutdown()
+		ns.WaitForShutdown()
+	}()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		return errors.New("the embedded NATS server did not start")
+	}
+	url := ns.ClientURL()
+	log.Info("NATS server running", zap.String("url", url))
+
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this binary: %w", err)
+	}
+	common := []string{"-nats", url}
+	if *verbose {
+		common = append(common, "-v")
+	}
+	var children []*exec.Cmd
+	startChild := func(args ...string) error {
+		cmd := exec.Command(self, args...)
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("starting %s: %w", args[0], err)
+		}
+		children = append(children, cmd)
+		return nil
+	}
+	// Every child is waited for once, here; exited reports each exit.
+	exited := make(chan *exec.Cmd, 1+*workers)
+	var wg sync.WaitGroup
+	defer func() {
+		for _, c := range children {
+			_ = c.Process.Signal(syscall.SIGTERM)
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(40 * time.Second):
+			log.Warn("children still running after 40s: killing them")
+			for _, c := range children {
+				_ = c.Process.Kill()
+			}
+			<-done
+		}
+	}()
+	for i := range *workers {
+		args := append([]string{"worker", "-id", "w" + strconv.Itoa(i+1), "-capacity", strconv.Itoa(*capacity)}, common...)
+		if *loopbackOnly {
+			args = append(args, "-loopback-only")
+		}
+		if err := startChild(args...); err != nil {
+			return err
+		}
+	}
+	if err := startChild(append([]string{"frontdoor", "-addr", *addr}, common...)...); err != nil {
+		return err
+	}
+	for _, c := range children {
+		wg.Go(func() {
+			_ = c.Wait()
+			exited <- c
+		})
+	}
+	select {
+	case <-ctx.Done():
+		log.Info("stopping the front door and the workers")
+		return nil
+	case c := <-exited:
+		return fmt.Errorf("%s exited early: %v", strings.Join(c.Args[1:3], " "), c.ProcessState)
+	}
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
