@@ -326,5 +326,5 @@ func droppedSummary(d map[verdict]int) string {
 
 // icePolicy returns the server's ICE policy with its defaults.
 func (s *Server) icePolicy() ICEPolicy {
-	return ICEPolicy{}.withDefaults(s.opts.IncludeLoopback)
+	return s.opts.ICE.withDefaults(s.opts.IncludeLoopback)
 }

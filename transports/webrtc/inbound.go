@@ -156,5 +156,5 @@ func (s *Session) messageLog() *zap.Logger {
 
 // inboundLimits returns the server's inbound limits with their defaults.
 func (s *Server) inboundLimits() InboundLimits {
-	return InboundLimits{}.withDefaults(s.opts.MaxMessageBytes)
+	return s.opts.Inbound.withDefaults(s.opts.MaxMessageBytes)
 }

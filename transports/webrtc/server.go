@@ -57,9 +57,13 @@ type Options struct {
 	PublicIPs []string
 	// IncludeLoopback gathers 127.0.0.1 candidates too (single-host tests).
 	IncludeLoopback bool
-	// DisableMDNS stops resolving the browser's *.local candidates. Chrome
-	// hides host IPs behind mDNS names unless media permission was given.
+	// DisableMDNS keeps mDNS off even when ICE.ResolveMDNS is set. mDNS
+	// is off by default (see [ICEPolicy.ResolveMDNS]).
 	DisableMDNS bool
+	// ICE bounds the client's remote candidates and the addresses the
+	// server sends checks to; see [ICEPolicy]. The zero value is safe on
+	// the open internet.
+	ICE ICEPolicy
 	// Settings, if set, adjusts pion's SettingEngine after the options
 	// above were applied (interface filters, timeouts, UDP mux, ...).
 	Settings func(*pion.SettingEngine)
@@ -155,6 +159,9 @@ type Options struct {
 	// in the data channel's send buffer (a client that stopped reading).
 	// Default: 1 MiB.
 	MaxBufferedBytes int
+	// Inbound bounds the rate of each client's data-channel messages and
+	// what waits before the pipeline starts; see [InboundLimits].
+	Inbound InboundLimits
 	// ShutdownGrace is how long a session's pipeline may take to finish
 	// after [Server.Shutdown] has sent it an End (what is queued plays
 	// out, the turn in flight completes) before it is cancelled.
@@ -248,7 +255,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	closed   bool
-	byPC     map[string]*Session // every pc_id a session ever had
+	byPC     map[string]*Session // the current pc_id of every session
 	sessions map[*Session]struct{}
 	// slots holds what each live session counts against.
 	slots map[*Session]*sessionSlot
@@ -364,7 +371,7 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 		}
 	}
 	se.SetIncludeLoopbackCandidate(opts.IncludeLoopback)
-	if opts.DisableMDNS {
+	if opts.DisableMDNS || !opts.ICE.ResolveMDNS {
 		se.SetICEMulticastDNSMode(ice.MulticastDNSModeDisabled)
 	}
 	se.SetSCTPMaxMessageSize(uint32(opts.MaxMessageBytes))
@@ -509,7 +516,7 @@ func (s *Server) SessionCount() int {
 	return len(s.sessions)
 }
 
-// Session returns the session that has, or had, the peer connection pcID.
+// Session returns the session whose current peer connection is pcID.
 func (s *Server) Session(pcID string) (*Session, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -580,7 +587,7 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 		if sess != nil && (startID == "" || sess.startID == startID) {
 			var ans answerBody
 			if req.RestartPC {
-				ans, err = sess.restart(r.Context(), req.SDP)
+				ans, err = sess.restart(r.Context(), req.SDP, pcID)
 			} else {
 				ans, err = sess.renegotiate(r.Context(), req.SDP, pcID)
 			}

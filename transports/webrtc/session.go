@@ -499,13 +499,18 @@ func (s *Session) answer(ctx context.Context, p *peer) (answerBody, error) {
 	return answerBody{SDP: ld.SDP, Type: "answer", PCID: p.id}, nil
 }
 
-// restart replaces the peer connection (restart_pc:true): the client built
-// a new RTCPeerConnection; the pipeline and session state stay.
-func (s *Session) restart(ctx context.Context, offer string) (answerBody, error) {
+// restart replaces the peer connection pcID (restart_pc:true): the client
+// built a new RTCPeerConnection; the pipeline and session state stay. Only
+// the current pc_id may restart: one a restart has retired is refused.
+func (s *Session) restart(ctx context.Context, offer, pcID string) (answerBody, error) {
 	s.offerMu.Lock()
 	defer s.offerMu.Unlock()
 	if s.ctx.Err() != nil {
 		return answerBody{}, &unavailableError{"the session is ending", 1}
+	}
+	if cur := s.PCID(); cur != pcID {
+		// A restart retired pcID between the server's lookup and here.
+		return answerBody{}, badRequest("pc_id %s is not the session's current peer connection", pcID)
 	}
 	p, ans, err := s.newPeer(ctx, offer)
 	if err != nil {
