@@ -68,19 +68,19 @@ func TestStartBodiesAreCappedSmallAndStoredStartsAreBounded(t *testing.T) {
 }
 
 func TestStartIDsExpireAfterTheirTTL(t *testing.T) {
-	h := newHarness(t, Options{StartTTL: 300 * time.Millisecond})
+	h := newHarness(t, Options{StartTTL: time.Second})
 	old := startID(t, h, "")
 	used := startID(t, h, "")
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond)
 	if !knownStart(t, h, used) { // a use starts the TTL again
 		t.Fatal("a /start id was forgotten before its TTL")
 	}
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(600 * time.Millisecond)
 	if knownStart(t, h, old) {
-		t.Error("a /start id unused for 400 ms was still valid with a 300 ms TTL")
+		t.Error("a /start id unused for 1.2 s was still valid with a 1 s TTL")
 	}
 	if !knownStart(t, h, used) {
-		t.Error("a /start id used 200 ms ago was forgotten with a 300 ms TTL")
+		t.Error("a /start id used 600 ms ago was forgotten with a 1 s TTL")
 	}
 }
 
@@ -88,14 +88,14 @@ func TestStartIDsExpireAfterTheirTTL(t *testing.T) {
 // restarts its peer connection on: neither the cap nor the TTL may take it
 // while the session lives.
 func TestAStartIDInUseOutlivesTheCapAndTheTTL(t *testing.T) {
-	h := newHarness(t, Options{MaxStarts: 2, StartTTL: 200 * time.Millisecond})
+	h := newHarness(t, Options{MaxStarts: 2, StartTTL: 2 * time.Second})
 	id := startID(t, h, `{"body":{"user":"ann"}}`)
 	ctx := testContext(t, 20*time.Second)
 	c := h.dialUnmanaged(ctx, testclient.Options{OfferURL: h.url("/sessions/" + id + "/api/offer")})
 	for range 5 {
 		startID(t, h, "")
 	}
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(2200 * time.Millisecond)
 	if !knownStart(t, h, id) {
 		t.Fatal("the /start id of a live session was forgotten")
 	}
@@ -103,7 +103,7 @@ func TestAStartIDInUseOutlivesTheCapAndTheTTL(t *testing.T) {
 	c.Close()
 	<-s.Done()
 	// Back among the unused ids, it expires as they do.
-	time.Sleep(300 * time.Millisecond)
+	time.Sleep(2200 * time.Millisecond)
 	if knownStart(t, h, id) {
 		t.Error("the /start id of an ended session never expired")
 	}
