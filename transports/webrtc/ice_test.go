@@ -1,7 +1,9 @@
 package webrtc
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -15,8 +17,13 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
+
+func nopFactoryForOptions(context.Context, *Session) (*pipeline.Task, error) {
+	return nil, errors.New("unused")
+}
 
 func hostCandidate(addr string, port int) string {
 	return fmt.Sprintf("candidate:1 1 udp 2122260223 %s %d typ host generation 0", addr, port)
@@ -307,7 +314,7 @@ func TestOnlyTheCurrentPCIDMayRestartOrRenegotiate(t *testing.T) {
 	readyRoundTrip(t, ctx, c, "current1")
 }
 
-func TestRenegotiateRefusesAPCIDThatIsNotCurrent(t *testing.T) {
+func TestRestartAndRenegotiateRefuseAPCIDThatIsNotCurrent(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
 	c := h.dial(ctx, testclient.Options{})
@@ -320,5 +327,34 @@ func TestRenegotiateRefusesAPCIDThatIsNotCurrent(t *testing.T) {
 	_, err := s.renegotiate(ctx, offer.SDP, "retired-pc-id")
 	if err == nil || !strings.Contains(err.Error(), "not the session's current peer connection") {
 		t.Errorf("renegotiate with a retired pc_id: %v", err)
+	}
+	current := s.PCID()
+	_, err = s.restart(ctx, offer.SDP, "retired-pc-id")
+	if err == nil || !strings.Contains(err.Error(), "not the session's current peer connection") {
+		t.Errorf("restart with a retired pc_id: %v", err)
+	}
+	if s.PCID() != current {
+		t.Errorf("the refused restart replaced the connection")
+	}
+}
+
+func TestOptionsConfigureTheICEPolicyAndInboundLimits(t *testing.T) {
+	srv, err := NewServer(Options{
+		NewPipeline: nopFactoryForOptions,
+		ICE:         ICEPolicy{MaxCandidatesPerRequest: 3, AllowPrivate: true},
+		Inbound:     InboundLimits{MessagesPerSecond: 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	got := srv.icePolicy()
+	want := ICEPolicy{MaxCandidatesPerRequest: 3, MaxCandidates: 128, AllowPrivate: true}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ICE policy (-want +got):\n%s", diff)
+	}
+	lim := srv.inboundLimits()
+	if lim.MessagesPerSecond != 5 || lim.MessageBurst != 10 || lim.ByteBurst != 1<<20 {
+		t.Errorf("inbound limits %+v: want 5/s, a burst of 10, the default bytes", lim)
 	}
 }
