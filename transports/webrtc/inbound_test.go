@@ -200,10 +200,6 @@ func (col *collector) wait(ctx context.Context, match func(string) bool) (string
 	}
 }
 
-func hasID(id string) func(string) bool {
-	return func(m string) bool { return strings.Contains(m, `"id":"`+id+`"`) }
-}
-
 // echoDelay sends an echo once the client's own send buffer has drained
 // (what a client queued at its end delays it whatever the server does)
 // and returns how long until a server-response came. A message right
