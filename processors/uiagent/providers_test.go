@@ -38,6 +38,11 @@ func TestReplyToolThroughAllProviders(t *testing.T) {
 	for _, api := range providerAPIs {
 		t.Run(api.name, func(t *testing.T) {
 			fake := startFakeAPI(t, api)
+			defer func() {
+				if t.Failed() { // say what the fake model was sent and did
+					t.Logf("the fake %s API saw %+v; errors %q", api.name, fake.requests(), fake.errors())
+				}
+			}()
 			tts := &voice{}
 			v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{
 				Provider:     api.client(fake.srv.URL),
@@ -59,7 +64,8 @@ func TestReplyToolThroughAllProviders(t *testing.T) {
 				commands += len(turn.commands)
 				tts.wait(t, i+1)
 				s.waitMsgs(turn.name+" commands", count("ui-command", commands))
-				s.waitMsgs(turn.name+" answer on the wire", count("bot-tts-stopped", i+1))
+				s.waitMsgs(turn.name+" answer played", count("bot-stopped-speaking", i+1))
+				s.waitMsgs(turn.name+" reply settled", count("llm-function-call-stopped", i+1))
 			}
 			msgs := s.endAndCollect(t)
 
@@ -75,6 +81,13 @@ func TestReplyToolThroughAllProviders(t *testing.T) {
 			if d := cmp.Diff(wantSpoken, tts.said()); d != "" {
 				t.Errorf("spoken (-want +got):\n%s", d)
 			}
+			var played []string
+			for _, m := range ofType(msgs, "bot-tts-text") {
+				played = append(played, m["data"].(map[string]any)["text"].(string))
+			}
+			if d := cmp.Diff(wantSpoken, played); d != "" {
+				t.Errorf("bot-tts-text (-want +got):\n%s", d)
+			}
 
 			// What the fake model was sent: one request per user turn (the
 			// reply ends the turn, so no tool result runs it again), each
@@ -87,11 +100,11 @@ func TestReplyToolThroughAllProviders(t *testing.T) {
 					Replied: true,
 				})
 			}
+			if errs := fake.errors(); len(errs) > 0 {
+				t.Errorf("the fake %s API refused requests: %q", api.name, errs)
+			}
 			if d := cmp.Diff(want, fake.requests()); d != "" {
 				t.Errorf("what the %s API was sent (-want +got):\n%s", api.name, d)
-			}
-			for _, e := range fake.errors() {
-				t.Errorf("fake %s: %s", api.name, e)
 			}
 
 			runs[api.name] = normalizeWire(msgs)
@@ -225,24 +238,35 @@ func refOf(state, name string) string {
 	return ""
 }
 
-// voice stands in for a TTS service: it speaks each TTSSpeak as a TTS does
-// (started, the text, stopped), so the answer shows on the wire as
-// bot-tts-* messages, and records it.
+// voice stands in for the TTS service and the output transport in one:
+// it speaks each TTSSpeak as they do together (the TTS starts, the bot
+// starts speaking, the text is played, the TTS stops, the bot stops
+// speaking) and records it. Being the output transport
+// (rtvi.OutputTransport), it is where the RTVI observer reports the played
+// text from (bot-output, bot-tts-text); being one processor, it pushes all
+// of it in one order, so the messages on the wire do not race.
 type voice struct {
 	mu     sync.Mutex
 	spoken []string
 }
 
+// OutputTransport marks voice as the output transport.
+func (*voice) OutputTransport() {}
+
 func (v *voice) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
-	if sp, ok := f.(*frames.TTSSpeak); ok && dir == frames.Downstream {
-		h.Consume()
-		v.mu.Lock()
-		v.spoken = append(v.spoken, sp.Text)
-		v.mu.Unlock()
-		h.Push(&frames.TTSStarted{}, dir)
-		h.Push(&frames.TTSText{Text: sp.Text, AggregatedBy: "sentence"}, dir)
-		h.Push(&frames.TTSStopped{}, dir)
+	sp, ok := f.(*frames.TTSSpeak)
+	if !ok || dir != frames.Downstream {
+		return nil
 	}
+	h.Consume()
+	v.mu.Lock()
+	v.spoken = append(v.spoken, sp.Text)
+	v.mu.Unlock()
+	h.Push(&frames.TTSStarted{}, dir)
+	pipeline.Broadcast(h.Pusher(), func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
+	h.Push(&frames.TTSText{Text: sp.Text, AggregatedBy: "sentence"}, dir)
+	h.Push(&frames.TTSStopped{}, dir)
+	pipeline.Broadcast(h.Pusher(), func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
 	return nil
 }
 
@@ -278,22 +302,28 @@ func (s *session) endAndCollect(t *testing.T) []map[string]any {
 	return append([]map[string]any(nil), s.msgs...)
 }
 
-// normalizeWire replaces what legitimately differs between APIs and runs
-// in the RTVI messages: tool call ids (each API names its calls its own
-// way) become call#1, call#2… in order of appearance.
+// normalizeWire puts the RTVI messages of a run in a form that is the
+// same for every API and every run:
+//
+//   - What legitimately differs is replaced by its order of appearance:
+//     tool call ids (each API names its calls its own way) become call#1,
+//     call#2…, and bot-output segment ids (frame ids, which count the
+//     frames of the whole test binary) seg#1, seg#2….
+//   - A call's llm-function-call-stopped goes last in its turn (before the
+//     next turn's bot-interrupted): the UI agent settles the reply's result
+//     and speaks its answer from two goroutines, so the result's message
+//     comes before, among or after the answer's, with any API (the
+//     Realtime test sorts the same pair).
 func normalizeWire(msgs []map[string]any) []map[string]any {
-	ids := map[string]string{}
+	renumber := map[string]func(any) string{"tool_call_id": numbering("call#"), "segment_id": numbering("seg#")}
 	var walk func(v any) any
 	walk = func(v any) any {
 		switch v := v.(type) {
 		case map[string]any:
 			out := make(map[string]any, len(v))
 			for k, x := range v {
-				if s, ok := x.(string); ok && k == "tool_call_id" {
-					if ids[s] == "" {
-						ids[s] = fmt.Sprintf("call#%d", len(ids)+1)
-					}
-					out[k] = ids[s]
+				if n := renumber[k]; n != nil {
+					out[k] = n(x)
 					continue
 				}
 				out[k] = walk(x)
@@ -308,11 +338,32 @@ func normalizeWire(msgs []map[string]any) []map[string]any {
 		}
 		return v
 	}
-	out := make([]map[string]any, len(msgs))
-	for i, m := range msgs {
-		out[i] = walk(m).(map[string]any)
+	out := make([]map[string]any, 0, len(msgs))
+	var settled []map[string]any
+	for _, m := range msgs {
+		m := walk(m).(map[string]any)
+		switch m["type"] {
+		case "llm-function-call-stopped":
+			settled = append(settled, m)
+			continue
+		case "bot-interrupted", "user-llm-text": // a new turn
+			out, settled = append(out, settled...), nil
+		}
+		out = append(out, m)
 	}
-	return out
+	return append(out, settled...)
+}
+
+// numbering names the distinct values it is given prefix1, prefix2… in
+// the order it first sees them.
+func numbering(prefix string) func(any) string {
+	seen := map[any]string{}
+	return func(v any) string {
+		if seen[v] == "" {
+			seen[v] = fmt.Sprintf("%s%d", prefix, len(seen)+1)
+		}
+		return seen[v]
+	}
 }
 
 // seenTurn is what a fake API read from one request, in the API's own
