@@ -43,6 +43,8 @@ type bot struct {
 	// ins shows the sessions in the inspector (nil: off).
 	tel *telemetry.Telemetry
 	ins *inspector.Inspector
+	// watchdog bounds a turn (0: 45s).
+	watchdog time.Duration
 }
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
@@ -58,8 +60,12 @@ func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Tas
 
 // agentOptions are the UI agent's options in every shape of the bot.
 func (b *bot) agentOptions(log *zap.Logger) uiagent.Options {
+	watchdog := b.watchdog
+	if watchdog <= 0 {
+		watchdog = 45 * time.Second
+	}
 	return uiagent.Options{
-		Watchdog:       45 * time.Second,
+		Watchdog:       watchdog,
 		FallbackAnswer: "Sorry, I lost my train of thought. Could you say that again?",
 		Logger:         log,
 		OnTurnEnd: func(a uiagent.Answer) {

@@ -33,6 +33,9 @@ type config struct {
 	// Inspector serves the live session inspector at /inspector/ to
 	// loopback clients (FRAMEWIRE_INSPECTOR=1).
 	Inspector bool
+	// Watchdog bounds a turn: past it the agent gives its fallback answer
+	// (UI_AGENT_WATCHDOG, default 45s).
+	Watchdog time.Duration
 }
 
 func main() {
@@ -43,7 +46,8 @@ func main() {
 	log := newLogger(*verbose)
 	defer func() { _ = log.Sync() }()
 
-	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), ResearchStep: 2 * time.Second,
+	watchdog, _ := time.ParseDuration(os.Getenv("UI_AGENT_WATCHDOG"))
+	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), ResearchStep: 2 * time.Second, Watchdog: watchdog,
 		Trace: os.Getenv("UI_AGENT_TRACE") != "", Inspector: os.Getenv("FRAMEWIRE_INSPECTOR") == "1"}
 	if cfg.Brain.realtime != nil {
 		// The speech-to-speech model hears and speaks itself.
@@ -95,7 +99,8 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		}
 		defer func() { _ = ins.Close(context.WithoutCancel(ctx)) }()
 	}
-	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace, tel: tel, ins: ins}
+	b := &bot{brain: cfg.Brain, voice: cfg.Voice, log: log, researchStep: cfg.ResearchStep, trace: cfg.Trace, tel: tel, ins: ins,
+		watchdog: cfg.Watchdog}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline: b.newPipeline,
 		Logger:      log.Named("webrtc"),

@@ -250,7 +250,12 @@ func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandida
 		}
 		out := &ttsCandidates[i]
 		v.TTS = true
-		v.newTTS = func() pipeline.Processor { return tts.NewService(out.build(getenv), tts.Options{}) }
+		// UI_AGENT_SPEECH_TIMEOUT bounds the wait for a sentence's audio
+		// (tts.Options.AudioTimeout); past it the text is shown unspoken.
+		wait, _ := time.ParseDuration(getenv("UI_AGENT_SPEECH_TIMEOUT"))
+		v.newTTS = func() pipeline.Processor {
+			return tts.NewService(out.build(getenv), tts.Options{AudioTimeout: wait})
+		}
 		v.Note = "Voice is on: speech-to-text by " + inName + ", answers spoken by " + name + "; voice activity by " + vadName + "."
 		if len(refused) > 0 {
 			v.Note += " (" + strings.Join(refused, "; ") + ".)"

@@ -25,4 +25,4 @@ if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
 fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs"
