@@ -18,27 +18,10 @@ import (
 // p99 of the round trip; the client's own gathering and connecting are
 // outside the measurement.
 func BenchmarkOffer(b *testing.B) {
-	url := startNATS(b)
-	srv := newTestServer(b, 10000)
-	w, err := NewWorker(connect(b, url), srv, WorkerOptions{ID: "w", Capacity: 10000, Logger: zap.NewNop()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	direct := httptest.NewServer(srv)
-	defer direct.Close()
-	fd := startFrontDoor(b, url)
-	fd.waitWorkers(b, "w")
-
+	direct, fd := benchCluster(b)
 	for _, tc := range []struct{ name, url string }{
-		{"direct", direct.URL + "/api/offer"},
-		{"frontdoor", fd.url("/api/offer")},
+		{"direct", direct + "/api/offer"},
+		{"frontdoor", fd + "/api/offer"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
@@ -57,9 +40,60 @@ func BenchmarkOffer(b *testing.B) {
 				c.waitOpen()
 				_ = c.pc.Close()
 			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
+			reportPercentiles(b, lat)
 		})
 	}
+}
+
+// BenchmarkStart isolates what the front door adds, the NATS round trip
+// and the two envelopes, on POST /start, which the Server answers without
+// ICE work.
+func BenchmarkStart(b *testing.B) {
+	direct, fd := benchCluster(b)
+	for _, tc := range []struct{ name, url string }{
+		{"direct", direct + "/start"},
+		{"frontdoor", fd + "/start"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				start := time.Now()
+				if status, raw := do(b, http.MethodPost, tc.url, map[string]any{}); status != http.StatusOK {
+					b.Fatalf("POST /start: %d %s", status, raw)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(lat[(len(lat)*99)/100].Microseconds())/1000, "p99-ms")
+}
+
+// benchCluster runs one worker and a front door; it returns the base URLs
+// of the worker's Server, served directly, and of the front door.
+func benchCluster(b *testing.B) (string, string) {
+	url := startNATS(b)
+	srv := newTestServer(b, 10000)
+	w, err := NewWorker(connect(b, url), srv, WorkerOptions{ID: "w", Capacity: 10000, Logger: zap.NewNop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	b.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	direct := httptest.NewServer(srv)
+	b.Cleanup(direct.Close)
+	fd := startFrontDoor(b, url)
+	fd.waitWorkers(b, "w")
+
+	return direct.URL, fd.url("")
 }
