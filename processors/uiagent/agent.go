@@ -97,14 +97,17 @@ type Options struct {
 	// NoRefCheck sends reply actions for any ref, without checking the
 	// current snapshot.
 	NoRefCheck bool
-	// Watchdog, when positive, ends a turn that has no answer after this
-	// long (the turn's Outcome is TimedOut) and releases it. Off by
-	// default: the model's own timeouts usually give liveness.
+	// Watchdog ends a turn that has no answer after this long (the
+	// turn's Outcome is TimedOut), says the FallbackAnswer and releases
+	// the turn, so a model that hangs never leaves the user without an
+	// answer. Default: DefaultWatchdog; negative turns it off.
 	Watchdog time.Duration
 	// FallbackAnswer is said when a turn ends without an answer (the
 	// watchdog fired, the model said nothing, or its request failed).
-	// Empty says nothing.
+	// Default: DefaultFallbackAnswer; NoFallbackAnswer says nothing.
 	FallbackAnswer string
+	// NoFallbackAnswer says nothing when a turn ends without an answer.
+	NoFallbackAnswer bool
 	// OnTurnEnd is called once per turn with its answer and outcome, on
 	// the goroutine that ended it; it must be quick.
 	OnTurnEnd func(Answer)
@@ -189,6 +192,15 @@ type rendered struct {
 	text string
 }
 
+// DefaultWatchdog is how long a turn may go without an answer by default
+// (Options.Watchdog): longer than a model's own time-to-first-byte bound,
+// so the watchdog only fires when everything else failed to.
+const DefaultWatchdog = 45 * time.Second
+
+// DefaultFallbackAnswer is what the agent says by default when a turn
+// ends without an answer (Options.FallbackAnswer).
+const DefaultFallbackAnswer = "Sorry, I could not come up with an answer just now. Could you say that again?"
+
 // New returns an agent with o. The zero Agent works too, with the
 // defaults of the zero Options.
 func New(o Options) *Agent {
@@ -202,6 +214,18 @@ func (a *Agent) ensure() { a.once.Do(a.init) }
 
 func (a *Agent) init() {
 	o := &a.opts
+	switch {
+	case o.Watchdog == 0:
+		o.Watchdog = DefaultWatchdog
+	case o.Watchdog < 0:
+		o.Watchdog = 0 // off
+	}
+	switch {
+	case o.NoFallbackAnswer:
+		o.FallbackAnswer = ""
+	case o.FallbackAnswer == "":
+		o.FallbackAnswer = DefaultFallbackAnswer
+	}
 	if o.MaxPendingEvents <= 0 {
 		o.MaxPendingEvents = 32
 	}

@@ -222,13 +222,30 @@ func TestEmptyResponseEndsTheTurn(t *testing.T) {
 	}
 }
 
-// A failed request ends the turn too.
+// A failed request ends the turn too, with the default fallback answer,
+// or with nothing when the application says so.
 func TestFailedResponseEndsTheTurn(t *testing.T) {
 	model := &llmtest.Provider{Err: errors.New("upstream 500")}
 	r := newRig(t, model, rigOptions{})
 	r.say("hm")
-	if turns := r.waitTurns(1); turns[0].Outcome != NoAnswer || turns[0].Text != "" {
-		t.Errorf("turns: %v", turns)
+	if turns := r.waitTurns(1); turns[0].Outcome != NoAnswer || turns[0].Text != DefaultFallbackAnswer {
+		t.Errorf("turns: %v, want the default fallback answer", turns)
+	}
+	quiet := newRig(t, &llmtest.Provider{Err: errors.New("upstream 500")}, rigOptions{agent: Options{NoFallbackAnswer: true}})
+	quiet.say("hm")
+	if turns := quiet.waitTurns(1); turns[0].Outcome != NoAnswer || turns[0].Text != "" {
+		t.Errorf("turns with NoFallbackAnswer: %v, want no answer text", turns)
+	}
+}
+
+// Issue 18 item 2: the watchdog is on by default, and a negative Watchdog
+// turns it off.
+func TestTheWatchdogIsOnByDefault(t *testing.T) {
+	if a := New(Options{}); a.opts.Watchdog != DefaultWatchdog || a.opts.FallbackAnswer != DefaultFallbackAnswer {
+		t.Errorf("default watchdog %v and fallback %q, want %v and %q", a.opts.Watchdog, a.opts.FallbackAnswer, DefaultWatchdog, DefaultFallbackAnswer)
+	}
+	if a := New(Options{Watchdog: -1}); a.opts.Watchdog != 0 {
+		t.Errorf("Watchdog -1 gives %v, want off", a.opts.Watchdog)
 	}
 }
 
