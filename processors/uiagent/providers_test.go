@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -34,96 +35,125 @@ import (
 // must not be able to tell the APIs apart: the RTVI messages on the wire
 // are those of the OpenAI run, message for message.
 func TestReplyToolThroughAllProviders(t *testing.T) {
-	runs := map[string][]map[string]any{}
-	for _, api := range providerAPIs {
-		t.Run(api.name, func(t *testing.T) {
-			fake := startFakeAPI(t, api)
-			defer func() {
-				if t.Failed() { // say what the fake model was sent and did
-					t.Logf("the fake %s API saw %+v; errors %q", api.name, fake.requests(), fake.errors())
-				}
-			}()
-			tts := &voice{}
-			v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{
-				Provider:     api.client(fake.srv.URL),
-				SystemPrompt: "You help the user with the application form.",
-				TTS:          tts,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			procs := v.Processors(pipeline.PassThrough{}, pipeline.PassThrough{})
-			s := startSession(t, v.RTVI(), procs[2:]...)
-
-			s.send("client-ready", "r1", map[string]any{"version": "2.1.0", "about": map[string]any{"library": "test"}})
-			s.waitMsgs("bot-ready", count("bot-ready", 1))
-			commands := 0
-			for i, turn := range providerTurns {
-				s.send("ui-snapshot", fmt.Sprintf("s%d", i+1), map[string]any{"tree": json.RawMessage(turn.page)})
-				s.send("send-text", fmt.Sprintf("t%d", i+1), map[string]any{"content": turn.words, "options": map[string]any{}})
-				commands += len(turn.commands)
-				tts.wait(t, i+1)
-				s.waitMsgs(turn.name+" commands", count("ui-command", commands))
-				s.waitMsgs(turn.name+" answer played", count("bot-stopped-speaking", i+1))
-				s.waitMsgs(turn.name+" reply settled", count("llm-function-call-stopped", i+1))
-			}
-			msgs := s.endAndCollect(t)
-
-			var wantCommands []map[string]any
-			var wantSpoken []string
-			for _, turn := range providerTurns {
-				wantCommands = append(wantCommands, turn.commands...)
-				wantSpoken = append(wantSpoken, turn.answer)
-			}
-			if d := cmp.Diff(wantCommands, ofType(msgs, "ui-command")); d != "" {
-				t.Errorf("ui-command messages (-want +got):\n%s", d)
-			}
-			if d := cmp.Diff(wantSpoken, tts.said()); d != "" {
-				t.Errorf("spoken (-want +got):\n%s", d)
-			}
-			var played []string
-			for _, m := range ofType(msgs, "bot-tts-text") {
-				played = append(played, m["data"].(map[string]any)["text"].(string))
-			}
-			if d := cmp.Diff(wantSpoken, played); d != "" {
-				t.Errorf("bot-tts-text (-want +got):\n%s", d)
-			}
-
-			// What the fake model was sent: one request per user turn (the
-			// reply ends the turn, so no tool result runs it again), each
-			// declaring the reply tool once in the API's own shape and
-			// carrying that turn's screen right before the user's words.
-			var want []seenRequest
-			for _, turn := range providerTurns {
-				want = append(want, seenRequest{
-					Turn:    seenTurn{Tools: []string{uiagent.ReplyToolName}, Tail: []string{uiagent.RenderUIState(mustSnapshot(t, turn.page)), turn.words}},
-					Replied: true,
+	// Stateless (the default) sends each turn the preamble, the screen and
+	// the words; KeepHistory also sends the first turn's reply call and
+	// its result in the second, in each API's shape, which the fakes check
+	// as the APIs do.
+	for _, history := range []struct {
+		name string
+		mode uiagent.History
+		// results are how many tool results each turn's request carries.
+		results []int
+	}{
+		{"stateless", uiagent.Stateless, []int{0, 0}},
+		{"keep-history", uiagent.KeepHistory, []int{0, 1}},
+	} {
+		t.Run(history.name, func(t *testing.T) {
+			runs := map[string][]map[string]any{}
+			for _, api := range providerAPIs {
+				t.Run(api.name, func(t *testing.T) {
+					runs[api.name] = replyTurns(t, api, uiagent.Options{History: history.mode}, history.results)
 				})
 			}
-			if errs := fake.errors(); len(errs) > 0 {
-				t.Errorf("the fake %s API refused requests: %q", api.name, errs)
+			ref, ok := runs["openai"]
+			if !ok {
+				t.Fatal("no OpenAI run to compare with")
 			}
-			if d := cmp.Diff(want, fake.requests()); d != "" {
-				t.Errorf("what the %s API was sent (-want +got):\n%s", api.name, d)
+			for _, api := range providerAPIs[1:] {
+				if got, ok := runs[api.name]; ok { // else its subtest failed and says why
+					if d := cmp.Diff(ref, got); d != "" {
+						t.Errorf("RTVI messages on the wire, OpenAI (-) and %s (+):\n%s", api.name, d)
+					}
+				}
 			}
-
-			runs[api.name] = normalizeWire(msgs)
 		})
 	}
-	ref, ok := runs["openai"]
-	if !ok {
-		t.Fatal("no OpenAI run to compare with")
-	}
-	for _, api := range providerAPIs[1:] {
-		got, ok := runs[api.name]
-		if !ok {
-			continue // its subtest failed before the end and says why
-		}
-		if d := cmp.Diff(ref, got); d != "" {
-			t.Errorf("RTVI messages on the wire, OpenAI (-) and %s (+):\n%s", api.name, d)
-		}
-	}
 }
+
+// replyTurns plays providerTurns through a voice agent on api and checks
+// what the page, the user and the fake API got; it returns the RTVI
+// messages on the wire, normalized.
+func replyTurns(t *testing.T, api fakeAPI, o uiagent.Options, results []int) []map[string]any {
+	fake := startFakeAPI(t, api)
+	defer func() {
+		if t.Failed() { // say what the fake model was sent and did
+			t.Logf("the fake %s API saw %+v; errors %q", api.name, fake.requests(), fake.errors())
+		}
+	}()
+	tts := &voice{}
+	v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{
+		Provider:     api.client(fake.srv.URL),
+		SystemPrompt: providerPrompt,
+		TTS:          tts,
+		Agent:        o,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := v.Processors(pipeline.PassThrough{}, pipeline.PassThrough{})
+	s := startSession(t, v.RTVI(), procs[2:]...)
+
+	s.send("client-ready", "r1", map[string]any{"version": "2.1.0", "about": map[string]any{"library": "test"}})
+	s.waitMsgs("bot-ready", count("bot-ready", 1))
+	commands := 0
+	for i, turn := range providerTurns {
+		s.send("ui-snapshot", fmt.Sprintf("s%d", i+1), map[string]any{"tree": json.RawMessage(turn.page)})
+		s.send("send-text", fmt.Sprintf("t%d", i+1), map[string]any{"content": turn.words, "options": map[string]any{}})
+		commands += len(turn.commands)
+		tts.wait(t, i+1)
+		s.waitMsgs(turn.name+" commands", count("ui-command", commands))
+		s.waitMsgs(turn.name+" answer played", count("bot-stopped-speaking", i+1))
+		s.waitMsgs(turn.name+" reply settled", count("llm-function-call-stopped", i+1))
+	}
+	msgs := s.endAndCollect(t)
+
+	var wantCommands []map[string]any
+	var wantSpoken []string
+	for _, turn := range providerTurns {
+		wantCommands = append(wantCommands, turn.commands...)
+		wantSpoken = append(wantSpoken, turn.answer)
+	}
+	if d := cmp.Diff(wantCommands, ofType(msgs, "ui-command")); d != "" {
+		t.Errorf("ui-command messages (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(wantSpoken, tts.said()); d != "" {
+		t.Errorf("spoken (-want +got):\n%s", d)
+	}
+	var played []string
+	for _, m := range ofType(msgs, "bot-tts-text") {
+		played = append(played, m["data"].(map[string]any)["text"].(string))
+	}
+	if d := cmp.Diff(wantSpoken, played); d != "" {
+		t.Errorf("bot-tts-text (-want +got):\n%s", d)
+	}
+
+	// What the fake model was sent: one request per user turn (the reply
+	// ends the turn, so no tool result runs it again), each with the
+	// system prompt and the guide, declaring the reply tool once in the
+	// API's own shape, and carrying that turn's screen right before the
+	// user's words.
+	var want []seenRequest
+	for i, turn := range providerTurns {
+		want = append(want, seenRequest{
+			Turn: seenTurn{
+				System:  []string{providerPrompt, uiagent.DefaultPromptGuide},
+				Tools:   []string{uiagent.ReplyToolName},
+				Results: results[i],
+				Tail:    []string{uiagent.RenderUIState(mustSnapshot(t, turn.page)), turn.words},
+			},
+			Replied: true,
+		})
+	}
+	if errs := fake.errors(); len(errs) > 0 {
+		t.Errorf("the fake %s API refused requests: %q", api.name, errs)
+	}
+	if d := cmp.Diff(want, fake.requests()); d != "" {
+		t.Errorf("what the %s API was sent (-want +got):\n%s", api.name, d)
+	}
+	return normalizeWire(msgs)
+}
+
+const providerPrompt = "You help the user with the application form."
 
 // providerTurn is one user turn of the test: the page the client shows,
 // what the user says, and what the page and the user must get back.
@@ -366,12 +396,16 @@ func numbering(prefix string) func(any) string {
 	}
 }
 
-// seenTurn is what a fake API read from one request, in the API's own
-// shape: the tools it declared and the texts of the last user turn (after
-// the last assistant message), in order.
+// seenTurn is what a fake API read from one request, each part from
+// where the API carries it: the system prompt, the tools declared, the
+// number of tool results (each answering a call of the assistant message
+// before it), and the texts of the last user turn (after the last
+// assistant message), in order.
 type seenTurn struct {
-	Tools []string
-	Tail  []string
+	System  []string
+	Tools   []string
+	Results int
+	Tail    []string
 }
 
 // fakeAPI is one LLM API's streaming endpoint, as far as this test needs
@@ -538,8 +572,12 @@ func readOpenAI(body []byte) (seenTurn, error) {
 	var req struct {
 		Stream   bool `json:"stream"`
 		Messages []struct {
-			Role    string          `json:"role"`
-			Content json.RawMessage `json:"content"`
+			Role       string          `json:"role"`
+			Content    json.RawMessage `json:"content"`
+			ToolCallID string          `json:"tool_call_id"`
+			ToolCalls  []struct {
+				ID string `json:"id"`
+			} `json:"tool_calls"`
 		} `json:"messages"`
 		Tools []struct {
 			Type     string `json:"type"`
@@ -559,10 +597,33 @@ func readOpenAI(body []byte) (seenTurn, error) {
 		}
 		seen.Tools = append(seen.Tools, tl.Function.Name)
 	}
-	for _, m := range req.Messages {
+	var calls []string // tool calls not answered yet
+	for i, m := range req.Messages {
+		// As the API does, refuse an assistant message with tool calls
+		// that tool messages do not answer right after it.
+		if m.Role == "tool" {
+			if len(calls) == 0 || calls[0] != m.ToolCallID {
+				return seenTurn{}, fmt.Errorf("message %d answers the tool call %q, want one of %q", i, m.ToolCallID, calls)
+			}
+			calls = calls[1:]
+			seen.Results++
+			continue
+		}
+		if len(calls) > 0 {
+			return seenTurn{}, fmt.Errorf("message %d (%s) comes before the results of the tool calls %q", i, m.Role, calls)
+		}
 		switch m.Role {
+		case "system":
+			var text string
+			if err := json.Unmarshal(m.Content, &text); err != nil {
+				return seenTurn{}, fmt.Errorf("system content is not a string: %s", m.Content)
+			}
+			seen.System = append(seen.System, text)
 		case "assistant":
 			seen.Tail = nil
+			for _, c := range m.ToolCalls {
+				calls = append(calls, c.ID)
+			}
 		case "user", "developer":
 			var text string
 			if err := json.Unmarshal(m.Content, &text); err != nil {
@@ -572,6 +633,8 @@ func readOpenAI(body []byte) (seenTurn, error) {
 				return seenTurn{}, fmt.Errorf("a %s message says %.40q: the screen goes in a developer message, the words in a user message", m.Role, text)
 			}
 			seen.Tail = append(seen.Tail, text)
+		default:
+			return seenTurn{}, fmt.Errorf("message %d has role %q", i, m.Role)
 		}
 	}
 	return seen, nil
@@ -609,12 +672,18 @@ func openAIEmpty(w io.Writer) {
 
 func readAnthropic(body []byte) (seenTurn, error) {
 	var req struct {
-		Stream   bool `json:"stream"`
+		Stream bool `json:"stream"`
+		System []struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"system"`
 		Messages []struct {
 			Role    string `json:"role"`
 			Content []struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
+				Type      string `json:"type"`
+				Text      string `json:"text"`
+				ID        string `json:"id"`
+				ToolUseID string `json:"tool_use_id"`
 			} `json:"content"`
 		} `json:"messages"`
 		Tools []struct {
@@ -632,19 +701,46 @@ func readAnthropic(body []byte) (seenTurn, error) {
 		}
 		seen.Tools = append(seen.Tools, tl.Name)
 	}
-	for _, m := range req.Messages {
-		switch m.Role {
-		case "assistant":
-			seen.Tail = nil
-		case "user":
+	for _, b := range req.System {
+		if b.Type != "text" {
+			return seenTurn{}, fmt.Errorf("a system block of type %q", b.Type)
+		}
+		seen.System = append(seen.System, b.Text)
+	}
+	var calls []string // the tool_use ids of the last assistant message
+	for i, m := range req.Messages {
+		// As the API does, refuse what it refuses: roles that do not
+		// alternate, and a tool_use without its tool_result first thing in
+		// the next message.
+		if want := [2]string{"user", "assistant"}[i%2]; m.Role != want {
+			return seenTurn{}, fmt.Errorf("message %d has role %q: the roles must alternate, user first", i, m.Role)
+		}
+		if m.Role == "assistant" {
+			seen.Tail, calls = nil, nil
 			for _, b := range m.Content {
-				if b.Type == "text" {
-					seen.Tail = append(seen.Tail, b.Text)
+				if b.Type == "tool_use" {
+					calls = append(calls, b.ID)
 				}
 			}
-		default:
-			return seenTurn{}, fmt.Errorf("a message of role %q, which Anthropic does not have", m.Role)
+			continue
 		}
+		var results []string
+		for j, b := range m.Content {
+			switch b.Type {
+			case "text":
+				seen.Tail = append(seen.Tail, b.Text)
+			case "tool_result":
+				if j != len(results) {
+					return seenTurn{}, fmt.Errorf("message %d: a tool_result after other blocks", i)
+				}
+				results = append(results, b.ToolUseID)
+				seen.Results++
+			}
+		}
+		if !slices.Equal(results, calls) {
+			return seenTurn{}, fmt.Errorf("message %d answers the tool uses %q, want %q", i, results, calls)
+		}
+		calls = nil
 	}
 	return seen, nil
 }
@@ -688,10 +784,21 @@ func anthropicEmpty(w io.Writer) {
 
 func readGemini(body []byte) (seenTurn, error) {
 	var req struct {
+		SystemInstruction *struct {
+			Parts []struct {
+				Text string `json:"text"`
+			} `json:"parts"`
+		} `json:"systemInstruction"`
 		Contents []struct {
 			Role  string `json:"role"`
 			Parts []struct {
-				Text *string `json:"text"`
+				Text         *string `json:"text"`
+				FunctionCall *struct {
+					Name string `json:"name"`
+				} `json:"functionCall"`
+				FunctionResponse *struct {
+					Name string `json:"name"`
+				} `json:"functionResponse"`
 			} `json:"parts"`
 		} `json:"contents"`
 		Tools []struct {
@@ -713,16 +820,38 @@ func readGemini(body []byte) (seenTurn, error) {
 			seen.Tools = append(seen.Tools, d.Name)
 		}
 	}
-	for _, c := range req.Contents {
+	if si := req.SystemInstruction; si != nil {
+		for _, p := range si.Parts {
+			seen.System = append(seen.System, p.Text)
+		}
+	}
+	var calls []string // the functions the last model content called
+	for i, c := range req.Contents {
+		var called, answered []string
+		for j, p := range c.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				called = append(called, p.FunctionCall.Name)
+			case p.FunctionResponse != nil:
+				if j != len(answered) {
+					return seenTurn{}, fmt.Errorf("content %d: a functionResponse after other parts", i)
+				}
+				answered = append(answered, p.FunctionResponse.Name)
+				seen.Results++
+			case p.Text != nil && c.Role == "user":
+				seen.Tail = append(seen.Tail, *p.Text)
+			}
+		}
 		switch c.Role {
 		case "model":
-			seen.Tail = nil
+			seen.Tail, calls = nil, called
 		case "user":
-			for _, p := range c.Parts {
-				if p.Text != nil {
-					seen.Tail = append(seen.Tail, *p.Text)
-				}
+			// As the API does, refuse function calls that the next
+			// content does not answer, by name and in order.
+			if !slices.Equal(answered, calls) {
+				return seenTurn{}, fmt.Errorf("content %d answers the calls %q, want %q", i, answered, calls)
 			}
+			calls = nil
 		default:
 			return seenTurn{}, fmt.Errorf("a content of role %q, which Gemini does not have", c.Role)
 		}
