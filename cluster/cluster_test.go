@@ -375,3 +375,21 @@ func TestFrontDoorRefusesWhatIsNotSignalling(t *testing.T) {
 		t.Errorf("a 300 KiB offer: %d, want 413", status)
 	}
 }
+
+func TestFrontDoorWithoutNATSAnswersServiceUnavailable(t *testing.T) {
+	url := startNATS(t)
+	startWorker(t, url, "a", 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	fd.nc.Close()
+	status, _, h, err := doHeader(http.MethodPost, fd.url("/start"), map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if status != http.StatusServiceUnavailable || h.Get("Retry-After") == "" {
+		t.Errorf("POST /start without NATS: %d, Retry-After %q; want 503 with Retry-After", status, h.Get("Retry-After"))
+	}
+	if status, _ := do(t, http.MethodGet, fd.url("/healthz"), nil); status != http.StatusServiceUnavailable {
+		t.Errorf("GET /healthz without NATS: %d, want 503", status)
+	}
+}

@@ -26,8 +26,9 @@ type FrontDoorOptions struct {
 	Prefix string
 	// Logger receives the front door's logs. Default: zap.NewNop().
 	Logger *zap.Logger
-	// RequestTimeout bounds one request to a worker (an offer's answer
-	// waits for the worker's ICE gathering). Default: 30s.
+	// RequestTimeout bounds the wait for the workers' answer to one HTTP
+	// request, all attempts included (an offer's answer waits for the
+	// worker's ICE gathering). Default: 30s.
 	RequestTimeout time.Duration
 	// WhoTimeout bounds the question "which worker owns this id?", asked
 	// when the routing table does not know an id (another front door
@@ -328,6 +329,11 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := r.URL.Path
 	kind := routeOf(r.Method, path)
+	if kind >= routeAny && !f.nc.IsConnected() {
+		// Requests would wait in the NATS client's reconnect buffer.
+		unavailable(w, 2, "the cluster is unreachable; retry later")
+		return
+	}
 	if kind == routeNone {
 		writeDetail(w, http.StatusNotFound, "not found")
 		return
@@ -426,7 +432,7 @@ func (f *FrontDoor) envelope(w http.ResponseWriter, r *http.Request) (request, i
 	return req, 0, nil
 }
 
-// send sends req to subject and decodes the reply.
+// send sends req to subject and decodes the reply; ctx bounds the wait.
 func (f *FrontDoor) send(ctx context.Context, subject string, req request) (reply, error) {
 	data, err := json.Marshal(req)
 	if err != nil {
@@ -435,8 +441,6 @@ func (f *FrontDoor) send(ctx context.Context, subject string, req request) (repl
 	if mp := f.nc.MaxPayload(); mp > 0 && int64(len(data)) > mp {
 		return reply{}, fmt.Errorf("%w: request of %d bytes, NATS max_payload %d", errTooLarge, len(data), mp)
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.opts.RequestTimeout)
-	defer cancel()
 	m, err := f.nc.RequestWithContext(ctx, subject, data)
 	if err != nil {
 		return reply{}, err
@@ -446,15 +450,17 @@ func (f *FrontDoor) send(ctx context.Context, subject string, req request) (repl
 
 // dispatchNew hands req to a worker that takes it: first the one NATS
 // picks from the queue group, then, if it declines, the live workers with
-// the most room, MaxAttempts in all. When none takes it the client gets
-// a 503 with Retry-After, which it retries.
+// the most room, MaxAttempts in all, within one RequestTimeout. When none
+// takes it the client gets a 503 with Retry-After, which it retries.
 func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req request) {
 	req.Kind = kindNew
+	ctx, cancel := context.WithTimeout(r.Context(), f.opts.RequestTimeout)
+	defer cancel()
 	tried := map[string]bool{}
 	subject := f.subj.newSession()
 	retryAfter := 2
 	for range f.opts.MaxAttempts {
-		rep, err := f.send(r.Context(), subject, req)
+		rep, err := f.send(ctx, subject, req)
 		switch {
 		case err == nil && rep.Declined == "":
 			f.learn(rep)
@@ -468,6 +474,10 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 			}
 		case r.Context().Err() != nil:
 			return // the client is gone
+		case ctx.Err() != nil:
+			f.log.Warn("no worker answered a new session in time", zap.Duration("timeout", f.opts.RequestTimeout))
+			unavailable(w, retryAfter, "no worker answered in time; retry later")
+			return
 		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
 			// No worker is in the queue group: none takes sessions.
 			f.log.Warn("no worker takes sessions")
@@ -493,6 +503,8 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 // when no worker owns key.
 func (f *FrontDoor) route(w http.ResponseWriter, r *http.Request, req request, key string) bool {
 	req.Kind = kindRoute
+	ctx, cancel := context.WithTimeout(r.Context(), f.opts.RequestTimeout)
+	defer cancel()
 	now := time.Now()
 	owner, ok := f.routes.get(key, now)
 	if ok && !f.live(owner) {
@@ -506,7 +518,7 @@ func (f *FrontDoor) route(w http.ResponseWriter, r *http.Request, req request, k
 			}
 			f.routes.put(key, owner, now)
 		}
-		rep, err := f.send(r.Context(), f.subj.worker(owner), req)
+		rep, err := f.send(ctx, f.subj.worker(owner), req)
 		switch {
 		case err == nil:
 			f.learn(rep)
