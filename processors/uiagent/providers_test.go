@@ -77,7 +77,11 @@ func replyTurns(t *testing.T, api fakeAPI, o uiagent.Options, results []int) []m
 	fake := startFakeAPI(t, api)
 	defer func() {
 		if t.Failed() { // say what the fake model was sent and did
-			t.Logf("the fake %s API saw %+v; errors %q", api.name, fake.requests(), fake.errors())
+			for i, r := range fake.requests() {
+				t.Logf("the fake %s API's request %d: %d system texts, tools %q, %d tool results, replied %t; its last user turn:\n%s",
+					api.name, i+1, len(r.Turn.System), r.Turn.Tools, r.Turn.Results, r.Replied, strings.Join(r.Turn.Tail, "\n---\n"))
+			}
+			t.Logf("the fake %s API refused: %q", api.name, fake.errors())
 		}
 	}()
 	tts := &voice{}
