@@ -416,9 +416,10 @@ type seenTurn struct {
 // it.
 type fakeAPI struct {
 	name string
-	// path is where the client posts; header and key the credential it
-	// must send.
-	path, header, key string
+	// path and query are where the client posts; header holds the
+	// headers it must send (the credential, the API version).
+	path, query string
+	header      map[string]string
 	// client makes the real client for the fake at base.
 	client func(base string) llm.Provider
 	// read pulls out of a request body what the fake model acts on. It
@@ -434,7 +435,8 @@ type fakeAPI struct {
 // providerAPIs are the APIs under test, OpenAI first: the reference.
 var providerAPIs = []fakeAPI{
 	{
-		name: "openai", path: "/v1/chat/completions", header: "Authorization", key: "Bearer test",
+		name: "openai", path: "/v1/chat/completions",
+		header: map[string]string{"Authorization": "Bearer test"},
 		client: func(base string) llm.Provider {
 			return openai.New(openai.Options{BaseURL: base + "/v1", APIKey: "test", Model: "gpt-4o-mini"})
 		},
@@ -443,7 +445,8 @@ var providerAPIs = []fakeAPI{
 		answerEmpty: openAIEmpty,
 	},
 	{
-		name: "anthropic", path: "/v1/messages", header: "X-Api-Key", key: "test",
+		name: "anthropic", path: "/v1/messages",
+		header: map[string]string{"X-Api-Key": "test", "Anthropic-Version": "2023-06-01"},
 		client: func(base string) llm.Provider {
 			return anthropic.New(anthropic.Options{BaseURL: base, APIKey: "test", Model: "claude-sonnet-4-5"})
 		},
@@ -452,7 +455,8 @@ var providerAPIs = []fakeAPI{
 		answerEmpty: anthropicEmpty,
 	},
 	{
-		name: "gemini", path: "/v1beta/models/gemini-2.5-flash:streamGenerateContent", header: "X-Goog-Api-Key", key: "test",
+		name: "gemini", path: "/v1beta/models/gemini-2.5-flash:streamGenerateContent", query: "alt=sse",
+		header: map[string]string{"X-Goog-Api-Key": "test"},
 		client: func(base string) llm.Provider {
 			return gemini.New(gemini.Options{BaseURL: base, APIKey: "test", Model: "gemini-2.5-flash"})
 		},
@@ -486,13 +490,15 @@ func startFakeAPI(t *testing.T, api fakeAPI) *runningFake {
 			f.fail(w, "reading the request: %v", err)
 			return
 		}
-		if r.Method != http.MethodPost || r.URL.Path != api.path {
+		if r.Method != http.MethodPost || r.URL.Path != api.path || r.URL.RawQuery != api.query {
 			f.fail(w, "unexpected %s %s", r.Method, r.URL)
 			return
 		}
-		if got := r.Header.Get(api.header); got != api.key {
-			f.fail(w, "%s is %q, want %q", api.header, got, api.key)
-			return
+		for k, want := range api.header {
+			if got := r.Header.Get(k); got != want {
+				f.fail(w, "%s is %q, want %q", k, got, want)
+				return
+			}
 		}
 		seen, err := api.read(body)
 		if err != nil {
