@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -96,4 +98,59 @@ func benchCluster(b *testing.B) (string, string) {
 	fd.waitWorkers(b, "w")
 
 	return direct.URL, fd.url("")
+}
+
+// offerEnvelope is a request as a front door sends it for a browser's
+// offer of about 4 KB.
+func offerEnvelope(b *testing.B) []byte {
+	sdp := strings.Repeat("a=candidate:1 1 udp 2130706431 192.0.2.1 50000 typ host\r\n", 70)
+	body, _ := json.Marshal(map[string]any{"sdp": sdp, "type": "offer", "pc_id": nil, "restart_pc": false})
+	data, err := json.Marshal(request{V: Version, Kind: kindNew, Method: http.MethodPost, Path: "/api/offer",
+		Header: http.Header{"Content-Type": {"application/json"}}, Remote: "192.0.2.1:5000", Body: body})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return data
+}
+
+// BenchmarkDecodeRequest is the worker's parse of an offer's envelope.
+func BenchmarkDecodeRequest(b *testing.B) {
+	data := offerEnvelope(b)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeRequest(data, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeReply is the front door's parse of an answer's reply.
+func BenchmarkDecodeReply(b *testing.B) {
+	data, err := json.Marshal(reply{V: Version, Worker: "w1", Status: 200, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: offerEnvelope(b), PCID: "6f1c1f5e-6a55-4b43-9a43-0d3c3f7b6b1e"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := decodeReply(data, 1<<20); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPCIDOf is the front door's look at a client body for its
+// pc_id.
+func BenchmarkPCIDOf(b *testing.B) {
+	var r request
+	if err := json.Unmarshal(offerEnvelope(b), &r); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(r.Body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = pcIDOf(r.Body)
+	}
 }

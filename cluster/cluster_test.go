@@ -393,3 +393,28 @@ func TestFrontDoorWithoutNATSAnswersServiceUnavailable(t *testing.T) {
 		t.Errorf("GET /healthz without NATS: %d, want 503", status)
 	}
 }
+
+func TestCORSPreflightIsAnsweredByAWorkerEvenWhenAllAreFull(t *testing.T) {
+	url := startNATS(t)
+	startWorker(t, url, "a", 1)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	dial(t, fd.url("/api/offer")) // a is full
+	for _, path := range []string{"/api/offer", "/sessions/x/api/offer"} {
+		req, err := http.NewRequest(http.MethodOptions, fd.url(path), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", "https://app.example")
+		req.Header.Set("Access-Control-Request-Method", "PATCH")
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "https://app.example" ||
+			resp.Header.Get("Access-Control-Allow-Methods") == "" {
+			t.Errorf("OPTIONS %s: %d %v", path, resp.StatusCode, resp.Header)
+		}
+	}
+}

@@ -380,13 +380,14 @@ const (
 )
 
 func routeOf(method, path string) int {
+	session := strings.HasPrefix(path, "/sessions/")
 	switch {
-	case strings.HasPrefix(path, "/sessions/"):
-		return routeSession
-	case path != "/api/offer" && path != "/start":
+	case !session && path != "/api/offer" && path != "/start":
 		return routeNone
 	case method == http.MethodOptions:
 		return routeAny
+	case session:
+		return routeSession
 	case path == "/start" && method == http.MethodPost:
 		return routeAny
 	case path == "/api/offer" && (method == http.MethodPost || method == http.MethodPatch):

@@ -101,6 +101,7 @@ func newTestServer(t testing.TB, capacity int) *webrtc.Server {
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:        zap.NewNop(),
 		MaxSessions:   capacity,
+		AllowOrigins:  []string{"https://app.example"},
 		Settings:      loopbackOnly,
 		ShutdownGrace: 2 * time.Second,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {

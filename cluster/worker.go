@@ -354,7 +354,9 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		w.respond(m, reply{Declined: "unreadable request"})
 		return
 	}
-	if req.Kind == kindNew {
+	// A CORS preflight creates nothing: any worker answers it, full or
+	// draining.
+	if req.Kind == kindNew && req.Method != http.MethodOptions {
 		if reason := w.admit(); reason != "" {
 			w.respond(m, reply{Declined: reason})
 			return
@@ -375,7 +377,7 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		w.log.Error("response over MaxReplyBytes", zap.String("path", req.Path), zap.Int("limit", w.opts.MaxReplyBytes))
 		rep = reply{Status: http.StatusBadGateway, Body: errorJSON("the worker's response is too large")}
 	}
-	if req.Kind == kindNew && rep.Status == http.StatusServiceUnavailable {
+	if req.Kind == kindNew && req.Method != http.MethodOptions && rep.Status == http.StatusServiceUnavailable {
 		// Full or shutting down after all: another worker may have room.
 		rep.Declined = "unavailable"
 	}
