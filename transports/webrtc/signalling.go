@@ -9,7 +9,7 @@ import (
 	pion "github.com/pion/webrtc/v4"
 )
 
-// offerRequest is the body of POST /api/offer (smallwebrtc.md §1.2).
+// offerRequest is the body of POST /api/offer (docs/protocol.md §1).
 type offerRequest struct {
 	SDP  string `json:"sdp"`
 	Type string `json:"type"`
