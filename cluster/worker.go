@@ -236,7 +236,12 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Drain: out of the queue group first, so NATS stops picking this
 	// worker; what is already on its way is declined.
 	w.draining.Store(true)
-	_ = queue.Unsubscribe()
+	// Drain, not Unsubscribe: the requests NATS has already handed this
+	// subscription are declined instead of dropped (their front doors
+	// would wait out their timeout).
+	if err := queue.Drain(); err != nil {
+		_ = queue.Unsubscribe()
+	}
 	w.log.Info("worker draining", zap.Int("sessions", w.srv.SessionCount()), zap.Duration("timeout", w.opts.DrainTimeout))
 	w.beat(false)
 	sctx, cancel := context.WithTimeout(base, w.opts.DrainTimeout)
