@@ -1,0 +1,22 @@
+// Package bus lets agents and task-group workers live in other processes.
+//
+// A [Bus] carries calls: [Bus.Request] sends a request to whoever serves a
+// subject ([Bus.Serve]), receives the callee's progress as it comes and
+// ends with one result or one error. Cancelling the caller's context
+// cancels the callee's work; a callee that dies (its process, its
+// connection) is noticed by missed heartbeats and surfaces as [ErrGone],
+// never as a hang; a caller that goes away cancels the callee's work too.
+// Every payload is size-capped and every wait is timed.
+//
+// Two implementations pass the same tests: [Local], in-process and the
+// default (a single binary needs no NATS), and [NATS], over a
+// github.com/nats-io/nats.go connection (wire protocol v1,
+// docs/decisions/agent-bus.md).
+//
+// On top of calls, [RemoteWorker] and [ServeWorker] run a uiagent task
+// group's worker in another process (updates, completion and cancellation
+// cross the bus; a dead remote ends its worker with an error, so the group
+// still ends with exactly one group_completed), and [Agent] and
+// [ServeAgent] let one agent ask another, elsewhere, and wait for its
+// answer.
+package bus
