@@ -147,6 +147,10 @@ const (
 // some memory, which only a session that logs such lines needs).
 func (s *Session) messageLog() *zap.Logger {
 	s.msgLogOnce.Do(func() {
+		if !s.log.Core().Enabled(zapcore.WarnLevel) { // a Nop logger: nothing to sample
+			s.msgLog = s.log
+			return
+		}
 		s.msgLog = s.log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
 			return zapcore.NewSamplerWithOptions(c, sampleTick, sampleFirst, sampleThereafter)
 		}))
