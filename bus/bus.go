@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -156,7 +155,7 @@ func validSubject(s string) error {
 func call(ctx context.Context, h Handler, req []byte, progress func([]byte)) (resp []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			resp, err = nil, fmt.Errorf("handler panicked: %v\n%s", r, debug.Stack())
+			resp, err = nil, fmt.Errorf("handler panicked: %v", r)
 		}
 	}()
 	return h(ctx, req, progress)

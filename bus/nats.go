@@ -97,6 +97,8 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 			case context.Cause(wctx) == errSilent:
 				b.cancelRemote(ctl)
 				return nil, gone(subject, fmt.Sprintf("no word from it for %v", silence))
+			case errors.Is(err, nats.ErrNoResponders):
+				return nil, fmt.Errorf("bus: %s: %w", subject, ErrNoResponders)
 			}
 			return nil, fmt.Errorf("bus: %s: waiting for the callee: %w", subject, err)
 		}

@@ -1,0 +1,224 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRequestStreamsProgressThenTheResult(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		serve(t, p.callee, "svc.echo", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+			progress([]byte("one"))
+			progress([]byte("two"))
+			return append([]byte("echo "), req...), nil
+		})
+		var got []string
+		resp, err := p.caller.Request(t.Context(), "svc.echo", []byte("hi"), func(b []byte) { got = append(got, string(b)) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(resp) != "echo hi" {
+			t.Errorf("result %q, want %q", resp, "echo hi")
+		}
+		if d := cmp.Diff([]string{"one", "two"}, got); d != "" {
+			t.Errorf("progress (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestHandlerErrorReachesTheCallerAsText(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		serve(t, p.callee, "svc.fail", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+			return nil, errors.New("the index is offline")
+		})
+		_, err := p.caller.Request(t.Context(), "svc.fail", nil, nil)
+		var re *RemoteError
+		if !errors.As(err, &re) {
+			t.Fatalf("error %v, want a *RemoteError", err)
+		}
+		if d := cmp.Diff(RemoteError{Subject: "svc.fail", Message: "the index is offline"}, *re); d != "" {
+			t.Errorf("remote error (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestHandlerPanicIsAnError(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		serve(t, p.callee, "svc.panic", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+			panic("boom")
+		})
+		_, err := p.caller.Request(t.Context(), "svc.panic", nil, nil)
+		var re *RemoteError
+		if !errors.As(err, &re) || re.Message != "handler panicked: boom" {
+			t.Fatalf("error %v, want the panic as a remote error", err)
+		}
+	})
+}
+
+func TestCallerCancelEndsTheRemoteWork(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		blk := newBlocker()
+		serve(t, p.callee, "svc.block", blk.handle)
+		ctx, cancel := context.WithCancel(t.Context())
+		res := requestAsync(t, ctx, p.caller, "svc.block", nil)
+		within(t, blk.started, wait, "the handler started")
+		cancel()
+		r := within(t, res, wait, "Request returned")
+		if !errors.Is(r.err, context.Canceled) {
+			t.Errorf("error %v, want context.Canceled", r.err)
+		}
+		within(t, blk.ended, wait, "the handler's ctx ended")
+	})
+}
+
+func TestCalleeDeathIsAnErrorWithinAFewBeats(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		blk := newBlocker()
+		svc := serve(t, p.callee, "svc.block", blk.handle)
+		res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
+		within(t, blk.started, wait, "the handler started")
+		time.Sleep(3 * testOptions.Heartbeat) // alive while it beats
+		select {
+		case r := <-res:
+			t.Fatalf("Request returned %v while the callee worked", r.err)
+		default:
+		}
+		died := time.Now()
+		p.kill(svc)
+		r := within(t, res, wait, "Request returned")
+		if !errors.Is(r.err, ErrGone) {
+			t.Errorf("error %v, want ErrGone", r.err)
+		}
+		if limit := testOptions.silence() + 4*testOptions.Heartbeat; time.Since(died) > limit {
+			t.Errorf("the death was noticed after %v, want at most %v", time.Since(died), limit)
+		}
+		within(t, blk.ended, wait, "the handler's ctx ended")
+		within(t, svc.Done(), wait, "the service stopped")
+	})
+}
+
+func TestStoppedServiceEndsItsCallsAtOnce(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		blk := newBlocker()
+		svc := serve(t, p.callee, "svc.block", blk.handle)
+		res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
+		within(t, blk.started, wait, "the handler started")
+		if err := svc.Stop(); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+		r := within(t, res, wait, "Request returned")
+		if !errors.Is(r.err, ErrGone) {
+			t.Errorf("error %v, want ErrGone", r.err)
+		}
+		if r.took > testOptions.silence()+time.Second {
+			t.Errorf("took %v", r.took)
+		}
+		if _, err := p.caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, ErrNoResponders) {
+			t.Errorf("after Stop: error %v, want ErrNoResponders", err)
+		}
+	})
+}
+
+func TestCallerGoneEndsTheRemoteWork(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			p := im.new(t, testOptions)
+			if p.dropCaller == nil {
+				t.Skip("in one process the caller cannot vanish without its ctx")
+			}
+			blk := newBlocker()
+			serve(t, p.callee, "svc.block", blk.handle)
+			res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
+			within(t, blk.started, wait, "the handler started")
+			p.dropCaller()
+			if r := within(t, res, wait, "Request returned"); r.err == nil {
+				t.Error("Request succeeded on a closed connection")
+			}
+			within(t, blk.ended, wait, "the handler's ctx ended")
+		})
+	}
+}
+
+func TestNoResponders(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		start := time.Now()
+		_, err := p.caller.Request(t.Context(), "svc.nobody", nil, nil)
+		if !errors.Is(err, ErrNoResponders) {
+			t.Errorf("error %v, want ErrNoResponders", err)
+		}
+		if time.Since(start) > testOptions.silence() {
+			t.Errorf("took %v: no responders must not wait for silence", time.Since(start))
+		}
+	})
+}
+
+func TestPayloadsOverTheCap(t *testing.T) {
+	big := []byte(strings.Repeat("x", testOptions.MaxPayload+1))
+	eachImpl(t, func(t *testing.T, p pair) {
+		var gotProgress []string
+		serve(t, p.callee, "svc.big", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+			progress(big)             // dropped
+			progress([]byte("small")) // delivered
+			if string(req) == "big result" {
+				return big, nil
+			}
+			return []byte("ok"), nil
+		})
+		if _, err := p.caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("big request: error %v, want ErrTooLarge", err)
+		}
+		if _, err := p.caller.Request(t.Context(), "svc.big", []byte("big result"), nil); !errors.Is(err, ErrTooLarge) {
+			t.Errorf("big result: error %v, want ErrTooLarge", err)
+		}
+		resp, err := p.caller.Request(t.Context(), "svc.big", nil, func(b []byte) { gotProgress = append(gotProgress, string(b)) })
+		if err != nil || string(resp) != "ok" {
+			t.Fatalf("Request = %q, %v", resp, err)
+		}
+		if d := cmp.Diff([]string{"small"}, gotProgress); d != "" {
+			t.Errorf("progress of the last call (-want +got):\n%s", d)
+		}
+	})
+}
+
+func TestCallsOverTheLimitAreBusy(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			o := testOptions
+			o.MaxCalls = 1
+			p := im.new(t, o)
+			blk := newBlocker()
+			serve(t, p.callee, "svc.block", blk.handle)
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			requestAsync(t, ctx, p.caller, "svc.block", nil)
+			within(t, blk.started, wait, "the first call started")
+			if _, err := p.caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, ErrBusy) {
+				t.Errorf("second call: error %v, want ErrBusy", err)
+			}
+		})
+	}
+}
+
+func TestBadSubjects(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		for _, s := range []string{"", "a..b", "a.*", "a.>", "a b", strings.Repeat("a", 257)} {
+			if _, err := p.caller.Request(t.Context(), s, nil, nil); err == nil {
+				t.Errorf("Request(%q) succeeded", s)
+			}
+			if svc, err := p.callee.Serve(t.Context(), s, blockerHandler); err == nil {
+				_ = svc.Stop()
+				t.Errorf("Serve(%q) succeeded", s)
+			}
+		}
+	})
+}
+
+var blockerHandler Handler = func(ctx context.Context, _ []byte, _ func([]byte)) ([]byte, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
