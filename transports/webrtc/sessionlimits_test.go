@@ -211,3 +211,20 @@ func TestIPTableForgetsTheLeastRecentIdleAddressAndKeepsThoseWithSessions(t *tes
 		t.Error("a, released last, was forgotten first")
 	}
 }
+
+func TestPerIPLimitsReadTheForwardedHeaderWhenTheOperatorNamesIt(t *testing.T) {
+	h := newHarness(t, Options{PerIP: IPLimits{Rate: 0.1, Burst: 1}, TrustedProxies: trustLoopback, ForwardedHeader: HeaderForwarded})
+	from := func(fwd string) int {
+		status, _, _ := do(t, "POST", h.url("/start"), "{}", "Forwarded", fwd, "X-Forwarded-For", "192.0.2.99")
+		return status
+	}
+	if s := from(`for=198.51.100.1;proto=https`); s != http.StatusOK {
+		t.Fatalf("first request: %d", s)
+	}
+	if s := from(`for="198.51.100.1:4711"`); s != http.StatusServiceUnavailable {
+		t.Errorf("the same client again (another port): %d, want 503", s)
+	}
+	if s := from(`for="[2001:db8::1]"`); s != http.StatusOK {
+		t.Errorf("another client: %d (X-Forwarded-For, not the operator's header, must not count)", s)
+	}
+}
