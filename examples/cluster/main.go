@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	pion "github.com/pion/webrtc/v4"
@@ -205,10 +206,13 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		return errors.New("-port-min and -port-max must be UDP ports")
 	}
 	log := newLogger(stderr, *verbose, "worker")
-	if *id != "" {
-		log = log.With(zap.String("worker", *id))
-	}
 	defer func() { _ = log.Sync() }()
+	if *id == "" {
+		*id = uuid.NewString()
+	}
+	// The cluster's logs name the worker themselves; the sessions' need it
+	// added.
+	slog := log.With(zap.String("worker", *id))
 
 	var settings func(*pion.SettingEngine)
 	if *loopbackOnly {
@@ -218,7 +222,7 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		}
 	}
 	srv, err := webrtc.NewServer(webrtc.Options{
-		Logger: log.Named("webrtc"),
+		Logger: slog.Named("webrtc"),
 		// The conformance bot's settings (examples/conformance): any
 		// origin, loopback candidates for a browser on the same host.
 		AllowOrigins:    []string{"*"},
@@ -231,9 +235,9 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		MaxSessions:     *capacity,
 		ShutdownGrace:   *grace,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-			slog := log.With(zap.String("session", s.ID()))
-			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			return conformancebot.New(s.Input(), s.Output(), slog), nil
+			sl := slog.With(zap.String("session", s.ID()))
+			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
+			return conformancebot.New(s.Input(), s.Output(), sl), nil
 		},
 	})
 	if err != nil {
@@ -315,22 +319,26 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if *verbose {
 		common = append(common, "-v")
 	}
-	var children []*exec.Cmd
-	startChild := func(args ...string) error {
+	type child struct {
+		name string
+		cmd  *exec.Cmd
+	}
+	var children []child
+	startChild := func(name string, args ...string) error {
 		cmd := exec.Command(self, args...)
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting %s: %w", args[0], err)
+			return fmt.Errorf("starting %s: %w", name, err)
 		}
-		children = append(children, cmd)
+		children = append(children, child{name, cmd})
 		return nil
 	}
 	// Every child is waited for once, here; exited reports each exit.
-	exited := make(chan *exec.Cmd, 1+*workers)
+	exited := make(chan child, 1+*workers)
 	var wg sync.WaitGroup
 	defer func() {
 		for _, c := range children {
-			_ = c.Process.Signal(syscall.SIGTERM)
+			_ = c.cmd.Process.Signal(syscall.SIGTERM)
 		}
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -339,35 +347,43 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case <-time.After(40 * time.Second):
 			log.Warn("children still running after 40s: killing them")
 			for _, c := range children {
-				_ = c.Process.Kill()
+				_ = c.cmd.Process.Kill()
 			}
 			<-done
 		}
 	}()
 	for i := range *workers {
-		args := append([]string{"worker", "-id", "w" + strconv.Itoa(i+1), "-capacity", strconv.Itoa(*capacity)}, common...)
+		id := "w" + strconv.Itoa(i+1)
+		args := append([]string{"worker", "-id", id, "-capacity", strconv.Itoa(*capacity)}, common...)
 		if *loopbackOnly {
 			args = append(args, "-loopback-only")
 		}
-		if err := startChild(args...); err != nil {
+		if err := startChild("worker "+id, args...); err != nil {
 			return err
 		}
 	}
-	if err := startChild(append([]string{"frontdoor", "-addr", *addr}, common...)...); err != nil {
+	if err := startChild("frontdoor", append([]string{"frontdoor", "-addr", *addr}, common...)...); err != nil {
 		return err
 	}
 	for _, c := range children {
 		wg.Go(func() {
-			_ = c.Wait()
+			_ = c.cmd.Wait()
 			exited <- c
 		})
 	}
-	select {
-	case <-ctx.Done():
-		log.Info("stopping the front door and the workers")
-		return nil
-	case c := <-exited:
-		return fmt.Errorf("%s exited early: %v", strings.Join(c.Args[1:3], " "), c.ProcessState)
+	for {
+		select {
+		case <-ctx.Done():
+			log.Info("stopping the front door and the workers")
+			return nil
+		case c := <-exited:
+			if c.name == "frontdoor" {
+				return fmt.Errorf("the front door exited: %v", c.cmd.ProcessState)
+			}
+			// A worker that dies loses its own sessions only; the
+			// cluster goes on with the others.
+			log.Warn("a worker exited", zap.String("worker", c.name), zap.Stringer("state", c.cmd.ProcessState))
+		}
 	}
 }
 
