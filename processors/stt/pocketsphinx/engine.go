@@ -61,6 +61,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -250,6 +251,40 @@ func (e *Engine) load() *C.ps_decoder_t {
 	}()
 	// argv holds C pointers only, so C may read it in place.
 	return C.fw_init(C.int(len(argv)), (**C.char)(unsafe.Pointer(&argv[0])))
+}
+
+func (o *Options) defaults() {
+	if o.ModelDir == "" {
+		o.ModelDir = DefaultModelDir
+	}
+	o.AcousticModel = under(o.ModelDir, o.AcousticModel, "en-us")
+	o.LanguageModel = under(o.ModelDir, o.LanguageModel, "en-us.lm.bin")
+	o.Dictionary = under(o.ModelDir, o.Dictionary, "cmudict-en-us.dict")
+	if o.MaxPhoneRatio <= 1 {
+		o.MaxPhoneRatio = DefaultMaxPhoneRatio
+	}
+	if o.MaxFit <= 0 {
+		o.MaxFit = DefaultMaxFit
+	}
+	if o.EndSilence == 0 {
+		o.EndSilence = DefaultEndSilence
+	}
+	if o.MaxUtterance <= 0 {
+		o.MaxUtterance = DefaultMaxUtterance
+	}
+	if o.InterimInterval <= 0 {
+		o.InterimInterval = DefaultInterimInterval
+	}
+}
+
+func under(dir, path, def string) string {
+	if path == "" {
+		path = def
+	}
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }
 
 // permanentError is an error that retrying cannot help: stt.Streaming

@@ -2,7 +2,6 @@ package pocketsphinx
 
 import (
 	"errors"
-	"path/filepath"
 	"time"
 )
 
@@ -61,40 +60,6 @@ type Options struct {
 	// the search that produced it, which stt events do not carry. It runs
 	// on the goroutine that sends audio and must return quickly.
 	OnResult func(Result)
-}
-
-func (o *Options) defaults() {
-	if o.ModelDir == "" {
-		o.ModelDir = DefaultModelDir
-	}
-	o.AcousticModel = under(o.ModelDir, o.AcousticModel, "en-us")
-	o.LanguageModel = under(o.ModelDir, o.LanguageModel, "en-us.lm.bin")
-	o.Dictionary = under(o.ModelDir, o.Dictionary, "cmudict-en-us.dict")
-	if o.MaxPhoneRatio <= 1 {
-		o.MaxPhoneRatio = DefaultMaxPhoneRatio
-	}
-	if o.MaxFit <= 0 {
-		o.MaxFit = DefaultMaxFit
-	}
-	if o.EndSilence == 0 {
-		o.EndSilence = DefaultEndSilence
-	}
-	if o.MaxUtterance <= 0 {
-		o.MaxUtterance = DefaultMaxUtterance
-	}
-	if o.InterimInterval <= 0 {
-		o.InterimInterval = DefaultInterimInterval
-	}
-}
-
-func under(dir, path, def string) string {
-	if path == "" {
-		path = def
-	}
-	if filepath.IsAbs(path) {
-		return path
-	}
-	return filepath.Join(dir, path)
 }
 
 // Source says which search produced a result.
