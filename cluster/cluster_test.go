@@ -418,3 +418,17 @@ func TestCORSPreflightIsAnsweredByAWorkerEvenWhenAllAreFull(t *testing.T) {
 		}
 	}
 }
+
+func TestASecondWorkerWithTheSameIDRefusesToRun(t *testing.T) {
+	url := startNATS(t)
+	startWorker(t, url, "a", 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	w, err := NewWorker(connect(t, url), newTestServer(t, 10), WorkerOptions{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(t.Context()); !errors.Is(err, ErrDuplicateID) {
+		t.Errorf("Run of a second worker \"a\": %v, want ErrDuplicateID", err)
+	}
+}

@@ -177,6 +177,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	if !w.ran.CompareAndSwap(false, true) {
 		return errors.New("cluster: Worker.Run called twice")
 	}
+	if err := w.claimID(ctx); err != nil {
+		_ = w.srv.Close()
+		return err
+	}
 	base := context.WithoutCancel(ctx)
 	var subs []*nats.Subscription
 	unsubscribe := func() {
@@ -270,6 +274,30 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.stop()
 	w.log.Info("worker left")
 	return nil
+}
+
+// ErrDuplicateID is returned by [Worker.Run] when another worker of the
+// cluster answers on the worker's own subject: two workers with one id
+// would both get the requests meant for one of them.
+var ErrDuplicateID = errors.New("cluster: another worker has this id")
+
+// claimID checks that no live worker answers on this worker's subject.
+func (w *Worker) claimID(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := w.nc.RequestWithContext(ctx, w.subj.worker(w.opts.ID), nil)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil
+	case err == nil:
+		return fmt.Errorf("%w: %s", ErrDuplicateID, w.opts.ID)
+	case errors.Is(err, context.DeadlineExceeded):
+		// Something holds the subject without answering; it is not a
+		// worker of this version.
+		w.log.Warn("the worker's subject has a silent subscriber", zap.String("subject", w.subj.worker(w.opts.ID)))
+		return nil
+	}
+	return fmt.Errorf("cluster: worker %s checking its id: %w", w.opts.ID, err)
 }
 
 // heartbeat returns the encoded heartbeat of now.
