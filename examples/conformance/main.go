@@ -21,9 +21,14 @@ import (
 // defaultAddr is the address of the conformance bot (docs/protocol.md §10).
 const defaultAddr = "127.0.0.1:7861"
 
+// defaultOrigins are the CORS origins allowed by default: test pages
+// served on this machine, on any port. A page on another host (any web
+// page the operator visits) cannot create sessions.
+const defaultOrigins = "http://127.0.0.1:*,http://localhost:*,http://[::1]:*,https://127.0.0.1:*,https://localhost:*,https://[::1]:*"
+
 func main() {
 	addr := flag.String("addr", defaultAddr, "listen address (host:port)")
-	origins := flag.String("allow-origin", "*", `comma-separated origins allowed to call the bot from a page served elsewhere ("*" for any, "" to disable CORS)`)
+	origins := flag.String("allow-origin", defaultOrigins, `comma-separated origins allowed to call the bot from a page served elsewhere ("*" for any, "http://host:*" for a host on any port, "" to disable CORS)`)
 	verbose := flag.Bool("v", false, "debug logs")
 	flag.Parse()
 

@@ -27,7 +27,7 @@ const connectWait = 20 * time.Second
 // ends; it returns the base URL.
 func startServer(t *testing.T) string {
 	t.Helper()
-	srv, err := newServer(config{AllowOrigins: []string{"*"}, Settings: loopbackOnly})
+	srv, err := newServer(config{AllowOrigins: splitList(defaultOrigins), Settings: loopbackOnly})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,6 +54,28 @@ func connect(ctx context.Context, t *testing.T, offerURL, version string) *clien
 		t.Fatalf("the first message after client-ready is %s", m.raw)
 	}
 	return c
+}
+
+// By default only pages served on this machine may call the bot from
+// another origin: any web page the operator visits cannot.
+func TestDefaultCORSAllowsOnlyLoopbackPages(t *testing.T) {
+	base := startServer(t)
+	for origin, want := range map[string]bool{
+		"http://127.0.0.1:5173": true, "http://localhost:8080": true, "http://[::1]:3000": true,
+		"https://evil.example": false, "http://192.168.1.20:8080": false, "http://localhost.evil.example": false,
+	} {
+		req, _ := http.NewRequest(http.MethodOptions, base+"/api/offer", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("Access-Control-Allow-Origin") == origin; got != want {
+			t.Errorf("a page at %s may call the bot: %v, want %v", origin, got, want)
+		}
+	}
 }
 
 func TestSignallingRoutesAndCORS(t *testing.T) {

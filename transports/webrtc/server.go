@@ -2,6 +2,8 @@ package webrtc
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -68,7 +70,8 @@ type Options struct {
 	// above were applied (interface filters, timeouts, UDP mux, ...).
 	Settings func(*pion.SettingEngine)
 
-	// AllowOrigins enables CORS for these origins ("*" for any). Default:
+	// AllowOrigins enables CORS for these origins ("*" for any;
+	// "http://localhost:*" for a host on any port). Default:
 	// none, for pages served from the same origin. Whatever it says, the
 	// signalling routes take only application/json bodies (415 otherwise),
 	// which a page of another origin cannot send without a preflight.
@@ -447,16 +450,47 @@ func logRequest(r *http.Request, err error) []zap.Field {
 
 func (s *Server) originAllowed(origin string) bool {
 	for _, o := range s.opts.AllowOrigins {
-		if o == "*" || strings.EqualFold(o, origin) {
+		if o == "*" || strings.EqualFold(o, origin) || anyPort(o, origin) {
 			return true
 		}
 	}
 	return false
 }
 
+// errorID returns a short random id that ties an error a client was told
+// about to the server's log line.
+func errorID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// anyPort reports whether origin matches pattern "scheme://host:*": the
+// same scheme and host with any port, or none.
+func anyPort(pattern, origin string) bool {
+	prefix, ok := strings.CutSuffix(pattern, ":*")
+	if !ok || len(origin) < len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
+		return false
+	}
+	rest := origin[len(prefix):]
+	if rest == "" {
+		return true
+	}
+	port, ok := strings.CutPrefix(rest, ":")
+	if !ok || port == "" || len(port) > 5 {
+		return false
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
 // Shutdown stops taking sessions and ends the running ones gracefully.
 // From the first call, new sessions are refused with a 503 and a
-// Retry-After, which the client retries (smallwebrtc.md §1.2), so a load
+// Retry-After, which the client retries (docs/protocol.md §1), so a load
 // balancer can send it elsewhere; the running sessions keep their
 // signalling (candidates, restarts). Each session's pipeline gets an End,
 // as [pipeline.Runner] ends its tasks, and is cancelled if it has not
@@ -609,7 +643,7 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 }
 
 // reply writes an answer, or maps err to a status: 4xx only when retrying
-// cannot help (smallwebrtc.md §1.2: since 1.10.8 a 4xx stops the client).
+// cannot help (docs/protocol.md §1: since 1.10.8 a 4xx stops the client).
 func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 	if err == nil {
 		writeJSON(w, http.StatusOK, ans)
@@ -625,8 +659,12 @@ func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 		w.Header().Set("Retry-After", strconv.Itoa(unavailable.retryAfter))
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	default:
-		s.log.Error("offer failed", zap.Error(err))
-		writeError(w, http.StatusInternalServerError, err.Error())
+		// The error may carry what the application's pipeline factory or
+		// an upstream said: it goes to the log, under an id the client
+		// is given instead.
+		id := errorID()
+		s.log.Error("offer failed", zap.String("error_id", id), zap.Error(err))
+		writeError(w, http.StatusInternalServerError, "the server could not start the session (error id "+id+")")
 	}
 }
 

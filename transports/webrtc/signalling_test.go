@@ -145,6 +145,22 @@ func TestCORSPreflightAndHeaders(t *testing.T) {
 	}
 }
 
+// An origin pattern "scheme://host:*" allows that host on any port (the
+// conformance bot's default: pages on loopback only).
+func TestCORSOriginsWithAnyPort(t *testing.T) {
+	h := newHarness(t, Options{AllowOrigins: []string{"http://127.0.0.1:*", "http://localhost:*"}})
+	for origin, want := range map[string]bool{
+		"http://127.0.0.1:5173": true, "http://localhost:3000": true, "http://127.0.0.1": true, "http://LOCALHOST:80": true,
+		"http://127.0.0.1.evil.test": false, "http://127.0.0.1:80x": false, "https://127.0.0.1:5173": false,
+		"http://evil.test": false, "http://127.0.0.1:123456": false, "http://localhost:": false,
+	} {
+		_, hdr, _ := do(t, "OPTIONS", h.url("/api/offer"), "", "Origin", origin, "Access-Control-Request-Method", "POST")
+		if got := hdr.Get("Access-Control-Allow-Origin") == origin; got != want {
+			t.Errorf("origin %q allowed %v, want %v", origin, got, want)
+		}
+	}
+}
+
 func TestRetryableRefusalsAre5xx(t *testing.T) {
 	t.Run("at capacity", func(t *testing.T) {
 		h := newHarness(t, Options{MaxSessions: 1})
@@ -163,8 +179,9 @@ func TestRetryableRefusalsAre5xx(t *testing.T) {
 		ctx := testContext(t, 20*time.Second)
 		_, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")})
 		var se *testclient.StatusError
-		if !errors.As(err, &se) || se.Code != 500 || !strings.Contains(se.Body, "no LLM today") {
-			t.Fatalf("factory error: %v, want a 500 naming it", err)
+		// The client is told an error id, never what the factory said.
+		if !errors.As(err, &se) || se.Code != 500 || strings.Contains(se.Body, "no LLM today") || !strings.Contains(se.Body, "error id ") {
+			t.Fatalf("factory error: %v, want a 500 with an error id and without the factory's text", err)
 		}
 		if n := h.srv.SessionCount(); n != 0 {
 			t.Errorf("%d sessions left after a failed factory", n)
