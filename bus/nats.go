@@ -69,18 +69,27 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	inbox := b.nc.NewInbox()
-	sub, err := b.nc.SubscribeSync(inbox)
-	if err != nil {
-		return nil, fmt.Errorf("bus: %s: subscribing to the reply inbox: %w", subject, err)
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-
 	silence := b.o.silence()
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	dog := time.AfterFunc(silence, func() { cancel(errSilent) })
 	defer dog.Stop()
+
+	// An async subscription keeps what the caller has not taken yet in the
+	// client's own bounded pending list; a sync one would allocate a
+	// channel of SubChanLen (64 Ki) pointers per call.
+	msgs := make(chan *nats.Msg, 16)
+	inbox := b.nc.NewInbox()
+	sub, err := b.nc.Subscribe(inbox, func(m *nats.Msg) {
+		select {
+		case msgs <- m:
+		case <-wctx.Done():
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bus: %s: subscribing to the reply inbox: %w", subject, err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
 
 	m := &nats.Msg{Subject: subject, Reply: inbox, Header: nats.Header{hdrVersion: {Version}}, Data: req}
 	if err := b.nc.PublishMsg(m); err != nil {
@@ -88,19 +97,19 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 	}
 	ctl := "" // the call's control subject, once the callee said it
 	for {
-		m, err := sub.NextMsgWithContext(wctx)
-		if err != nil {
+		var m *nats.Msg
+		select {
+		case m = <-msgs:
+		case <-wctx.Done():
 			switch {
 			case ctx.Err() != nil:
 				b.cancelRemote(ctl)
 				return nil, ctx.Err()
-			case context.Cause(wctx) == errSilent:
-				b.cancelRemote(ctl)
-				return nil, gone(subject, fmt.Sprintf("no word from it for %v", silence))
-			case errors.Is(err, nats.ErrNoResponders):
-				return nil, fmt.Errorf("bus: %s: %w", subject, ErrNoResponders)
+			case context.Cause(wctx) == errSilent && b.nc.IsClosed():
+				return nil, fmt.Errorf("bus: %s: waiting for the callee: %w", subject, nats.ErrConnectionClosed)
 			}
-			return nil, fmt.Errorf("bus: %s: waiting for the callee: %w", subject, err)
+			b.cancelRemote(ctl)
+			return nil, gone(subject, fmt.Sprintf("no word from it for %v", silence))
 		}
 		dog.Reset(silence)
 		if m.Header.Get(hdrStatus) == "503" {
