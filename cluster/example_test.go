@@ -1,0 +1,63 @@
+package cluster_test
+
+import (
+	"context"
+	"net/http"
+	"os/signal"
+	"syscall"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/framewire/framewire/cluster"
+	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports/webrtc"
+)
+
+// A worker process: the application's webrtc.Server, put at the
+// cluster's disposal until SIGTERM, then drained.
+func ExampleWorker() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
+	if err != nil {
+		panic(err)
+	}
+	defer nc.Close()
+	srv, err := webrtc.NewServer(webrtc.Options{
+		MaxSessions: 100,
+		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			return pipeline.NewTask(pipeline.New(s.Input(), s.Output()), pipeline.TaskOptions{}), nil
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	w, err := cluster.NewWorker(nc, srv, cluster.WorkerOptions{Capacity: 100})
+	if err != nil {
+		panic(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// A front door process: the signalling routes for the whole cluster, with
+// its health and state next to them.
+func ExampleFrontDoor() {
+	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
+	if err != nil {
+		panic(err)
+	}
+	defer nc.Close()
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer fd.Close()
+	mux := http.NewServeMux()
+	mux.Handle("/", fd)
+	mux.Handle("GET /healthz", fd.StatusHandler())
+	mux.Handle("GET /cluster", fd.StatusHandler())
+	hs := &http.Server{Addr: ":7861", Handler: mux}
+	_ = hs.ListenAndServe()
+}
