@@ -106,6 +106,11 @@ func newLogger(stderr io.Writer, verbose bool, name string) *zap.Logger {
 	return zap.New(core).Named(name)
 }
 
+// defaultOrigins are the CORS origins a worker allows by default, as the
+// conformance bot: test pages served on this machine, on any port. (The
+// front door forwards preflights to the workers, which answer them.)
+const defaultOrigins = "http://127.0.0.1:*,http://localhost:*,http://[::1]:*,https://127.0.0.1:*,https://localhost:*,https://[::1]:*"
+
 // connectNATS connects to url, reconnecting for as long as the process
 // runs (a NATS restart must not take the cluster down).
 func connectNATS(url, name string, log *zap.Logger) (*nats.Conn, error) {
@@ -199,6 +204,7 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long sessions may take to end before they are cancelled")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "ICE on IPv4 loopback only (tests)")
+	origins := fs.String("allow-origin", defaultOrigins, `comma-separated origins allowed to call the bot from a page served elsewhere ("*" for any, "http://host:*" for a host on any port, "" to disable CORS)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -223,9 +229,9 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 	}
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger: slog.Named("webrtc"),
-		// The conformance bot's settings (examples/conformance): any
-		// origin, loopback candidates for a browser on the same host.
-		AllowOrigins:    []string{"*"},
+		// The conformance bot's settings (examples/conformance): pages on
+		// this machine, loopback candidates for a browser on the same host.
+		AllowOrigins:    splitList(*origins),
 		IncludeLoopback: true,
 		DisableMDNS:     true,
 		Settings:        settings,
