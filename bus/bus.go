@@ -107,6 +107,7 @@ type RemoteError struct {
 	Message string
 }
 
+// Error returns the subject and the callee's text.
 func (e *RemoteError) Error() string { return "bus: " + e.Subject + ": " + e.Message }
 
 // Service is one subject being served. Stop it to wait for its calls.
@@ -217,6 +218,3 @@ func (c *calls) stop() {
 	c.mu.Unlock()
 	c.wg.Wait()
 }
-
-// errorf is fmt.Errorf, named for the linters.
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

@@ -127,6 +127,7 @@ func TestStoppedServiceEndsItsCallsAtOnce(t *testing.T) {
 func TestCallerGoneEndsTheRemoteWork(t *testing.T) {
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
+			leakCheck(t)
 			p := im.new(t, testOptions)
 			if p.dropCaller == nil {
 				t.Skip("in one process the caller cannot vanish without its ctx")
@@ -190,6 +191,7 @@ func TestCallsOverTheLimitAreBusy(t *testing.T) {
 		t.Run(im.name, func(t *testing.T) {
 			o := testOptions
 			o.MaxCalls = 1
+			leakCheck(t)
 			p := im.new(t, o)
 			blk := newBlocker()
 			serve(t, p.callee, "svc.block", blk.handle)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"go.uber.org/goleak"
 )
 
 // wait bounds every wait of the tests.
@@ -48,8 +49,19 @@ var impls = []impl{
 // eachImpl runs f for every implementation, with testOptions.
 func eachImpl(t *testing.T, f func(t *testing.T, p pair)) {
 	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) { f(t, im.new(t, testOptions)) })
+		t.Run(im.name, func(t *testing.T) {
+			leakCheck(t)
+			f(t, im.new(t, testOptions))
+		})
 	}
+}
+
+// leakCheck checks, once the test and its cleanups are over, that the
+// goroutines are back to what they were when it was called.
+func leakCheck(t *testing.T) {
+	t.Helper()
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // the first cleanup runs last
 }
 
 // startNATS runs an embedded NATS server on a random loopback port.

@@ -3,6 +3,7 @@ package bus
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -35,7 +36,7 @@ func (b *LocalBus) Serve(ctx context.Context, subject string, h Handler) (*Servi
 		return nil, err
 	}
 	if h == nil {
-		return nil, errorf("bus: serve %s: no handler", subject)
+		return nil, fmt.Errorf("bus: serve %s: no handler", subject)
 	}
 	s, sctx := newService(ctx, subject)
 	ls := &localService{h: h, ctx: sctx, calls: calls{max: b.o.MaxCalls}}
@@ -101,13 +102,13 @@ func (b *LocalBus) Request(ctx context.Context, subject string, req []byte, prog
 	}
 	ls := b.pick(subject)
 	if ls == nil {
-		return nil, errorf("bus: %s: %w", subject, ErrNoResponders)
+		return nil, fmt.Errorf("bus: %s: %w", subject, ErrNoResponders)
 	}
 	if err := ls.calls.acquire(); err != nil {
 		if err == ErrGone {
-			return nil, errorf("bus: %s: %w", subject, ErrNoResponders)
+			return nil, fmt.Errorf("bus: %s: %w", subject, ErrNoResponders)
 		}
-		return nil, errorf("bus: %s: %w", subject, err)
+		return nil, fmt.Errorf("bus: %s: %w", subject, err)
 	}
 	cctx, cancel := context.WithCancel(ls.ctx)
 	defer cancel() // the caller is done: the callee's ctx ends

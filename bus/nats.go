@@ -90,6 +90,12 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 		return nil, fmt.Errorf("bus: %s: subscribing to the reply inbox: %w", subject, err)
 	}
 	defer func() { _ = sub.Unsubscribe() }()
+	// What the caller has not taken yet is bounded: past it the client
+	// drops messages (a slow consumer), and a call that lost its result
+	// ends with ErrGone once the beats stop.
+	if err := sub.SetPendingLimits(1024, 4*b.o.MaxPayload); err != nil {
+		return nil, fmt.Errorf("bus: %s: %w", subject, err)
+	}
 
 	m := &nats.Msg{Subject: subject, Reply: inbox, Header: nats.Header{hdrVersion: {Version}}, Data: req}
 	if err := b.nc.PublishMsg(m); err != nil {

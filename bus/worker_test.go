@@ -114,6 +114,7 @@ func localWorker(step <-chan struct{}) uiagent.Worker {
 // natsPair is a caller and a callee bus on two connections to one
 // embedded server; closing callee kills the callee.
 func natsPair(t *testing.T) (caller *NATSBus, callee *NATSBus, calleeConn interface{ Close() }) {
+	leakCheck(t)
 	url := startNATS(t)
 	cc, ce := connect(t, url), connect(t, url)
 	return NATS(cc, testOptions), NATS(ce, testOptions), ce
