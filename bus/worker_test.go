@@ -177,7 +177,7 @@ func testGroupWithARemoteWorkerThatDies(t *testing.T, p pair) {
 		}
 	}
 	want := map[string][]string{
-		"local": {`update local {"text":"local searching"}`, `completed local cancelled -`},
+		"local":  {`update local {"text":"local searching"}`, `completed local cancelled -`},
 		"remote": {`update remote {"text":"remote searching"}`, "completed remote error <gone>"},
 	}
 	checkLifecycle(t, got, want)
