@@ -20,12 +20,14 @@ type Handler func(ctx context.Context, req []byte, progress func([]byte)) ([]byt
 // Bus carries calls between a caller and whoever serves a subject.
 type Bus interface {
 	// Serve serves subject with h until ctx ends or the service is
-	// stopped. It returns once requests can reach h.
+	// stopped. It returns once requests can reach h. Several services of
+	// one subject share its requests.
 	Serve(ctx context.Context, subject string, h Handler) (*Service, error)
 	// Request calls subject with req and returns the callee's result.
 	// progress (may be nil) is called on the caller's goroutine for each
 	// progress payload, in order, before Request returns. Ending ctx
-	// cancels the callee's work and returns ctx.Err().
+	// cancels the callee's work and returns ctx.Err(). Request waits as
+	// long as the callee is alive: bound a call with ctx.
 	Request(ctx context.Context, subject string, req []byte, progress func([]byte)) ([]byte, error)
 }
 
@@ -35,7 +37,9 @@ type Options struct {
 	// bytes. 0 means [DefaultMaxPayload].
 	MaxPayload int
 	// Heartbeat is how often a callee tells its callers it is still
-	// working. 0 means [DefaultHeartbeat]. Only the NATS bus beats.
+	// working. 0 means [DefaultHeartbeat]. Only the NATS bus beats; the
+	// processes of one subject must agree on it (a caller's patience,
+	// Heartbeat × MissedBeats, must exceed the callee's Heartbeat).
 	Heartbeat time.Duration
 	// MissedBeats is how many heartbeats of silence make a caller give the
 	// callee up with [ErrGone]. 0 means [DefaultMissedBeats].
@@ -130,8 +134,9 @@ func (s *Service) Subject() string { return s.subject }
 func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Stop stops the service (its running calls are cancelled; their callers
-// get [ErrGone]) and waits until every handler has returned. It returns
-// why the service stopped by itself, if it did (its connection closed).
+// get [ErrGone]) and waits until every handler has returned, so a handler
+// must not call it. It returns why the service stopped by itself, if it
+// did (its connection closed). Stop may be called more than once.
 func (s *Service) Stop() error {
 	s.cancel()
 	<-s.done

@@ -224,3 +224,23 @@ var blockerHandler Handler = func(ctx context.Context, _ []byte, _ func([]byte))
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
+
+func TestNATSPayloadsOverTheServersMaxPayload(t *testing.T) {
+	leakCheck(t)
+	url := startNATS(t) // max_payload: 1 MiB
+	o := testOptions
+	o.MaxPayload = 4 << 20 // the bus allows more than the server
+	caller, callee := NATS(connect(t, url), o), NATS(connect(t, url), o)
+	big := make([]byte, 2<<20)
+	serve(t, callee, "svc.big", func(context.Context, []byte, func([]byte)) ([]byte, error) { return big, nil })
+	if _, err := caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("request: error %v, want ErrTooLarge", err)
+	}
+	start := time.Now()
+	if _, err := caller.Request(t.Context(), "svc.big", nil, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("result: error %v, want ErrTooLarge", err)
+	}
+	if took := time.Since(start); took > o.silence() {
+		t.Errorf("took %v: an unsendable result must be reported, not waited out", took)
+	}
+}

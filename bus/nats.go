@@ -99,6 +99,10 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 
 	m := &nats.Msg{Subject: subject, Reply: inbox, Header: nats.Header{hdrVersion: {Version}}, Data: req}
 	if err := b.nc.PublishMsg(m); err != nil {
+		if errors.Is(err, nats.ErrMaxPayload) {
+			return nil, fmt.Errorf("bus: %s: the request is over the server's max_payload (%d bytes): %w",
+				subject, b.nc.MaxPayload(), ErrTooLarge)
+		}
 		return nil, fmt.Errorf("bus: %s: sending the request: %w", subject, err)
 	}
 	ctl := "" // the call's control subject, once the callee said it
@@ -249,7 +253,7 @@ func (ns *natsService) run(s *Service, sub, ctlSub *nats.Subscription) {
 			}
 			ns.mu.Lock()
 			for _, c := range ns.active {
-				ns.send(c, kindBeat, "", nil)
+				_ = ns.send(c, kindBeat, "", nil)
 			}
 			ns.mu.Unlock()
 		}
@@ -257,17 +261,17 @@ func (ns *natsService) run(s *Service, sub, ctlSub *nats.Subscription) {
 }
 
 // send publishes one message of a call to its caller.
-func (ns *natsService) send(c *natsCall, kind, code string, data []byte) {
+func (ns *natsService) send(c *natsCall, kind, code string, data []byte) error {
 	h := nats.Header{hdrVersion: {Version}, hdrKind: {kind}}
 	if code != "" {
 		h[hdrCode] = []string{code}
 	}
-	_ = ns.b.nc.PublishMsg(&nats.Msg{Subject: c.reply, Reply: c.ctl, Header: h, Data: data})
+	return ns.b.nc.PublishMsg(&nats.Msg{Subject: c.reply, Reply: c.ctl, Header: h, Data: data})
 }
 
 // reject answers a request that does not run.
 func (ns *natsService) reject(reply, code, text string) {
-	ns.send(&natsCall{reply: reply}, kindError, code, []byte(text))
+	_ = ns.send(&natsCall{reply: reply}, kindError, code, []byte(text))
 }
 
 // request starts a call (on the subscription's goroutine: it must not
@@ -299,14 +303,14 @@ func (ns *natsService) request(m *nats.Msg) {
 	ns.mu.Lock()
 	ns.active[id] = c
 	ns.mu.Unlock()
-	ns.send(c, kindBeat, "", nil) // accepted: the caller learns the control subject
+	_ = ns.send(c, kindBeat, "", nil) // accepted: the caller learns the control subject
 
 	go func() { // owned by the service: calls.stop waits
 		defer ns.calls.release()
 		defer cancel()
 		progress := func(p []byte) {
 			if len(p) <= max && cctx.Err() == nil {
-				ns.send(c, kindProgress, "", p)
+				_ = ns.send(c, kindProgress, "", p) // too big for the server: dropped like any oversized progress
 			}
 		}
 		resp, err := call(cctx, ns.h, m.Data, progress)
@@ -315,15 +319,18 @@ func (ns *natsService) request(m *nats.Msg) {
 		ns.mu.Unlock()
 		switch {
 		case ns.ctx.Err() != nil:
-			ns.send(c, kindError, codeStopped, []byte("the service stopped"))
+			_ = ns.send(c, kindError, codeStopped, []byte("the service stopped"))
 		case cctx.Err() != nil:
 			// The caller cancelled or went away: nobody listens.
 		case err != nil:
-			ns.send(c, kindError, codeFailed, []byte(errorText(err)))
+			_ = ns.send(c, kindError, codeFailed, []byte(errorText(err)))
 		case len(resp) > max:
-			ns.send(c, kindError, codeTooLarge, fmt.Appendf(nil, "the result has %d bytes, over the cap of %d", len(resp), max))
+			_ = ns.send(c, kindError, codeTooLarge, fmt.Appendf(nil, "the result has %d bytes, over the cap of %d", len(resp), max))
 		default:
-			ns.send(c, kindResult, "", resp)
+			if err := ns.send(c, kindResult, "", resp); errors.Is(err, nats.ErrMaxPayload) {
+				_ = ns.send(c, kindError, codeTooLarge, fmt.Appendf(nil,
+					"the result has %d bytes, over the server's max_payload of %d", len(resp), ns.b.nc.MaxPayload()))
+			}
 		}
 	}()
 }
