@@ -438,6 +438,7 @@ func (s *Session) startUtt() error {
 func (s *Session) apply(g *Grammar) {
 	s.applied, s.active = g, false
 	if g == nil {
+		s.e.report(nil, nil)
 		return
 	}
 	c := s.e.compile(g, s.ps)

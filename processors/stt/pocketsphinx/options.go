@@ -58,7 +58,8 @@ type Options struct {
 	Args []string
 	// OnResult, when set, sees every final result with its confidence and
 	// the search that produced it, which stt events do not carry. It runs
-	// on the goroutine that sends audio and must return quickly.
+	// on the goroutine that sends audio, with the session locked: it must
+	// return quickly and not call the session.
 	OnResult func(Result)
 }
 
