@@ -94,7 +94,7 @@ func TestCalleeDeathIsAnErrorWithinAFewBeats(t *testing.T) {
 		if !errors.Is(r.err, ErrGone) {
 			t.Errorf("error %v, want ErrGone", r.err)
 		}
-		if limit := testOptions.silence() + 4*testOptions.Heartbeat; time.Since(died) > limit {
+		if limit := testOptions.silence() + time.Second; time.Since(died) > limit { // a few beats, with room for a loaded machine
 			t.Errorf("the death was noticed after %v, want at most %v", time.Since(died), limit)
 		}
 		within(t, blk.ended, wait, "the handler's ctx ended")
