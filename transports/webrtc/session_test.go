@@ -328,3 +328,21 @@ func TestRestartGraceEndsTheSessionWhenNoRestartComes(t *testing.T) {
 		t.Errorf("reason %q", s.Reason())
 	}
 }
+
+// A ping that arrives after the session counted the client as vanished
+// (without RestartGrace, the session is then ending) used to stop a grace
+// timer that does not exist.
+func TestAPingAfterTheClientVanishedWithoutRestartGraceDoesNotPanic(t *testing.T) {
+	s := offlineSession(t)
+	s.touch()
+	s.vanish(s.srv.opts.PingTimeout)
+	s.touch()
+	s.mu.Lock()
+	if s.watchdog != nil {
+		s.watchdog.Stop()
+	}
+	s.mu.Unlock()
+	if s.Reason() == "" {
+		t.Error("the vanished client did not end the session")
+	}
+}
