@@ -244,3 +244,25 @@ func TestNATSPayloadsOverTheServersMaxPayload(t *testing.T) {
 		t.Errorf("took %v: an unsendable result must be reported, not waited out", took)
 	}
 }
+
+func TestASlowCallerIsNotADeadCallee(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		serve(t, p.callee, "svc.chatty", func(_ context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
+			for _, s := range []string{"a", "b", "c"} {
+				progress([]byte(s))
+			}
+			return []byte("done"), nil
+		})
+		var got []string
+		resp, err := p.caller.Request(t.Context(), "svc.chatty", nil, func(b []byte) {
+			got = append(got, string(b))
+			time.Sleep(testOptions.silence() + testOptions.Heartbeat) // longer than the callee may be silent
+		})
+		if err != nil || string(resp) != "done" {
+			t.Fatalf("Request = %q, %v", resp, err)
+		}
+		if d := cmp.Diff([]string{"a", "b", "c"}, got); d != "" {
+			t.Errorf("progress (-want +got):\n%s", d)
+		}
+	})
+}

@@ -55,9 +55,6 @@ type NATSBus struct {
 // (any NATS server since 2.2); the bus does not close it.
 func NATS(nc *nats.Conn, o Options) *NATSBus { return &NATSBus{nc: nc, o: o.withDefaults()} }
 
-// errSilent is the cause of a wait the callee left without word.
-var errSilent = errors.New("bus: silent callee")
-
 // Request implements [Bus].
 func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progress func([]byte)) ([]byte, error) {
 	if err := validSubject(subject); err != nil {
@@ -70,10 +67,10 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 		return nil, err
 	}
 	silence := b.o.silence()
-	wctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	dog := time.AfterFunc(silence, func() { cancel(errSilent) })
+	dog := time.NewTimer(silence) // the callee's silence
 	defer dog.Stop()
+	done := make(chan struct{}) // the call is over: drop what still comes
+	defer close(done)
 
 	// An async subscription keeps what the caller has not taken yet in the
 	// client's own bounded pending list; a sync one would allocate a
@@ -83,7 +80,7 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 	sub, err := b.nc.Subscribe(inbox, func(m *nats.Msg) {
 		select {
 		case msgs <- m:
-		case <-wctx.Done():
+		case <-done:
 		}
 	})
 	if err != nil {
@@ -110,12 +107,15 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 		var m *nats.Msg
 		select {
 		case m = <-msgs:
-		case <-wctx.Done():
-			switch {
-			case ctx.Err() != nil:
-				b.cancelRemote(ctl)
-				return nil, ctx.Err()
-			case context.Cause(wctx) == errSilent && b.nc.IsClosed():
+		case <-ctx.Done():
+			b.cancelRemote(ctl)
+			return nil, ctx.Err()
+		case <-dog.C:
+			if len(msgs) > 0 { // the caller was slow, not the callee
+				dog.Reset(silence)
+				continue
+			}
+			if b.nc.IsClosed() {
 				return nil, fmt.Errorf("bus: %s: waiting for the callee: %w", subject, nats.ErrConnectionClosed)
 			}
 			b.cancelRemote(ctl)
