@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -87,17 +88,15 @@ func ServeWorker(ctx context.Context, b Bus, subject string, work uiagent.Work) 
 			return nil, errors.New("not a worker request of version 1")
 		}
 		update := func(data any) {
-			if p, err := json.Marshal(data); err == nil {
+			if p, err := encode(data); err == nil {
 				progress(p)
 			}
 		}
-		resp, err := call(ctx, func(ctx context.Context, _ []byte, _ func([]byte)) ([]byte, error) {
-			resp, err := work(ctx, update)
-			if err != nil {
-				return nil, err
-			}
-			return json.Marshal(resp)
-		}, nil, nil)
+		resp, err := work(ctx, update) // a panic: the bus makes it the call's error
+		var out []byte
+		if err == nil {
+			out, err = encode(resp)
+		}
 		r := workerResult{V: workerVersion, Status: workerCompleted}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -107,8 +106,27 @@ func ServeWorker(ctx context.Context, b Bus, subject string, work uiagent.Work) 
 			// crosses as an error (see docs/decisions/agent-bus.md).
 			r.Status, r.Error = workerError, errorText(err)
 		} else {
-			r.Response = resp
+			r.Response = out
 		}
 		return json.Marshal(r)
 	})
+}
+
+// encode encodes a worker's value as uiagent does: raw JSON and RTVI
+// payloads as themselves, anything else with encoding/json.
+func encode(v any) ([]byte, error) {
+	switch x := v.(type) {
+	case json.RawMessage:
+		if !json.Valid(x) {
+			return nil, errors.New("invalid raw JSON")
+		}
+		return x, nil
+	case wire.Payload:
+		b := x.AppendJSON(nil)
+		if !json.Valid(b) {
+			return nil, errors.New("invalid raw JSON")
+		}
+		return b, nil
+	}
+	return json.Marshal(v)
 }

@@ -267,3 +267,32 @@ func lines(ls []string) string {
 	b, _ := json.MarshalIndent(ls, "", "  ")
 	return string(b)
 }
+
+func TestRemoteWorkerValuesCrossAsJSON(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		svc, err := ServeWorker(t.Context(), p.callee, "workers.raw", func(_ context.Context, update func(any)) (any, error) {
+			update(wire.RawJSON(`{"raw":true}`))
+			update(json.RawMessage(`[1,2]`))
+			update(json.RawMessage(`{broken`)) // dropped
+			update(map[string]int{"n": 3})
+			return wire.RawJSON(`{"done":1}`), nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = svc.Stop() }()
+		var updates []string
+		resp, err := RemoteWorker(p.caller, "raw", "workers.raw").Work(t.Context(), func(v any) {
+			updates = append(updates, string(v.(json.RawMessage)))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff([]string{`{"raw":true}`, `[1,2]`, `{"n":3}`}, updates); d != "" {
+			t.Errorf("updates (-want +got):\n%s", d)
+		}
+		if got := string(resp.(json.RawMessage)); got != `{"done":1}` {
+			t.Errorf("response %s", got)
+		}
+	})
+}
