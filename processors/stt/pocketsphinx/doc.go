@@ -17,8 +17,8 @@
 //
 // # Streaming and utterances
 //
-// Each session has its own decoder (loading it takes one to two and a
-// half seconds; stt.Streaming holds the audio meanwhile). Audio of any rate is resampled to 16 kHz and decoded in
+// Each session has its own decoder: some 60 MB, and one to two and a half
+// seconds to load (stt.Streaming holds the audio meanwhile). Audio of any rate is resampled to 16 kHz and decoded in
 // 20 ms steps as it arrives; every [Options.InterimInterval] of speech the
 // hypothesis so far is an interim result. An utterance ends at Finalize,
 // which stt.Streaming sends when the pipeline's VAD says the user stopped
