@@ -266,3 +266,24 @@ func TestASlowCallerIsNotADeadCallee(t *testing.T) {
 		}
 	})
 }
+
+func TestServicesOfOneSubjectShareItsRequests(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		for _, name := range []string{"a", "b"} {
+			serve(t, p.callee, "svc.shared", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+				return []byte(name), nil
+			})
+		}
+		served := map[string]int{}
+		for range 40 {
+			resp, err := p.caller.Request(t.Context(), "svc.shared", nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			served[string(resp)]++
+		}
+		if served["a"] == 0 || served["b"] == 0 || served["a"]+served["b"] != 40 {
+			t.Errorf("served %v, want 40 requests shared by a and b", served)
+		}
+	})
+}
