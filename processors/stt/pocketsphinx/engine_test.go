@@ -118,35 +118,35 @@ func TestGrammarReplacedMidStream(t *testing.T) {
 	}
 	defer s.Abort()
 
-	// Other goroutines replace the grammar all along (the race detector
-	// watches the hand-over); the last one sets second.
-	var wg sync.WaitGroup
-	stop := make(chan struct{})
-	for range 3 {
-		wg.Go(func() {
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				if i%2 == 0 {
-					e.SetGrammar(first)
-				} else {
-					e.SetGrammar(nil)
-				}
-				time.Sleep(time.Millisecond)
-			}
-		})
-	}
 	pcm := speak(t, "en-us", "Where is the iPhone 17?")
 	half := len(pcm) / 2 &^ 1
-	// The utterance starts with first; the grammar changes under it.
+	// The utterance starts with first. Once it is under way, other
+	// goroutines replace the grammar all along (the race detector watches
+	// the hand-over); then second is set.
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
 	r := decodeParts(t, ctx, s, [][]byte{pcm[:half], pcm[half:]}, func() {
-		close(stop)
-		wg.Wait()
-		e.SetGrammar(second)
+		for range 3 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if i%2 == 0 {
+						e.SetGrammar(second)
+					} else {
+						e.SetGrammar(nil)
+					}
+					time.Sleep(time.Millisecond)
+				}
+			})
+		}
 	})
+	close(stop)
+	wg.Wait()
+	e.SetGrammar(second)
 	if r.Text != "where is the iphone seventeen" || r.Source != SourceGrammar {
 		t.Errorf("utterance in progress: %q from the %v; want the first grammar's phrase", r.Text, r.Source)
 	}
