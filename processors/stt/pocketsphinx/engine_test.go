@@ -125,6 +125,9 @@ func TestGrammarReplacedMidStream(t *testing.T) {
 	// the hand-over); then second is set.
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
+	var stopOnce sync.Once
+	halt := func() { stopOnce.Do(func() { close(stop) }); wg.Wait() }
+	defer halt() // also when the test fails half-way
 	r := decodeParts(t, ctx, s, [][]byte{pcm[:half], pcm[half:]}, func() {
 		for range 3 {
 			wg.Go(func() {
@@ -144,8 +147,7 @@ func TestGrammarReplacedMidStream(t *testing.T) {
 			})
 		}
 	})
-	close(stop)
-	wg.Wait()
+	halt()
 	e.SetGrammar(second)
 	if r.Text != "where is the iphone seventeen" || r.Source != SourceGrammar {
 		t.Errorf("utterance in progress: %q from the %v; want the first grammar's phrase", r.Text, r.Source)
