@@ -173,9 +173,13 @@ export function jobGroupScenarios(target) {
       const page = await target().open({ legacy: tc.legacy });
       await target().connect(page);
       await page.evaluate(() => window.__client.sendClientMessage("start-job-group", { workers: ["alpha", "beta"], label: "Research", hold_ms: 60000 }));
-      const groupOf = (kind) => page.waitForFunction(([type, kind]) => window.__e2e.raw.map((r) => { try { return JSON.parse(r); } catch { return null; } })
-        .filter((m) => m && m.type === type && m.data && m.data.kind === kind), [tc.type, kind], { timeout: 5000 })
-        .then((h) => h.jsonValue());
+      // groupOf waits for the envelopes of one kind (null, not an empty
+      // list, until one arrives: waitForFunction waits for a falsy value).
+      const groupOf = (kind) => page.waitForFunction(([type, kind]) => {
+        const list = window.__e2e.raw.map((r) => { try { return JSON.parse(r); } catch { return null; } })
+          .filter((m) => m && m.type === type && m.data && m.data.kind === kind);
+        return list.length ? list : null;
+      }, [tc.type, kind], { timeout: 5000 }).then((h) => h.jsonValue());
       const [started] = await groupOf("group_started");
       assert.deepEqual(started.data[tc.workers], ["alpha", "beta"]);
       assert.equal(started.data.label, "Research");

@@ -233,7 +233,6 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		// this machine, loopback candidates for a browser on the same host.
 		AllowOrigins:    splitList(*origins),
 		IncludeLoopback: true,
-		DisableMDNS:     true,
 		Settings:        settings,
 		PortMin:         uint16(*portMin),
 		PortMax:         uint16(*portMax),

@@ -80,11 +80,10 @@ func newServer(cfg config) (*webrtc.Server, error) {
 		Logger:       log.Named("webrtc"),
 		AllowOrigins: cfg.AllowOrigins,
 		// A local test server: the browser runs on the same host, so the
-		// answer offers loopback candidates, and the browser's mDNS names
-		// need no resolving (its address shows up as a peer-reflexive
-		// candidate when it connects).
+		// answer offers loopback candidates (and accepts the browser's).
+		// The browser's mDNS names are not resolved (the default): its
+		// address shows up as a peer-reflexive candidate when it connects.
 		IncludeLoopback: true,
-		DisableMDNS:     true,
 		Settings:        cfg.Settings,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			slog := log.With(zap.String("session", s.ID()))

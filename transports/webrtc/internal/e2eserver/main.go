@@ -73,7 +73,6 @@ func newHandler(static string, out io.Writer, log *zap.Logger, settings func(*pi
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:          log,
 		IncludeLoopback: true,
-		DisableMDNS:     true,
 		Settings:        settings,
 		AllowOrigins:    []string{"*"}, // pages served from elsewhere work too
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {

@@ -219,7 +219,10 @@ func runServer(ctx context.Context, cfg config) error {
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:   zap.NewNop(),
 		Settings: testclient.LoopbackOnly,
-		Output:   cfg.output,
+		// The clients run on this host: their loopback candidates are
+		// theirs to offer (the ICE policy refuses loopback otherwise).
+		IncludeLoopback: true,
+		Output:          cfg.output,
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			procs := []pipeline.Processor{s.Input()}
 			if cfg.newVAD != nil {
