@@ -4,18 +4,23 @@ GO ?= go
 # The opus tag builds the libopus codec (Debian libopus-dev); nolibopusfile
 # avoids needing libopusfile-dev.
 TAGS ?= opus nolibopusfile
-GOFLAGS_TAGS := -tags "$(TAGS)"
+# The pocketsphinx tag builds the offline speech-to-text engine when its
+# Debian packages (libpocketsphinx-dev, pocketsphinx-en-us) are installed.
+# It is decided when a recipe runs, not when make reads this file, so a
+# first `make run` that installs them builds with it.
+PS_TAG = $$(pkg-config --exists pocketsphinx 2>/dev/null && [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] && echo pocketsphinx)
+GOFLAGS_TAGS = -tags "$(TAGS) $(PS_TAG)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test silero-model fmt
+.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test deps-stt silero-model fmt
 
 # run starts the UI agent demo on http://127.0.0.1:7860, building its page
 # (npm ci + esbuild) the first time.
-run: deps-opus silero-model
+run: deps-opus deps-stt silero-model
 	bash examples/ui-agent/build.sh
 	$(GO) run $(GOFLAGS_TAGS) ./examples/ui-agent
 
-test: deps-opus deps-test silero-model lint test-go test-e2e
+test: deps-opus deps-test deps-stt silero-model lint test-go test-e2e
 
 test-go:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
@@ -26,7 +31,7 @@ test-go:
 test-e2e:
 	bash e2e/setup.sh
 	cd e2e && TAGS="$(TAGS)" npm test
-	TAGS="$(TAGS)" bash examples/ui-agent/e2e/run.sh
+	TAGS="$(TAGS) $(PS_TAG)" bash examples/ui-agent/e2e/run.sh
 
 # bench runs the pipeline workloads of the shared benchmark contract, then
 # the WebRTC load benchmark (concurrent in-process clients streaming Opus
@@ -40,7 +45,7 @@ lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet $(GOFLAGS_TAGS) ./...
-	$(GO) run $(STATICCHECK) -tags "$(TAGS)" ./...
+	$(GO) run $(STATICCHECK) -tags "$(TAGS) $(PS_TAG)" ./...
 
 # fuzz runs every fuzz target for FUZZTIME each. A failure that is a bare
 # "context deadline exceeded" and writes no input under testdata/fuzz is
@@ -95,6 +100,19 @@ deps-test:
 # overrides the path). Without it they fall back to the energy VAD.
 silero-model:
 	@sh processors/audio/silero/fetch-model.sh
+
+# deps-stt installs the offline speech-to-text engine (PocketSphinx and its
+# US English model) and espeak-ng when they are missing (as root), or says
+# how; without them the demo's voice needs a configured speech service.
+deps-stt:
+	@if ! pkg-config --exists pocketsphinx 2>/dev/null || ! [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] || ! command -v espeak-ng >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing libpocketsphinx-dev, pocketsphinx-en-us and espeak-ng"; \
+	    (apt-get install -y -q libpocketsphinx-dev pocketsphinx-en-us espeak-ng pkg-config >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q libpocketsphinx-dev pocketsphinx-en-us espeak-ng pkg-config >/dev/null)) || echo "offline speech could not be installed: the demo's voice needs a speech service" >&2; \
+	  else \
+	    echo "offline speech is off: run 'sudo apt-get install libpocketsphinx-dev pocketsphinx-en-us espeak-ng'" >&2; \
+	  fi; \
+	fi
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
