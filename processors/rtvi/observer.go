@@ -513,9 +513,7 @@ func (o *Observer) level(name string) ReportLevel {
 // push hands an encoded message (o.buf) to the processor in a buffer of
 // its own.
 func (o *Observer) push() {
-	if err := o.p.sendBytes(bytes.Clone(o.buf)); err != nil {
-		o.log.Debug("dropping RTVI message", zap.Error(err))
-	}
+	o.p.sendBytes(bytes.Clone(o.buf))
 }
 
 func (o *Observer) send(m wire.Message) {

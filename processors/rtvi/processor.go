@@ -367,16 +367,15 @@ func (p *Processor) waitDrained(ctx context.Context) {
 
 // Send encodes m and pushes it downstream as an urgent transport message.
 // Before the task runs the message waits and goes out when the task has
-// set the processor up (after the task ended it is dropped). The error is
-// always nil; it is kept for the callers that check it.
-func (p *Processor) Send(m wire.Message) error {
-	return p.sendBytes(m.Encode())
+// set the processor up (after the task ended it is dropped). It never
+// blocks.
+func (p *Processor) Send(m wire.Message) {
+	p.sendBytes(m.Encode())
 }
 
 // sendBytes pushes an encoded message downstream.
-func (p *Processor) sendBytes(b []byte) error {
+func (p *Processor) sendBytes(b []byte) {
 	p.pusher().Push(&frames.OutputTransportMessageUrgent{Message: b}, frames.Downstream)
-	return nil
 }
 
 // pusher is the outlet, or the unit tests' sink.
@@ -388,29 +387,29 @@ func (p *Processor) pusher() pipeline.Pusher {
 }
 
 // SendServerMessage sends server-message with data (nil omits it).
-func (p *Processor) SendServerMessage(data wire.Payload) error {
-	return p.Send(wire.Message{Type: wire.TypeServerMessage, Data: data})
+func (p *Processor) SendServerMessage(data wire.Payload) {
+	p.Send(wire.Message{Type: wire.TypeServerMessage, Data: data})
 }
 
 // SendServerResponse answers the client message req with server-response
 // {t: req.Type, d: data}.
-func (p *Processor) SendServerResponse(req ClientMessage, data wire.Payload) error {
-	return p.Send(wire.Message{Type: wire.TypeServerResponse, ID: req.ID, Data: wire.ServerResponse{T: req.Type, D: data}})
+func (p *Processor) SendServerResponse(req ClientMessage, data wire.Payload) {
+	p.Send(wire.Message{Type: wire.TypeServerResponse, ID: req.ID, Data: wire.ServerResponse{T: req.Type, D: data}})
 }
 
 // SendErrorResponse answers the client message req with error-response.
-func (p *Processor) SendErrorResponse(req ClientMessage, text string) error {
-	return p.sendErrorResponse(req.ID, text)
+func (p *Processor) SendErrorResponse(req ClientMessage, text string) {
+	p.sendErrorResponse(req.ID, text)
 }
 
-func (p *Processor) sendErrorResponse(id, text string) error {
-	return p.Send(wire.Message{Type: wire.TypeErrorResponse, ID: id, Data: wire.ErrorResponse{Error: text}})
+func (p *Processor) sendErrorResponse(id, text string) {
+	p.Send(wire.Message{Type: wire.TypeErrorResponse, ID: id, Data: wire.ErrorResponse{Error: text}})
 }
 
 // SendError sends error {error: text, fatal: false}. (A fatal error makes
 // the client disconnect; push a permanent frames.Error for that.)
-func (p *Processor) SendError(text string) error {
-	return p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}})
+func (p *Processor) SendError(text string) {
+	p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}})
 }
 
 // sendErrorFrame reports an error frame passing through, fatal when the
@@ -421,7 +420,7 @@ func (p *Processor) sendErrorFrame(e *frames.Error) {
 	id := newErrorID()
 	p.logger().Warn("error reported to the client", zap.String("error_id", id), zap.String("processor", e.Processor),
 		zap.Stringer("category", e.Category), zap.Error(e.Err))
-	_ = p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: ClientErrorText(e, id), Fatal: e.Permanent()}})
+	p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: ClientErrorText(e, id), Fatal: e.Permanent()}})
 }
 
 // ClientErrorText is the text a client is told for e: what failed, in
@@ -453,7 +452,7 @@ func newErrorID() string {
 // SetBotReady sends bot-ready: the id of the client's client-ready ("" if
 // none has arrived), the version rule of §2.3, and about (nil: the
 // Options' About, or framewire's default).
-func (p *Processor) SetBotReady(about wire.Payload) error {
+func (p *Processor) SetBotReady(about wire.Payload) {
 	if !wire.Present(about) {
 		about = p.opts.About
 	}
@@ -464,7 +463,7 @@ func (p *Processor) SetBotReady(about wire.Payload) error {
 	p.botReady = true
 	id := p.readyID
 	p.mu.Unlock()
-	return p.Send(wire.Message{Type: wire.TypeBotReady, ID: id, Data: wire.BotReady{
+	p.Send(wire.Message{Type: wire.TypeBotReady, ID: id, Data: wire.BotReady{
 		Version: p.ClientVersion().BotReadyVersion(),
 		About:   about,
 	}})
@@ -474,10 +473,8 @@ var defaultAbout = wire.RawJSON(`{"library":"framewire","library_version":"` + L
 
 // InterruptBot interrupts the bot: it pushes an interruption both
 // upstream and downstream (a broadcast pair), as Pipecat's interrupt_bot.
-// The error is always nil.
-func (p *Processor) InterruptBot() error {
+func (p *Processor) InterruptBot() {
 	pipeline.Broadcast(p.pusher(), func() *frames.Interruption { return &frames.Interruption{} })
-	return nil
 }
 
 // work is the message worker: it handles queued client messages in order
@@ -530,7 +527,7 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 			log.Warn("ignoring transport message that is not RTVI", zap.Int("bytes", len(raw)))
 		case errors.As(err, &envErr):
 			log.Warn("invalid RTVI transport message", zap.Error(err))
-			_ = p.SendError(envErr.Error())
+			p.SendError(envErr.Error())
 		case errors.As(err, &dataErr):
 			switch m.Type {
 			case wire.TypeRawAudio, wire.TypeRawAudioBatch:
@@ -538,7 +535,7 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 				log.Error("invalid audio message", zap.String("id", m.ID), zap.Error(err))
 			default:
 				log.Warn("invalid RTVI message", zap.String("type", m.Type), zap.String("id", m.ID), zap.Error(err))
-				_ = p.sendErrorResponse(m.ID, dataErr.Error())
+				p.sendErrorResponse(m.ID, dataErr.Error())
 			}
 		default:
 			log.Warn("undecodable RTVI message", zap.Error(err))
@@ -550,7 +547,7 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 			id := newErrorID()
 			p.logger().Error("panic while handling RTVI message", zap.String("error_id", id), zap.String("message", m.String()),
 				zap.Any("panic", r), zap.Stack("stack"))
-			_ = p.sendErrorResponse(m.ID, "Exception processing message (error id "+id+")")
+			p.sendErrorResponse(m.ID, "Exception processing message (error id "+id+")")
 		}
 	}()
 	p.dispatch(ctx, out, m)
@@ -616,7 +613,7 @@ func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Me
 		return
 	}
 	// Unknown types, and append-to-context (removed in pipecat 1.0).
-	_ = p.sendErrorResponse(m.ID, "Unsupported type "+m.Type)
+	p.sendErrorResponse(m.ID, "Unsupported type "+m.Type)
 }
 
 func handlersCopy[T any](mu *sync.Mutex, list *[]T) []T {
@@ -651,7 +648,7 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 		zap.String("library_version", ready.About.LibraryVersion))
 	if ready.VersionError != "" {
 		log.Warn("client version check failed", zap.String("error", ready.VersionError))
-		_ = p.sendErrorResponse(id, ready.VersionError)
+		p.sendErrorResponse(id, ready.VersionError)
 	}
 	v := ready.Parsed
 	p.version.Store(&v)
@@ -663,7 +660,7 @@ func (p *Processor) handleClientReady(ctx context.Context, out pipeline.Pusher, 
 	// bot-ready goes out before the handlers run, so whatever they send (a
 	// greeting) reaches the client after it.
 	if !p.opts.ManualBotReady {
-		_ = p.SetBotReady(nil)
+		p.SetBotReady(nil)
 	}
 	for _, fn := range handlersCopy(&p.mu, &p.onReady) {
 		fn(ctx, ready)
@@ -682,7 +679,7 @@ func (p *Processor) handleSendText(ctx context.Context, out pipeline.Pusher, d *
 	run := opts.RunImmediately.Or(true)
 	audio := opts.AudioResponse.Or(true)
 	if run {
-		_ = p.InterruptBot()
+		p.InterruptBot()
 		p.flushPipeline(ctx, out)
 	}
 	cur := p.skipTTS.Load()

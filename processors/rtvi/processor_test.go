@@ -112,8 +112,8 @@ func TestHandshakeAboutDefaultsToUnknown(t *testing.T) {
 func TestManualBotReady(t *testing.T) {
 	p := NewProcessor(Options{ManualBotReady: true})
 	p.OnClientReady(func(context.Context, *ClientReadyFrame) {
-		_ = p.SendServerMessage(wire.RawJSON(`"warming up"`))
-		_ = p.SetBotReady(wire.RawJSON(`{"library":"mine"}`))
+		p.SendServerMessage(wire.RawJSON(`"warming up"`))
+		p.SetBotReady(wire.RawJSON(`{"library":"mine"}`))
 	})
 	res := runProcessor(t, p, `{"label":"rtvi-ai","type":"client-ready","id":"X","data":{"version":"1.4.0","about":{"library":"c"}}}`)
 	want := []any{
@@ -127,9 +127,7 @@ func TestManualBotReady(t *testing.T) {
 
 func TestBotReadyBeforeClientReadyHasEmptyID(t *testing.T) {
 	p, rec := testProcessor("")
-	if err := p.SetBotReady(nil); err != nil {
-		t.Fatal(err)
-	}
+	p.SetBotReady(nil)
 	if d := cmp.Diff([]any{botReady("", "2.1.0")}, rec.messages(t)); d != "" {
 		t.Error(d)
 	}
@@ -137,9 +135,7 @@ func TestBotReadyBeforeClientReadyHasEmptyID(t *testing.T) {
 
 func TestSendBeforeTheTaskRunsGoesOutAfterStart(t *testing.T) {
 	p := NewProcessor(Options{})
-	if err := p.SendError("early"); err != nil {
-		t.Fatal(err)
-	}
+	p.SendError("early")
 	res := runProcessor(t, p)
 	want := []any{obj{"label": "rtvi-ai", "type": "error", "data": obj{"error": "early", "fatal": false}}}
 	if d := cmp.Diff(want, sent(t, res.Down())); d != "" {
@@ -416,7 +412,7 @@ func TestCallbacks(t *testing.T) {
 	)
 	p.OnClientMessage(func(_ context.Context, m ClientMessage) {
 		msgs = append(msgs, m)
-		_ = p.SendServerResponse(m, wire.RawJSON(`{"ok":true}`))
+		p.SendServerResponse(m, wire.RawJSON(`{"ok":true}`))
 	})
 	p.OnUIMessage(func(_ context.Context, m UIMessage) { ui = append(ui, m) })
 	res := runProcessor(t, p,

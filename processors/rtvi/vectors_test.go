@@ -139,9 +139,9 @@ func serverCases() map[string]serverCase {
 			prefix:  "Invalid message: ",
 		},
 		"server-response": {produce: called(func(p *Processor) {
-			_ = p.SendServerResponse(clientMsg, wire.RawJSON(`{"lat": 41.4, "lon": 2.17}`))
+			p.SendServerResponse(clientMsg, wire.RawJSON(`{"lat": 41.4, "lon": 2.17}`))
 		})},
-		"error-response to a client-message": {produce: called(func(p *Processor) { _ = p.SendErrorResponse(clientMsg, "location unavailable") })},
+		"error-response to a client-message": {produce: called(func(p *Processor) { p.SendErrorResponse(clientMsg, "location unavailable") })},
 		"server-message": {produce: observed("2.1.0", ObserverOptions{}, func() []frames.Frame {
 			return []frames.Frame{&ServerMessageFrame{Data: wire.RawJSON(`{"kind":"score","value":3}`)}}
 		})},
@@ -246,7 +246,7 @@ func serverCases() map[string]serverCase {
 		// id; the model is encoded directly.
 		"llm-function-call (deprecated)": {
 			produce: called(func(p *Processor) {
-				_ = p.Send(wire.Message{Type: wire.TypeLLMFunctionCall, Data: wire.LLMFunctionCall{
+				p.Send(wire.Message{Type: wire.TypeLLMFunctionCall, Data: wire.LLMFunctionCall{
 					FunctionName: "deprecatedFunction", ToolCallID: "call-999", Args: wire.RawJSON(`{"deprecated":true}`)}})
 			}),
 			adjust: dropKeys("id"),
@@ -259,7 +259,7 @@ func serverCases() map[string]serverCase {
 		// vector is produced from the wire model; TestMetricsFromFrame
 		// covers every kind a frame can carry.
 		"metrics (all types in one frame)": {produce: called(func(p *Processor) {
-			_ = p.Send(wire.Message{Type: wire.TypeMetrics, Data: wire.Metrics{
+			p.Send(wire.Message{Type: wire.TypeMetrics, Data: wire.Metrics{
 				TTFB:       []wire.TimingMetric{{Processor: "cartesia_tts", Value: 0.2}},
 				TTFA:       []wire.TTFAMetric{{Processor: "cartesia_tts", TTFA: 0.6, TTFB: 0.2, LeadingSilence: 0.4}},
 				Processing: []wire.TimingMetric{{Processor: "llm", Value: 0.05}},
@@ -276,10 +276,10 @@ func serverCases() map[string]serverCase {
 		})},
 		// framewire does not forward its logs; the model is encoded directly.
 		"system-log": {produce: called(func(p *Processor) {
-			_ = p.Send(wire.Message{Type: wire.TypeSystemLog, Data: wire.Text{Text: "2026-07-14 12:00:00.000 | DEBUG | ..."}})
+			p.Send(wire.Message{Type: wire.TypeSystemLog, Data: wire.Text{Text: "2026-07-14 12:00:00.000 | DEBUG | ..."}})
 		})},
 		"bot-llm-search-response (Google observer)": {produce: called(func(p *Processor) {
-			_ = p.Send(wire.Message{Type: wire.TypeBotLLMSearchResponse, Data: wire.SearchResponse{
+			p.Send(wire.Message{Type: wire.TypeBotLLMSearchResponse, Data: wire.SearchResponse{
 				SearchResult: "Paris is the capital of France.", RenderedContent: "<div>...</div>",
 				Origins: []wire.SearchOrigin{{SiteURI: "https://example.org", SiteTitle: "Example",
 					Results: []wire.SearchResult{{Text: "Paris is the capital", Confidence: []float64{0.98}}}}},

@@ -133,7 +133,7 @@ func echoHarness(t *testing.T, opts Options) (*harness, *slowTurns) {
 		rt := rtvi.NewProcessor(rtvi.Options{Logger: zap.NewNop()})
 		rt.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
 			if m.Type == "echo" {
-				_ = rt.SendServerResponse(m, m.Data)
+				rt.SendServerResponse(m, m.Data)
 			}
 		})
 		return pipeline.NewTask(pipeline.New(s.Input(), rt, slow, s.Output()), pipeline.TaskOptions{Logger: zap.NewNop()}), nil

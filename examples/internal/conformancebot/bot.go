@@ -59,9 +59,9 @@ func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	rt.OnUIMessage(func(_ context.Context, m rtvi.UIMessage) {
 		switch m := m.(type) {
 		case *rtvi.UISnapshotFrame:
-			_ = rt.SendServerMessage(uiagent.UIStateMessage{Text: uiagent.RenderUIState(m.Tree)})
+			rt.SendServerMessage(uiagent.UIStateMessage{Text: uiagent.RenderUIState(m.Tree)})
 		case *rtvi.UIEventFrame:
-			_ = rt.SendServerMessage(uiagent.UIEventMessage{Event: m.Event, Payload: m.Payload})
+			rt.SendServerMessage(uiagent.UIEventMessage{Event: m.Event, Payload: m.Payload})
 		}
 	})
 	rt.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
@@ -71,11 +71,11 @@ func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	rt.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
 		switch m.Type {
 		case echoType: // row 3
-			_ = rt.SendServerResponse(m, m.Data)
+			rt.SendServerResponse(m, m.Data)
 		case uiCommandType: // row 4
 			f, err := parseUICommand(m.Data)
 			if err != nil {
-				_ = rt.SendErrorResponse(m, err.Error())
+				rt.SendErrorResponse(m, err.Error())
 				return
 			}
 			task.QueueFrame(f)
@@ -87,11 +87,11 @@ func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 				_, err = req.start(groups)
 			}
 			if err != nil {
-				_ = rt.SendErrorResponse(m, err.Error())
+				rt.SendErrorResponse(m, err.Error())
 			}
 		default:
 			log.Warn("unknown client-message type", zap.String("t", m.Type), zap.String("id", m.ID))
-			_ = rt.SendErrorResponse(m, fmt.Sprintf("unknown client-message type %q (this bot knows %q, %q and %q)",
+			rt.SendErrorResponse(m, fmt.Sprintf("unknown client-message type %q (this bot knows %q, %q and %q)",
 				m.Type, echoType, uiCommandType, startJobGroupType))
 		}
 	})

@@ -174,7 +174,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 				Payload json.RawMessage `json:"payload"`
 			}
 			if err := json.Unmarshal(m.Data, &req); err != nil || req.Command == "" {
-				_ = rp.SendErrorResponse(m, "ui-command needs {command, payload}")
+				rp.SendErrorResponse(m, "ui-command needs {command, payload}")
 				return
 			}
 			f := &rtvi.UICommandFrame{Command: req.Command}
@@ -188,16 +188,14 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 			var req struct{ Hz, Ms float64 }
 			_ = json.Unmarshal(m.Data, &req)
 			queueTone(task, req.Hz, time.Duration(req.Ms)*time.Millisecond)
-			_ = rp.SendServerResponse(m, m.Data)
+			rp.SendServerResponse(m, m.Data)
 			return
 		}
 		if m.Type != "echo" {
 			return
 		}
 		// The response's data is {t:"echo", d:X}; the processor adds the t.
-		if err := rp.SendServerResponse(m, m.Data); err != nil {
-			log.Warn("echo", zap.Error(err))
-		}
+		rp.SendServerResponse(m, m.Data)
 	})
 	rp.OnUIMessage(func(_ context.Context, m rtvi.UIMessage) {
 		ev, ok := m.(*rtvi.UIEventFrame)
@@ -207,9 +205,7 @@ func newPipeline(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 		name, _ := json.Marshal(ev.Event)
 		payload := ev.Payload.AppendJSON(nil)
 		data := fmt.Sprintf(`{"type":"ui_event","event":%s,"payload":%s}`, name, payload)
-		if err := rp.SendServerMessage(wire.RawJSON(data)); err != nil {
-			log.Warn("ui_event", zap.Error(err))
-		}
+		rp.SendServerMessage(wire.RawJSON(data))
 	})
 	go func() {
 		<-s.Done()
