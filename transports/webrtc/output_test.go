@@ -193,16 +193,16 @@ func TestUrgentMessagesOvertakeQueuedAudioAndOrderedOnesWait(t *testing.T) {
 		task.QueueFrame(&frames.OutputTransportMessage{Message: []byte(`{"n":"ordered"}`)})
 		task.QueueFrame(&frames.OutputTransportMessageUrgent{Message: []byte(`{"n":"urgent"}`)})
 		time.Sleep(100 * time.Millisecond)
-		// No channel yet: both wait in the session's outbox, urgent first.
+		// No channel yet: both wait in the session's outbound queue, urgent first.
 		s.mu.Lock()
-		box := append([][]byte(nil), s.outbox...)
+		box := s.ob.queued()
 		s.mu.Unlock()
 		if len(box) != 1 || string(box[0]) != `{"n":"urgent"}` {
 			t.Errorf("outbox after 100 ms = %q, want only the urgent message", box)
 		}
 		time.Sleep(time.Second)
 		s.mu.Lock()
-		box = append([][]byte(nil), s.outbox...)
+		box = s.ob.queued()
 		s.mu.Unlock()
 		if len(box) != 2 || string(box[1]) != `{"n":"ordered"}` {
 			t.Errorf("outbox after the audio = %q, want the ordered message second", box)

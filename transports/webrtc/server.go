@@ -158,10 +158,23 @@ type Options struct {
 	// is not open, in each direction; more are dropped and counted.
 	// Default: 256.
 	MaxPendingMessages int
-	// MaxBufferedBytes drops outbound messages while this much is waiting
-	// in the data channel's send buffer (a client that stopped reading).
-	// Default: 1 MiB.
+	// MaxBufferedBytes bounds what waits in the data channel's send buffer
+	// (sent, not yet acknowledged by the client); past it messages wait in
+	// the session's outbound queue, in order, and go out as the buffer
+	// empties. Default: 1 MiB.
 	MaxBufferedBytes int
+	// MaxOutboundMessages and MaxOutboundBytes bound a session's outbound
+	// queue: what waits behind a full send buffer. When it is full,
+	// [Session.Send] waits for room (the pipeline waits for the client);
+	// only superseded messages are coalesced, nothing else is dropped.
+	// Defaults: 4096 messages, 4 MiB.
+	MaxOutboundMessages int
+	MaxOutboundBytes    int
+	// StalledClientTimeout ends a session whose client has taken no
+	// message for that long while messages wait for it (it stopped
+	// reading its data channel), with the reason "the client stopped
+	// reading". Default: 10s.
+	StalledClientTimeout time.Duration
 	// Inbound bounds the rate of each client's data-channel messages and
 	// what waits before the pipeline starts; see [InboundLimits].
 	Inbound InboundLimits
@@ -220,6 +233,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxBufferedBytes <= 0 {
 		o.MaxBufferedBytes = 1 << 20
+	}
+	if o.MaxOutboundMessages <= 0 {
+		o.MaxOutboundMessages = 4096
+	}
+	if o.MaxOutboundBytes <= 0 {
+		o.MaxOutboundBytes = 4 << 20
+	}
+	if o.StalledClientTimeout <= 0 {
+		o.StalledClientTimeout = 10 * time.Second
 	}
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 10 * time.Second

@@ -53,7 +53,7 @@ type Session struct {
 	cur        *peer
 	peers      []*peer // peers not yet closed
 	dc         *pion.DataChannel
-	outbox     [][]byte
+	ob         outbound // messages for the client the channel cannot take yet
 	inbox      [][]byte
 	inboxBytes int
 	cause      *endCause
@@ -65,8 +65,17 @@ type Session struct {
 	task       *pipeline.Task // the session's pipeline, once it runs
 	tracks     [3]bool        // trackStatus by receiver index
 	bg         sync.WaitGroup
+	draining   bool // the drain goroutine runs
+	stalled    bool // the session ends because the client stopped reading
 	outDropped uint64
+	outMerged  uint64
+	outStalled uint64
 	inDropped  uint64
+
+	// kick wakes the drain goroutine: the channel's send buffer ran low,
+	// or a message was queued. quit stops it.
+	kick chan struct{}
+	quit chan struct{}
 }
 
 // endCause records why a session ended.
@@ -86,6 +95,8 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 		data:    data,
 		done:    make(chan struct{}),
 		tracks:  [3]bool{true, true, true},
+		kick:    make(chan struct{}, 1),
+		quit:    make(chan struct{}),
 	}
 	s.ctx, s.cancel = context.WithCancel(srv.ctx)
 	s.ice = srv.icePolicy()
@@ -154,8 +165,19 @@ func (s *Session) TrackEnabled(index int) bool {
 // SessionStats counts what a session lost.
 type SessionStats struct {
 	// OutboundDropped counts messages for the client dropped because the
-	// channel stayed closed too long or its send buffer was full.
+	// channel was not open and [Options.MaxPendingMessages] were waiting,
+	// because the session had ended, or because pion refused them.
 	OutboundDropped uint64
+	// OutboundCoalesced counts messages for the client left out because a
+	// newer one supersedes them (audio levels, task-group progress
+	// updates of the same job and worker), replaced in the outbound queue
+	// by the newer one. The newest always arrives; nothing else is ever
+	// coalesced.
+	OutboundCoalesced uint64
+	// OutboundStalled counts messages for the client that were waiting
+	// when the session ended because the client stopped reading (see
+	// [Options.StalledClientTimeout]), or that were sent after that.
+	OutboundStalled uint64
 	// InboundDropped counts client messages dropped because the pipeline
 	// had not started and the queue was full.
 	InboundDropped uint64
@@ -168,7 +190,13 @@ type SessionStats struct {
 func (s *Session) Stats() SessionStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SessionStats{OutboundDropped: s.outDropped, InboundDropped: s.inDropped, InboundLimited: s.limiter.droppedTotal()}
+	return SessionStats{
+		OutboundDropped:   s.outDropped,
+		OutboundCoalesced: s.outMerged,
+		OutboundStalled:   s.outStalled,
+		InboundDropped:    s.inDropped,
+		InboundLimited:    s.limiter.droppedTotal(),
+	}
 }
 
 // Close ends the session from the server side: the pipeline is cancelled,
@@ -176,37 +204,178 @@ func (s *Session) Stats() SessionStats {
 // wait; see [Session.Done].
 func (s *Session) Close(reason string) { s.end(reason, false) }
 
-// Send queues msg for the client as one text data-channel message. Until the
-// channel is open, messages wait in a bounded queue (dropped and counted
-// past [Options.MaxPendingMessages]). The caller gives up msg.
-func (s *Session) Send(msg []byte) {
+// Send queues msg for the client as one text data-channel message, in
+// order with every other. Until the channel is open, messages wait in a
+// bounded queue (dropped and counted past [Options.MaxPendingMessages]).
+// Once it is open, a message the channel's send buffer cannot take (past
+// [Options.MaxBufferedBytes]: the client reads slower than the server
+// writes) waits in the session's outbound queue; when that is full
+// ([Options.MaxOutboundMessages], [Options.MaxOutboundBytes]), Send waits
+// for room, which makes the pipeline wait for the client. Nothing the
+// client must see is dropped: a client that takes nothing for
+// [Options.StalledClientTimeout] ends the session instead, and Send
+// returns. Only messages a newer one supersedes (audio levels, progress
+// updates of a task group's worker) are coalesced; see [SessionStats].
+// The caller gives up msg.
+func (s *Session) Send(msg []byte) { s.send(msg, true) }
+
+// sendControl queues one of the transport's own few messages (peerLeft,
+// renegotiate, the too-fast warning) without waiting for room: they are
+// small, rare and sent from pion's callbacks, which must not block.
+func (s *Session) sendControl(msg []byte) { s.send(msg, false) }
+
+func (s *Session) send(msg []byte, wait bool) {
+	key := supersedeKey(msg)
+	opts := &s.srv.opts
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closing && s.dc == nil {
-		s.outDropped++
-		return
+	for {
+		if s.closing && s.dc == nil {
+			s.outDropped++
+			return
+		}
+		if s.dc == nil { // not open yet, or a restart is under way
+			if key != 0 && s.ob.supersede(key) {
+				s.mergedLocked()
+			} else if wait && s.ob.n >= opts.MaxPendingMessages {
+				s.outDropped++
+				return
+			}
+			s.ob.push(msg, key, time.Now())
+			return
+		}
+		if s.ob.empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
+			s.sendLocked(msg)
+			return
+		}
+		if key != 0 && s.ob.supersede(key) {
+			s.mergedLocked()
+			s.ob.push(msg, key, time.Now())
+			s.wake()
+			return
+		}
+		if !wait || s.ob.empty() || s.ob.n < opts.MaxOutboundMessages && s.ob.bytes+len(msg) <= opts.MaxOutboundBytes {
+			s.ob.push(msg, key, time.Now())
+			s.wake()
+			return
+		}
+		if s.stalled || s.ctx.Err() != nil {
+			s.outStalled++
+			return
+		}
+		ready := s.ob.wait()
+		s.mu.Unlock()
+		select {
+		case <-ready:
+		case <-s.ctx.Done():
+		}
+		s.mu.Lock()
 	}
-	if s.dc != nil && len(s.outbox) == 0 {
-		s.sendLocked(msg)
-		return
+}
+
+// mergedLocked counts a coalesced message and logs, sampled, at powers of
+// two.
+func (s *Session) mergedLocked() {
+	s.outMerged++
+	if s.outMerged&(s.outMerged-1) == 0 {
+		s.messageLog().Debug("the client reads slowly; coalescing superseded messages",
+			zap.Uint64("coalesced_total", s.outMerged), zap.Int("queued", s.ob.n))
 	}
-	if len(s.outbox) >= s.srv.opts.MaxPendingMessages {
-		s.outDropped++
-		return
+}
+
+// wake makes the drain goroutine look at the queue.
+func (s *Session) wake() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
-	s.outbox = append(s.outbox, msg)
 }
 
 // sendLocked writes one message on the open channel. s.mu is held, which
 // keeps messages in order.
 func (s *Session) sendLocked(msg []byte) {
-	if int(s.dc.BufferedAmount()) > s.srv.opts.MaxBufferedBytes {
-		s.outDropped++
-		return
-	}
 	if err := s.dc.SendText(string(msg)); err != nil {
 		s.outDropped++
 		s.log.Debug("data channel send failed", zap.Error(err))
+	}
+}
+
+// flushLocked moves queued messages to the open channel while its send
+// buffer holds at most MaxBufferedBytes, and wakes the senders waiting for
+// room if it moved any.
+func (s *Session) flushLocked(now time.Time) {
+	if s.dc == nil {
+		return
+	}
+	moved := false
+	for int(s.dc.BufferedAmount()) <= s.srv.opts.MaxBufferedBytes {
+		msg, ok := s.ob.peek()
+		if !ok {
+			break
+		}
+		s.ob.pop(now)
+		s.sendLocked(msg)
+		moved = true
+	}
+	if moved {
+		s.ob.woke()
+	}
+}
+
+// drainPoll is how often the drain goroutine looks at a backlog without
+// being woken, in case a low-buffer event went by unseen.
+const drainPoll = 100 * time.Millisecond
+
+// drain feeds the outbound queue to the data channel as its send buffer
+// empties (pion's buffered-amount-low event wakes it) and ends the session
+// when the client has taken nothing for StalledClientTimeout while
+// messages wait. The session starts it when its first channel opens and
+// teardown waits for it.
+func (s *Session) drain() {
+	defer s.bg.Done()
+	limit := s.srv.opts.StalledClientTimeout
+	poll := time.NewTimer(drainPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case <-s.kick:
+		case <-poll.C:
+		case <-s.quit:
+			return
+		}
+		now := time.Now()
+		s.mu.Lock()
+		s.flushLocked(now)
+		backlog := !s.ob.empty() && s.dc != nil
+		waited, n, bytes := now.Sub(s.ob.since), s.ob.n, s.ob.bytes
+		stall := backlog && waited >= limit && !s.stalled && s.cause == nil
+		if stall {
+			s.stalled = true
+		}
+		s.mu.Unlock()
+		if stall {
+			s.log.Warn("the client stopped reading; ending the session",
+				zap.Int("queued", n), zap.Int("queued_bytes", bytes), zap.Duration("waited", waited))
+			s.end(fmt.Sprintf("the client stopped reading: %d messages waited %v", n, limit), true)
+		}
+		if backlog {
+			poll.Reset(min(drainPoll, max(limit-waited, time.Millisecond)))
+		}
+	}
+}
+
+// waitFlushed waits until what is queued for the client has been sent, or
+// limit.
+func (s *Session) waitFlushed(dc *pion.DataChannel, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) && dc.ReadyState() == pion.DataChannelStateOpen {
+		s.mu.Lock()
+		done := s.ob.empty() || s.dc != dc
+		s.mu.Unlock()
+		if done && dc.BufferedAmount() == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -268,16 +437,22 @@ func (s *Session) teardown() {
 	dc := s.dc
 	s.mu.Unlock()
 	if dc != nil && !cause.clientGone {
-		s.Send(peerLeftMessage)
-		waitDrained(dc, time.Second)
+		s.sendControl(peerLeftMessage)
+		s.waitFlushed(dc, time.Second)
 	}
+	close(s.quit)
 	s.mu.Lock()
 	peers := s.peers
 	var ids []string
 	if s.cur != nil {
 		ids = []string{s.cur.id}
 	}
-	s.peers, s.cur, s.dc, s.outbox, s.inbox = nil, nil, nil, nil, nil
+	if n := uint64(s.ob.reset()); s.stalled {
+		s.outStalled += n
+	} else {
+		s.outDropped += n
+	}
+	s.peers, s.cur, s.dc, s.inbox = nil, nil, nil, nil
 	s.mu.Unlock()
 	s.track.Store(nil)
 	for _, p := range peers {
@@ -286,14 +461,6 @@ func (s *Session) teardown() {
 	s.bg.Wait()
 	s.srv.forget(s, ids)
 	close(s.done)
-}
-
-// waitDrained waits until the channel has sent what it buffered, or limit.
-func waitDrained(dc *pion.DataChannel, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for dc.BufferedAmount() > 0 && dc.ReadyState() == pion.DataChannelStateOpen && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 // peer is one pion PeerConnection of a session.
@@ -656,6 +823,9 @@ func (s *Session) onDataChannel(p *peer, dc *pion.DataChannel) {
 	if dc.Label() != "chat" {
 		s.log.Info("the client's data channel is not labelled chat", zap.String("label", clip(dc.Label(), 64)))
 	}
+	// The drain goroutine refills the send buffer when it is half empty.
+	dc.SetBufferedAmountLowThreshold(uint64(s.srv.opts.MaxBufferedBytes / 2))
+	dc.OnBufferedAmountLow(s.wake)
 	dc.OnOpen(func() { s.channelOpen(p, dc) })
 	dc.OnMessage(func(m pion.DataChannelMessage) { s.onMessage(m.Data) })
 	dc.OnClose(func() {
@@ -675,11 +845,13 @@ func (s *Session) channelOpen(p *peer, dc *pion.DataChannel) {
 		return
 	}
 	s.dc = dc
-	for i, msg := range s.outbox {
-		s.sendLocked(msg)
-		s.outbox[i] = nil
+	s.flushLocked(time.Now())
+	if !s.draining {
+		s.draining = true
+		s.bg.Add(1)
+		go s.drain()
 	}
-	s.outbox = s.outbox[:0]
+	s.wake()
 	s.log.Debug("data channel open", zap.String("pc_id", p.id))
 }
 
@@ -695,7 +867,7 @@ func (s *Session) onMessage(msg []byte) {
 	}
 	if ok, report := s.limiter.admit(len(msg), time.Now()); !ok {
 		if report > 0 {
-			s.Send(s.limiter.tooFastMessage(report))
+			s.sendControl(s.limiter.tooFastMessage(report))
 			s.messageLog().Warn("the client sends too fast; dropping its messages",
 				zap.Uint64("dropped", report), zap.Uint64("dropped_total", s.limiter.droppedTotal()))
 		}
@@ -847,4 +1019,4 @@ func (s *Session) skipAudio(n int) {
 // Renegotiate asks the client to send a new offer on the same peer
 // connection (the "renegotiate" signalling message). An audio bot never
 // needs it; it exists for bots that add video later.
-func (s *Session) Renegotiate() { s.Send(renegotiateMessage) }
+func (s *Session) Renegotiate() { s.sendControl(renegotiateMessage) }

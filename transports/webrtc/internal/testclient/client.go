@@ -50,6 +50,14 @@ type Options struct {
 	Payloads [][]byte
 	// CountOnly counts the bot's packets without decoding them.
 	CountOnly bool
+	// Backpressure makes the client lose no message: while [Client.Messages]
+	// is not read (1024 are buffered), its data channel stops reading, as
+	// a page whose main thread is busy, and the server's messages back up
+	// in SCTP. By default a message that finds the buffer full is dropped.
+	Backpressure bool
+	// ReadDelay, when positive, holds each data-channel message that long
+	// before the next is read: a client that reads slowly.
+	ReadDelay time.Duration
 }
 
 // Client is one simulated browser client.
@@ -224,10 +232,7 @@ func (c *Client) newLeg() (*leg, error) {
 				}
 			})
 		}
-		select {
-		case c.msgs <- string(m.Data):
-		default:
-		}
+		c.deliver(string(m.Data))
 	})
 	pc.OnICECandidate(func(cand *pion.ICECandidate) {
 		if cand == nil {
@@ -613,6 +618,32 @@ func (c *Client) Send(text string) error {
 
 // Messages delivers every text the server sent, in order.
 func (c *Client) Messages() <-chan string { return c.msgs }
+
+// deliver hands one data-channel message to Messages, pacing the
+// channel's reads as Options say. It runs on pion's read loop of the
+// channel, so while it waits the channel reads nothing.
+func (c *Client) deliver(m string) {
+	if d := c.opts.ReadDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-c.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+	if c.opts.Backpressure {
+		select {
+		case c.msgs <- m:
+		case <-c.ctx.Done():
+		}
+		return
+	}
+	select {
+	case c.msgs <- m:
+	default:
+	}
+}
 
 // Next returns the next message for which match is true, skipping others.
 func (c *Client) Next(ctx context.Context, match func(string) bool) (string, error) {
