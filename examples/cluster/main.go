@@ -268,7 +268,8 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		mux := http.NewServeMux()
 		mux.Handle("/", srv)
 		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
-		hs := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: 40 * time.Second}
+		hs := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 15 * time.Second,
+			WriteTimeout: 40 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
 			_ = srv.Close()
