@@ -138,11 +138,15 @@ func TestASlowReaderGetsEveryTaskGroupLifecycleMessageInOrder(t *testing.T) {
 	c := h.dial(ctx, testclient.Options{Backpressure: true, ReadDelay: time.Millisecond})
 	s, _, task := h.session(c)
 	sent := burst(300) // 300 group_started, 9,600 job_update, 1,200 job_completed, 300 group_completed
+	var wg sync.WaitGroup
+	wg.Add(1)
 	go func() {
+		defer wg.Done()
 		for _, m := range sent {
 			task.QueueFrame(&frames.OutputTransportMessageUrgent{Message: m})
 		}
 	}()
+	defer wg.Wait()
 	last := string(sent[len(sent)-1])
 	var got []string
 	for {
@@ -231,7 +235,9 @@ func TestAClientThatStopsReadingEndsItsSessionWithinTheBound(t *testing.T) {
 	select {
 	case <-s.Done():
 	case <-time.After(limit + 10*time.Second):
-		t.Fatalf("the session of a client that stopped reading did not end; stats %+v", s.Stats())
+		st := s.Stats()
+		s.Close("the test gave up") // and the producer with it
+		t.Fatalf("the session of a client that stopped reading did not end; stats %+v", st)
 	}
 	if r := s.Reason(); !strings.Contains(r, "the client stopped reading") {
 		t.Errorf("reason %q, want the client stopped reading", r)
