@@ -259,8 +259,12 @@ func (s *Session) send(msg []byte, wait bool) {
 			s.wake()
 			return
 		}
-		if s.stalled || s.ctx.Err() != nil {
+		if s.stalled {
 			s.outStalled++
+			return
+		}
+		if s.ctx.Err() != nil { // the session is ending for another reason
+			s.outDropped++
 			return
 		}
 		ready := s.ob.wait()
