@@ -225,14 +225,22 @@ func (s *Session) Send(msg []byte) { s.send(msg, true) }
 func (s *Session) sendControl(msg []byte) { s.send(msg, false) }
 
 func (s *Session) send(msg []byte, wait bool) {
-	key := supersedeKey(msg)
 	opts := &s.srv.opts
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var key uint64
+	keyed := false // key is classified only for a message that is not sent at once
 	for {
 		if s.closing && s.dc == nil {
 			s.outDropped++
 			return
+		}
+		if s.dc != nil && s.ob.empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
+			s.sendLocked(msg)
+			return
+		}
+		if !keyed {
+			key, keyed = supersedeKey(msg), true
 		}
 		if s.dc == nil { // not open yet, or a restart is under way
 			if key != 0 && s.ob.supersede(key) {
@@ -242,10 +250,6 @@ func (s *Session) send(msg []byte, wait bool) {
 				return
 			}
 			s.ob.push(msg, key, time.Now())
-			return
-		}
-		if s.ob.empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
-			s.sendLocked(msg)
 			return
 		}
 		if key != 0 && s.ob.supersede(key) {
