@@ -260,3 +260,30 @@ func BenchmarkSupersedeKey(b *testing.B) {
 		supersedeKey(msgs[i&1])
 	}
 }
+
+// FuzzSupersedeKey checks that any bytes classify without a panic, the
+// same way every time, and that only the four supersedable types get a key.
+func FuzzSupersedeKey(f *testing.F) {
+	jg, task := wire.VocabularyJobGroup, wire.VocabularyTask
+	f.Add(jobUpdate(jg, "j", "w", 1))
+	f.Add(jobUpdate(task, "j", "w", 1))
+	f.Add(encode(wire.Message{Type: wire.TypeUserAudioLevel, Data: wire.AudioLevel{Value: 0.5}}))
+	f.Add(encode(wire.TaskMessage(wire.GroupCompleted{TaskID: "j"}, jg)))
+	f.Add([]byte(`{"label":"rtvi-ai","type":"ui-job-group","data":{"kind":"job_update","job_id":"a\"b","worker_name":"c\\`))
+	f.Add([]byte(`"type":"`))
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		k := supersedeKey(msg)
+		if k != supersedeKey(msg) {
+			t.Fatal("not deterministic")
+		}
+		if k == 0 {
+			return
+		}
+		typ, _ := stringAfter(msg, typeField, typeKeyMaxBytes)
+		switch string(typ) {
+		case wire.TypeUserAudioLevel, wire.TypeBotAudioLevel, wire.TypeUIJobGroup, wire.TypeUITask:
+		default:
+			t.Fatalf("type %q got key %x", typ, k)
+		}
+	})
+}
