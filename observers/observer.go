@@ -70,6 +70,16 @@ type Filter interface {
 	Wants(kind EventKind, f frames.Frame) bool
 }
 
+// Lossless is optionally implemented by an observer that must see every
+// event it wants, such as one that turns frames into messages a client
+// must get (the RTVI observer). When its buffer is full, the goroutine that
+// reports an event waits for room instead of the event being dropped: the
+// pipeline slows to the observer's pace. Its Observe must therefore never
+// wait for the pipeline, or the two wait for each other.
+type Lossless interface {
+	Lossless() bool
+}
+
 // Func adapts an ordinary function to the [Observer] interface.
 type Func func(e Event)
 

@@ -51,7 +51,12 @@ type watcher struct {
 	full    atomic.Bool
 	o       observers.Observer
 	filter  observers.Filter
-	mu      sync.Mutex
+	// lossless observers are never full: a put that finds no room waits
+	// on room (under mu) until drain frees a slot.
+	lossless bool
+	room     *sync.Cond
+	blocked  int // puts waiting for room
+	mu       sync.Mutex
 	buf     []observers.Event
 	head    int
 	size    int
@@ -87,6 +92,10 @@ func (h *hub) add(o observers.Observer) {
 	}
 	w := &watcher{counts: &h.counts, o: o, buf: make([]observers.Event, h.capacity), notify: make(chan struct{}, 1), done: make(chan struct{})}
 	w.filter, _ = o.(observers.Filter)
+	if l, ok := o.(observers.Lossless); ok && l.Lossless() {
+		w.lossless = true
+		w.room = sync.NewCond(&w.mu)
+	}
 	next := make([]*watcher, len(old), len(old)+1)
 	copy(next, old)
 	next = append(next, w)
@@ -176,6 +185,15 @@ func (w *watcher) put(e *observers.Event) {
 		return
 	}
 	n := len(w.buf)
+	for w.lossless && w.size == n && !w.closing {
+		w.blocked++
+		w.room.Wait()
+		w.blocked--
+	}
+	if w.closing {
+		w.mu.Unlock()
+		return
+	}
 	if w.size == n {
 		if !w.full.Load() {
 			w.full.Store(true)
@@ -217,6 +235,9 @@ func (w *watcher) drain() {
 			w.full.Store(false)
 			w.counts.Add(1)
 		}
+		if w.blocked > 0 {
+			w.room.Signal()
+		}
 		w.mu.Unlock()
 		w.o.Observe(e)
 	}
@@ -244,6 +265,9 @@ func (h *hub) close(timeout time.Duration) bool {
 		w.closing = true
 		wake := w.waiting
 		w.waiting = false
+		if w.room != nil {
+			w.room.Broadcast() // waiting puts give up: the task is ending
+		}
 		w.mu.Unlock()
 		if wake {
 			w.notify <- struct{}{}

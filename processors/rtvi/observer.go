@@ -244,6 +244,13 @@ func copyLevels(m map[string]ReportLevel) map[string]ReportLevel {
 	return c
 }
 
+// Lossless implements observers.Lossless: what the observer sees becomes
+// messages the client must get (answers, transcripts, commands, task-group
+// lifecycles), so the pipeline waits for it rather than dropping events.
+// It only encodes and hands messages to its processor, which never waits
+// for the pipeline.
+func (o *Observer) Lossless() bool { return true }
+
 // Wants implements observers.Filter: push events of the frame types the
 // observer maps. It runs on pipeline goroutines and reads only options
 // fixed at construction.

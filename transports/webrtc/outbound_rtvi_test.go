@@ -24,14 +24,11 @@ import (
 // group_completed arrives, in order, and the updates that arrive are in
 // order, with each worker's last.
 //
-// It is skipped until the RTVI observer stops losing envelopes: the
-// transport drops nothing here, but the observer's ring (4096 events,
-// decision 0004) drops about 30,000-50,000 events of this burst, with a
-// slow client or a fast one, so about half the lifecycle never becomes a
-// message. Remove the Skip once processors/rtvi carries UITaskFrames
-// without loss.
+// The transport drops nothing here, and neither does the RTVI observer: it
+// is an observers.Lossless observer, so the pipeline waits for it instead
+// of its ring dropping events (before, about 30,000-50,000 events of this
+// burst were dropped there and half the lifecycle never became a message).
 func TestATaskGroupReachesASlowReaderWholeThroughRTVI(t *testing.T) {
-	t.Skip("the RTVI observer drops task envelopes under this burst (Task.ObserverDrops); see the comment")
 	var mu sync.Mutex
 	tasks := map[*Session]*pipeline.Task{}
 	h := newHarness(t, Options{
