@@ -47,24 +47,24 @@ type hub struct {
 }
 
 type watcher struct {
-	counts  *atomic.Uint64 // the hub's observer counts
-	full    atomic.Bool
-	o       observers.Observer
-	filter  observers.Filter
+	counts *atomic.Uint64 // the hub's observer counts
+	full   atomic.Bool
+	o      observers.Observer
+	filter observers.Filter
 	// lossless observers are never full: a put that finds no room waits
 	// on room (under mu) until drain frees a slot.
 	lossless bool
 	room     *sync.Cond
 	blocked  int // puts waiting for room
 	mu       sync.Mutex
-	buf     []observers.Event
-	head    int
-	size    int
-	waiting bool
-	closing bool
-	notify  chan struct{}
-	done    chan struct{}
-	dropped atomic.Uint64
+	buf      []observers.Event
+	head     int
+	size     int
+	waiting  bool
+	closing  bool
+	notify   chan struct{}
+	done     chan struct{}
+	dropped  atomic.Uint64
 }
 
 func newHub(c *clock, log *zap.Logger, capacity int, isActivity func(frames.Frame) bool) *hub {
