@@ -11,6 +11,7 @@ import { describe, test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
 import { WAIT, startServer, launchBrowser } from "./lib.mjs";
+import { startFakeOpenAI } from "./fake-openai.mjs";
 
 const SECRET = "sk-proj-SECRET at gateway 10.9.8.7";
 
@@ -135,3 +136,29 @@ describe("a model that never answers", () => {
     assert.ok(Date.now() - t0 < 10000, `the fallback came after ${Date.now() - t0} ms with a 3 s watchdog`);
   });
 });
+
+describe("only an OpenAI-compatible base URL, whose server has no audio endpoints", () => {
+  let model, s;
+  before(async () => {
+    model = await startFakeOpenAI();
+    s = await session({ FRAMEWIRE_BRAIN: "", OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "sk-e2e", OPENAI_MODEL: "gpt-e2e",
+      STT_BASE_URL: "", TTS_BASE_URL: "", DEEPGRAM_API_KEY: "", ASSEMBLYAI_API_KEY: "", CARTESIA_API_KEY: "", ELEVENLABS_API_KEY: "" },
+    "chat-only-server.log");
+  });
+  after(async () => {
+    await s?.close();
+    await model?.close();
+  });
+
+  test("the demo is a working text chat, and the page says why voice is off", async () => {
+    await s.page.getByText("has no /audio/transcriptions endpoint", { exact: false }).waitFor({ timeout: WAIT });
+    const note = await s.page.getByText("Voice is off", { exact: false }).first().innerText();
+    assert.match(note, /Voice is off: speech-to-text by the transcription server at http:\/\/127\.0\.0\.1:\d+\/v1 is configured, but/);
+    await s.say("fill in the delivery details");
+    // The model's answer: the fake calls reply with "I cannot see …" for
+    // the elements of its own test page, which the demo's page lacks.
+    await s.answered("I cannot see", WAIT);
+    assert.ok(model.requests.length >= 1, "the model was asked");
+  });
+});
+

@@ -48,7 +48,13 @@ export async function startFakeOpenAI() {
       } catch {
         parsed = null;
       }
-      if (req.method !== "POST" || req.url !== "/v1/chat/completions" || !parsed) {
+      if (req.url !== "/v1/chat/completions") {
+        // A chat-only model server (Ollama, llama.cpp) has no other endpoint.
+        res.writeHead(404, { "Content-Type": "application/json" });
+        res.end(JSON.stringify({ error: { message: `no route ${req.method} ${req.url}` } }));
+        return;
+      }
+      if (req.method !== "POST" || !parsed) {
         res.writeHead(400, { "Content-Type": "application/json" });
         res.end(JSON.stringify({ error: { message: `unexpected ${req.method} ${req.url}` } }));
         return;
