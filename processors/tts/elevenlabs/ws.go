@@ -48,6 +48,12 @@ func (c *Client) generate(ctx context.Context, text, ctxID string, rate int, yie
 				return false, nil
 			}
 			cn.close(websocket.StatusInternalError, "write failed")
+			// The server may have answered the first message with an
+			// error and closed before the second went out (a bad key):
+			// that answer, not the failed write, is the request's error.
+			if serr := serverError(inbox, cn); serr != nil {
+				return false, serr
+			}
 			return false, &connError{fmt.Errorf("elevenlabs: sending the request: %w", err)}
 		}
 	}
@@ -433,4 +439,22 @@ func closeError(err error) error {
 		return fmt.Errorf("closed by the server with status %d", int(ce.Code))
 	}
 	return err
+}
+
+// serverError returns the error the server sent for a request whose
+// connection has ended (its reader is done, so inbox holds what was
+// delivered and is closed): an error message in inbox, else the server's
+// close reason, else nil.
+func serverError(inbox <-chan []byte, cn *conn) error {
+	var m message
+	for data := range inbox {
+		if m.decode(data) == nil && m.isError() {
+			return &APIError{Code: m.errCode, Message: m.errText}
+		}
+	}
+	var ae *APIError
+	if err := cn.lost(); errors.As(err, &ae) {
+		return ae
+	}
+	return nil
 }
