@@ -79,7 +79,25 @@ func formTurn(t *testing.T, s *session, tts *speaker) ([]map[string]any, []strin
 	s.send("ui-snapshot", "s1", map[string]any{"tree": json.RawMessage(pageTree)})
 	s.send("send-text", "t1", map[string]any{"content": "My name is Mark. Agree to the terms.", "options": map[string]any{}})
 	spoken := tts.wait(t, 1)
-	return s.waitMsgs("four ui-commands", count("ui-command", 4)), spoken
+	msgs := s.waitMsgs("four ui-commands and the call's end", func(m []map[string]any) bool {
+		return count("ui-command", 4)(m) && count("llm-function-call-stopped", 1)(m)
+	})
+	return settledLast(msgs), spoken
+}
+
+// settledLast moves llm-function-call-stopped to the end: the agent
+// settles the reply's result and sends its commands from two goroutines,
+// so where that message falls among the others differs from run to run.
+func settledLast(msgs []map[string]any) []map[string]any {
+	var out, stopped []map[string]any
+	for _, m := range msgs {
+		if m["type"] == "llm-function-call-stopped" {
+			stopped = append(stopped, m)
+		} else {
+			out = append(out, m)
+		}
+	}
+	return append(out, stopped...)
 }
 
 // The one-call wiring is the hand wiring of docs/ui-agent.md: the same turn
