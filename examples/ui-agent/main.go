@@ -103,7 +103,10 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		watchdog: cfg.Watchdog}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline: b.newPipeline,
-		Logger:      log.Named("webrtc"),
+		// The transport's counters (late frames, underruns, signalling
+		// responses, refusals) go to the same metrics; nil when off.
+		Metrics: tel.Metrics(),
+		Logger:  log.Named("webrtc"),
 		// The browser runs on this machine: offer loopback candidates too,
 		// so the demo connects even where mDNS or the LAN address does not.
 		IncludeLoopback: true,

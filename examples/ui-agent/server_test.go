@@ -188,12 +188,19 @@ func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
 	errc := make(chan error, 1)
 	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), ResearchStep: time.Second}
 	go func() { errc <- serve(ctx, cfg, zap.NewNop(), ready) }()
+	var addr string
 	select {
-	case <-ready:
+	case addr = <-ready:
 	case err := <-errc:
 		t.Fatalf("serve: %v", err)
 	}
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	// A refused signalling request is counted by the transport.
+	if res, err := client.Post("http://"+addr+"/start", "text/plain", strings.NewReader("{}")); err != nil {
+		t.Fatal(err)
+	} else if res.Body.Close(); res.StatusCode != http.StatusUnsupportedMediaType {
+		t.Fatalf("POST /start as text/plain: %d, want 415", res.StatusCode)
+	}
 	var body []byte
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		res, err := client.Get("http://" + metricsAddr + "/metrics")
@@ -209,6 +216,9 @@ func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
 	// Instruments show once something is recorded; the resource shows at once.
 	if !strings.Contains(string(body), `target_info{service_name="framewire-ui-agent"`) {
 		t.Errorf("the metrics are not the demo's:\n%.500s", body)
+	}
+	if !strings.Contains(string(body), `framewire_signalling_responses_total{http_response_status_code="415"`) {
+		t.Errorf("the transport's signalling responses are not exported:\n%.2000s", body)
 	}
 	cancel()
 	if err := <-errc; err != nil {

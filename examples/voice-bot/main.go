@@ -48,7 +48,10 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
 	b := &bot{cfg: cfg, log: log, tel: tel}
 	rtc, err := webrtc.NewServer(webrtc.Options{
-		NewPipeline:     b.newPipeline,
+		NewPipeline: b.newPipeline,
+		// The transport's counters (late frames, underruns, signalling
+		// responses, refusals) go to the same metrics; nil when off.
+		Metrics:         tel.Metrics(),
 		Logger:          log.Named("webrtc"),
 		IncludeLoopback: true,
 	})

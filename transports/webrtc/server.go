@@ -184,6 +184,14 @@ type Options struct {
 	// Default: 10s.
 	ShutdownGrace time.Duration
 
+	// Metrics, if set, receives the transport's counters: output late
+	// frames and underruns and the Opus complexity of each session at its
+	// end, signalling responses by status, and refusals by limit
+	// ("sessions", "pending_sessions", "ip_sessions", "ip_rate",
+	// "inbound_rate"). Pass tel.Metrics() of package telemetry. Default:
+	// none.
+	Metrics Metrics
+
 	// Input configures each session's input transport.
 	Input InputOptions
 	// Output configures each session's output transport.
@@ -193,6 +201,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
+	}
+	if o.Metrics == nil {
+		o.Metrics = nopMetrics{}
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
@@ -410,6 +421,16 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 // per-address rate (Options.PerIP), a CORS preflight's answer,
 // Options.Authorize, then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() {
+		if rec.status != 0 {
+			s.opts.Metrics.SignallingResponse(r.Context(), rec.status)
+		}
+	}()
+	s.serveHTTP(rec, r)
+}
+
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	preflight := false
 	if len(s.opts.AllowOrigins) > 0 {
 		if origin := r.Header.Get("Origin"); origin != "" && s.originAllowed(origin) {
@@ -457,6 +478,7 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request) bool {
 	if ok {
 		return true
 	}
+	s.opts.Metrics.LimitRefused(r.Context(), limitIPRate)
 	s.log.Info("signalling request over the per-address rate", zap.Stringer("client", key),
 		zap.String("method", r.Method), zap.String("path", r.URL.Path))
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
@@ -869,14 +891,17 @@ func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, e
 	case s.closed:
 		return nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
 	case o.MaxSessions > 0 && len(s.sessions) >= o.MaxSessions:
+		o.Metrics.LimitRefused(context.Background(), limitSessions)
 		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
 	case o.MaxPendingSessions > 0 && s.pendingLocked() >= o.MaxPendingSessions:
+		o.Metrics.LimitRefused(context.Background(), limitPendingSessions)
 		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
 	}
 	slot := &sessionSlot{}
 	if s.ips != nil && o.PerIP.MaxSessions > 0 {
 		e := s.ips.entry(client, time.Now())
 		if e.sessions >= o.PerIP.MaxSessions {
+			o.Metrics.LimitRefused(context.Background(), limitIPSessions)
 			return nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", o.PerIP.MaxSessions), 5}
 		}
 		s.ips.claim(e)

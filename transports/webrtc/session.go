@@ -467,6 +467,7 @@ func (s *Session) teardown() {
 		p.close()
 	}
 	s.bg.Wait()
+	s.reportOutput()
 	s.srv.forget(s, ids)
 	close(s.done)
 }
@@ -874,6 +875,7 @@ func (s *Session) onMessage(msg []byte) {
 		return
 	}
 	if ok, report := s.limiter.admit(len(msg), time.Now()); !ok {
+		s.srv.opts.Metrics.LimitRefused(s.ctx, limitInboundRate)
 		if report > 0 {
 			s.sendControl(s.limiter.tooFastMessage(report))
 			s.messageLog().Warn("the client sends too fast; dropping its messages",

@@ -1,0 +1,81 @@
+package webrtc
+
+import (
+	"context"
+	"net/http"
+)
+
+// Metrics receives the transport's counters for an operator's dashboards.
+// telemetry.Metrics implements it (a nil *telemetry.Metrics, telemetry
+// off, ignores every call), so a program passes tel.Metrics() as
+// Options.Metrics; the transport does not depend on telemetry. Calls are
+// made from the server's goroutines and must be quick.
+type Metrics interface {
+	// LateFrames counts 20 ms output frames that another goroutine sent
+	// because the output's own had not run in time.
+	LateFrames(ctx context.Context, n int64)
+	// Underruns counts output frames sent late enough for a client to
+	// hear a gap.
+	Underruns(ctx context.Context, n int64)
+	// OpusComplexity records the Opus complexity a session's encoder
+	// ended at.
+	OpusComplexity(ctx context.Context, level int)
+	// SignallingResponse counts one signalling response by status code.
+	SignallingResponse(ctx context.Context, status int)
+	// LimitRefused counts one request or message refused by a limit
+	// (see the limit names in [Options.Metrics]).
+	LimitRefused(ctx context.Context, limit string)
+}
+
+// Limit names reported to Metrics.LimitRefused.
+const (
+	limitSessions        = "sessions"         // Options.MaxSessions
+	limitPendingSessions = "pending_sessions" // Options.MaxPendingSessions
+	limitIPSessions      = "ip_sessions"      // IPLimits.MaxSessions
+	limitIPRate          = "ip_rate"          // IPLimits.Rate
+	limitInboundRate     = "inbound_rate"     // InboundLimits
+)
+
+// nopMetrics is the Metrics of a server without one.
+type nopMetrics struct{}
+
+func (nopMetrics) LateFrames(context.Context, int64)       {}
+func (nopMetrics) Underruns(context.Context, int64)        {}
+func (nopMetrics) OpusComplexity(context.Context, int)     {}
+func (nopMetrics) SignallingResponse(context.Context, int) {}
+func (nopMetrics) LimitRefused(context.Context, string)    {}
+
+// statusRecorder remembers the status code a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// reportOutput reports what a session's output counted, at its end.
+func (s *Session) reportOutput() {
+	m := s.srv.opts.Metrics
+	st := s.out.Stats()
+	ctx := context.Background()
+	m.LateFrames(ctx, int64(st.AssistedFrames))
+	m.Underruns(ctx, int64(st.Underruns))
+	if st.OpusComplexity >= 0 {
+		m.OpusComplexity(ctx, st.OpusComplexity)
+	}
+}
