@@ -2,7 +2,9 @@ package telemetry_test
 
 import (
 	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -247,5 +249,44 @@ func TestOffAddsNoObserver(t *testing.T) {
 	}
 	if err := tel.ServeMetrics(t.Context(), ""); err != nil {
 		t.Error(err)
+	}
+}
+
+// ServeMetricsWhile serves /metrics while the program's server runs and
+// stops it when that server returns.
+func TestServeMetricsWhileTheServerRuns(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	tel, err := telemetry.Setup(t.Context(), telemetry.Options{NoEnv: true, Prometheus: true, MetricsAddr: addr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tel.Shutdown(context.Background()) }()
+	get := func() error {
+		res, err := http.Get("http://" + addr + "/metrics")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err
+	}
+	err = tel.ServeMetricsWhile(t.Context(), func(context.Context) error {
+		var last error
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if last = get(); last == nil {
+				return errors.New("served")
+			}
+		}
+		return last
+	}, func(err error) { t.Errorf("the endpoint failed: %v", err) })
+	if err == nil || err.Error() != "served" {
+		t.Fatalf("while the server ran, /metrics: %v", err)
+	}
+	http.DefaultClient.CloseIdleConnections()
+	if get() == nil {
+		t.Error("/metrics still answers after the server returned")
 	}
 }

@@ -299,6 +299,26 @@ func (t *Telemetry) MetricsHandler() http.Handler {
 	return t.handler
 }
 
+// ServeMetricsWhile runs serve, the program's own server, with the metrics
+// endpoint ([Telemetry.ServeMetrics] at its configured address) alongside
+// it: when serve returns, the endpoint is stopped and waited for, so the
+// program owns both. A failing endpoint does not stop serve: its error is
+// given to onErr (which may be nil). It returns serve's error.
+func (t *Telemetry) ServeMetricsWhile(ctx context.Context, serve func(ctx context.Context) error, onErr func(error)) error {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := t.ServeMetrics(ctx, ""); err != nil && onErr != nil {
+			onErr(err)
+		}
+	})
+	err := serve(ctx)
+	stop()
+	wg.Wait()
+	return err
+}
+
 // ServeMetrics serves MetricsHandler at /metrics on its own listener at
 // addr (Options.MetricsAddr, $FRAMEWIRE_METRICS_ADDR, when addr is empty)
 // until ctx ends, then shuts the server down and returns nil. With no

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -142,19 +141,10 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		ready <- ln.Addr().String()
 	}
 	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
-	// server: serve owns it and waits for it.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := tel.ServeMetrics(ctx, ""); err != nil {
-			log.Warn("the metrics endpoint failed", zap.Error(err))
-		}
-	})
-	err = webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
-	stop()
-	wg.Wait()
-	return err
+	// server.
+	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
+	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }
 
 // handler routes the page, its config, the signalling and, when on, the

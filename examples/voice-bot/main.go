@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -89,19 +88,11 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	// The metrics endpoint lives as long as the server; serve waits for it.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		if err := tel.ServeMetrics(ctx, ""); err != nil {
-			log.Warn("the metrics endpoint failed", zap.Error(err))
-		}
-	})
-	err = webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
-	stop()
-	wg.Wait()
-	return err
+	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
+	// server.
+	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
+	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }
 
 func ttsName(t ttsChoice) string {

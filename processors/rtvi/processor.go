@@ -3,9 +3,7 @@ package rtvi
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/errorid"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -417,7 +416,7 @@ func (p *Processor) SendError(text string) {
 // id; the error itself, which may carry an upstream body, an address or a
 // key fragment, goes only to the server log, under the same id.
 func (p *Processor) sendErrorFrame(e *frames.Error) {
-	id := newErrorID()
+	id := errorid.New()
 	p.logger().Warn("error reported to the client", zap.String("error_id", id), zap.String("processor", e.Processor),
 		zap.Stringer("category", e.Category), zap.Error(e.Err))
 	p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: ClientErrorText(e, id), Fatal: e.Permanent()}})
@@ -439,14 +438,6 @@ func ClientErrorText(e *frames.Error, id string) string {
 		return what + " is unavailable (error id " + id + ")"
 	}
 	return what + " ran into a problem (error id " + id + ")"
-}
-
-// newErrorID returns a short random id that ties an error a client saw to
-// the server's log line.
-func newErrorID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // SetBotReady sends bot-ready: the id of the client's client-ready ("" if
@@ -544,7 +535,7 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 	}
 	defer func() {
 		if r := recover(); r != nil {
-			id := newErrorID()
+			id := errorid.New()
 			p.logger().Error("panic while handling RTVI message", zap.String("error_id", id), zap.String("message", m.String()),
 				zap.Any("panic", r), zap.Stack("stack"))
 			p.sendErrorResponse(m.ID, "Exception processing message (error id "+id+")")

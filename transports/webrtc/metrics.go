@@ -72,7 +72,7 @@ func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter 
 func (s *Session) reportOutput() {
 	m := s.srv.opts.Metrics
 	st := s.out.Stats()
-	ctx := context.Background()
+	ctx := context.WithoutCancel(s.ctx) // the session's, ended by now
 	m.LateFrames(ctx, int64(st.AssistedFrames))
 	m.Underruns(ctx, int64(st.Underruns))
 	if st.OpusComplexity >= 0 {

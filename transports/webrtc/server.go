@@ -2,8 +2,6 @@ package webrtc
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/internal/errorid"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
@@ -501,14 +500,6 @@ func (s *Server) originAllowed(origin string) bool {
 	return false
 }
 
-// errorID returns a short random id that ties an error a client was told
-// about to the server's log line.
-func errorID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 // anyPort reports whether origin matches pattern "scheme://host:*": the
 // same scheme and host with any port, or none.
 func anyPort(pattern, origin string) bool {
@@ -706,7 +697,7 @@ func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 		// The error may carry what the application's pipeline factory or
 		// an upstream said: it goes to the log, under an id the client
 		// is given instead.
-		id := errorID()
+		id := errorid.New()
 		s.log.Error("offer failed", zap.String("error_id", id), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "the server could not start the session (error id "+id+")")
 	}
@@ -891,17 +882,17 @@ func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, e
 	case s.closed:
 		return nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
 	case o.MaxSessions > 0 && len(s.sessions) >= o.MaxSessions:
-		o.Metrics.LimitRefused(context.Background(), limitSessions)
+		o.Metrics.LimitRefused(s.ctx, limitSessions)
 		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
 	case o.MaxPendingSessions > 0 && s.pendingLocked() >= o.MaxPendingSessions:
-		o.Metrics.LimitRefused(context.Background(), limitPendingSessions)
+		o.Metrics.LimitRefused(s.ctx, limitPendingSessions)
 		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
 	}
 	slot := &sessionSlot{}
 	if s.ips != nil && o.PerIP.MaxSessions > 0 {
 		e := s.ips.entry(client, time.Now())
 		if e.sessions >= o.PerIP.MaxSessions {
-			o.Metrics.LimitRefused(context.Background(), limitIPSessions)
+			o.Metrics.LimitRefused(s.ctx, limitIPSessions)
 			return nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", o.PerIP.MaxSessions), 5}
 		}
 		s.ips.claim(e)
