@@ -3,27 +3,20 @@ package stt
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 )
 
-// flakyTranscriber fails the utterances whose index is in fail and
-// answers "ok" to the others.
-type flakyTranscriber struct {
-	fail map[int]bool
-	mu   sync.Mutex
-	n    int
-}
+// flakyTranscriber fails the utterances that are failLen bytes long and
+// answers "ok" to the others. It tells them apart by length, not by the
+// order of the calls: Segmented transcribes utterances concurrently, so
+// the calls may arrive in any order.
+type flakyTranscriber struct{ failLen int }
 
-func (f *flakyTranscriber) Transcribe(context.Context, Utterance) (Result, error) {
-	f.mu.Lock()
-	i := f.n
-	f.n++
-	f.mu.Unlock()
-	if f.fail[i] {
+func (f *flakyTranscriber) Transcribe(_ context.Context, u Utterance) (Result, error) {
+	if len(u.PCM) == f.failLen {
 		return Result{}, transientErr{errors.New("HTTP 503 <html>gateway 10.0.0.1</html>")}
 	}
 	return Result{Text: "ok"}, nil
@@ -33,10 +26,13 @@ func (f *flakyTranscriber) Transcribe(context.Context, Utterance) (Result, error
 // speech recognition failed, in those words, keeps listening, and tells
 // again only after it recovered and failed anew.
 func TestSegmentedTellsOncePerOutageAndKeepsListening(t *testing.T) {
-	utterance := seq(one(&frames.VADUserStartedSpeaking{}), speech(25, true), one(&frames.VADUserStoppedSpeaking{}))
-	tr := &flakyTranscriber{fail: map[int]bool{0: true, 1: true, 2: true, 4: true}}
+	utterance := func(frames20ms int) []frames.Frame {
+		return seq(one(&frames.VADUserStartedSpeaking{}), speech(frames20ms, true), one(&frames.VADUserStoppedSpeaking{}))
+	}
+	fails, works := utterance(25), utterance(30)
+	tr := &flakyTranscriber{failLen: 25 * 640}
 	res := pipelinetest.Run(t, NewSegmented(tr, SegmentedOptions{}), pipelinetest.Options{
-		Send: seq(utterance, utterance, utterance, utterance, utterance, utterance),
+		Send: seq(fails, fails, fails, works, fails, works), // two outages
 	})
 	if got := transcriptions(res.Down()); len(got) != 2 {
 		t.Errorf("%d transcriptions, want the 2 utterances that did not fail: %v", len(got), got)

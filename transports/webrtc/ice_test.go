@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -112,10 +113,25 @@ func loopbackCandidates(from, n int) []string {
 // remoteCandidateAddrs returns the ip:port of the remote candidates pion
 // has for the session's current peer connection, peer-reflexive ones
 // (learnt from the client's checks) left out.
-func remoteCandidateAddrs(s *Session) []string {
+//
+// pion's GetStats reads a field that its close writes without a lock
+// (PeerConnection.statsGetter in pion/webrtc v4.2.26), so the race
+// detector flags a session that ends on pion's goroutine after a test read
+// its stats. The first read therefore arranges for the test to close that
+// peer connection itself, on the test's goroutine, before the harness ends
+// the session: the write then follows the reads, and pion's later closes
+// return at once.
+func remoteCandidateAddrs(t *testing.T, s *Session) []string {
+	t.Helper()
 	s.mu.Lock()
 	p := s.cur
 	s.mu.Unlock()
+	if _, seen := statsRead.LoadOrStore(p.pc, true); !seen {
+		t.Cleanup(func() {
+			_ = p.pc.Close()
+			statsRead.Delete(p.pc)
+		})
+	}
 	var out []string
 	for _, st := range p.pc.GetStats() {
 		if c, ok := st.(pion.ICECandidateStats); ok && c.Type == pion.StatsTypeRemoteCandidate && c.CandidateType != pion.ICECandidateTypePrflx {
@@ -125,6 +141,9 @@ func remoteCandidateAddrs(s *Session) []string {
 	slices.Sort(out)
 	return out
 }
+
+// statsRead holds the peer connections whose stats a test has read.
+var statsRead sync.Map
 
 // Row 5 of issue 17: one PATCH with 2000 host candidates made the server
 // send 16,000 STUN binding requests in 5 s. A request over
@@ -141,7 +160,7 @@ func TestAPatchOverThePerRequestLimitIsRefusedWhole(t *testing.T) {
 		defer s.cur.remote.mu.Unlock()
 		return len(s.cur.remote.seen)
 	}
-	before, fromOffer := seen(), remoteCandidateAddrs(s) // the client's offer carries its own
+	before, fromOffer := seen(), remoteCandidateAddrs(t, s) // the client's offer carries its own
 	status, _, resp := do(t, "PATCH", h.url("/api/offer"), patchBody(c.PCID(), loopbackCandidates(0, 2000)))
 	if status != 400 || !strings.Contains(resp, "2000 candidates") || !strings.Contains(resp, "limit is 64") {
 		t.Fatalf("PATCH of 2000 candidates: %d %s, want a 400 naming the count and the limit", status, resp)
@@ -150,7 +169,7 @@ func TestAPatchOverThePerRequestLimitIsRefusedWhole(t *testing.T) {
 		t.Errorf("%d candidates of the refused request were kept", n-before)
 	}
 	time.Sleep(100 * time.Millisecond) // pion adds candidates on its own goroutine
-	if diff := cmp.Diff(fromOffer, remoteCandidateAddrs(s)); diff != "" {
+	if diff := cmp.Diff(fromOffer, remoteCandidateAddrs(t, s)); diff != "" {
 		t.Errorf("pion's remote candidates changed with a refused request (-before +after):\n%s", diff)
 	}
 }
@@ -173,8 +192,8 @@ func TestRemoteCandidatesOfAConnectionAreCapped(t *testing.T) {
 	if status, _, resp := do(t, "PATCH", h.url("/api/offer"), patchBody(c.PCID(), loopbackCandidates(0, 60))); status != 200 {
 		t.Fatalf("repeated PATCH: %d %s", status, resp)
 	}
-	eventually(t, 5*time.Second, "pion took the candidates", func() bool { return len(remoteCandidateAddrs(s)) >= 128 })
-	if got := len(remoteCandidateAddrs(s)); got != 128 {
+	eventually(t, 5*time.Second, "pion took the candidates", func() bool { return len(remoteCandidateAddrs(t, s)) >= 128 })
+	if got := len(remoteCandidateAddrs(t, s)); got != 128 {
 		t.Errorf("pion has %d remote candidates after 240 were trickled, want MaxCandidates = 128", got)
 	}
 	if n := logs.FilterMessage("the client's candidates reached the limit; dropping the rest").Len(); n != 1 {
@@ -248,8 +267,8 @@ func TestTheAddressRuleAppliesToOfferedAndTrickledCandidates(t *testing.T) {
 		t.Fatalf("PATCH: %d %s, want 200 (dropped candidates are not an error)", status, resp)
 	}
 	want := []string{"198.51.100.3:50001", "203.0.113.7:50000"}
-	eventually(t, 5*time.Second, "pion took the trickled candidate", func() bool { return len(remoteCandidateAddrs(s)) >= 2 })
-	if diff := cmp.Diff(want, remoteCandidateAddrs(s)); diff != "" {
+	eventually(t, 5*time.Second, "pion took the trickled candidate", func() bool { return len(remoteCandidateAddrs(t, s)) >= 2 })
+	if diff := cmp.Diff(want, remoteCandidateAddrs(t, s)); diff != "" {
 		t.Errorf("pion's remote candidates (-want +got):\n%s", diff)
 	}
 }
