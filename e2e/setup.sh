@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prepares the browser end-to-end tests, idempotently: Debian Chromium
 # (apt-get, when missing and running as root), libopus-dev for the Go
-# server's Opus codec, and the npm packages from package-lock.json (npm ci,
-# only when the lock file changed since the last install).
+# server's Opus codec, Debian's nats-server for the cluster test, and the
+# npm packages from package-lock.json (npm ci, only when the lock file
+# changed since the last install).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -29,6 +30,17 @@ if [ "${TAGS-opus nolibopusfile}" != "" ] && ! pkg-config --exists opus 2>/dev/n
   else
     echo "e2e: libopus-dev is missing: run 'sudo apt-get install -y libopus-dev pkg-config' or set TAGS=" >&2
     exit 1
+  fi
+fi
+
+# test/cluster.test.mjs runs Debian's nats-server as a separate process.
+nats="${NATS_SERVER:-/usr/sbin/nats-server}"
+if [ ! -x "$nats" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "e2e: installing nats-server"
+    apt_install nats-server
+  else
+    echo "e2e: $nats is missing: run 'sudo apt-get install -y nats-server' or set NATS_SERVER (test/cluster.test.mjs skips without it)" >&2
   fi
 fi
 
