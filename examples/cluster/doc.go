@@ -23,4 +23,9 @@
 // between the browser and the worker over UDP (-port-min, -port-max,
 // -public-ip). On SIGTERM a worker stops taking sessions, lets its
 // sessions end within -grace, then cancels them and leaves.
+//
+// Telemetry is as in the other example servers (docs/observability.md):
+// OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, Prometheus metrics at
+// /metrics on -metrics-addr (default $FRAMEWIRE_METRICS_ADDR). local gives
+// each child its own metrics port, counted up from its -metrics-addr.
 package main

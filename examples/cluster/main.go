@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,12 +22,14 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	pion "github.com/pion/webrtc/v4"
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/cluster"
 	"github.com/framewire/framewire/examples/internal/conformancebot"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -128,6 +131,52 @@ func connectNATS(url, name string, log *zap.Logger) (*nats.Conn, error) {
 	return nc, nil
 }
 
+// setupTelemetry configures telemetry from the environment (OTEL_*:
+// traces and metrics over OTLP when an endpoint is set;
+// docs/observability.md) with Prometheus metrics on metricsAddr when it is
+// not empty. instance is the resource's service.instance.id (the worker
+// id), when not empty.
+func setupTelemetry(ctx context.Context, service, instance, metricsAddr string) (*telemetry.Telemetry, error) {
+	opts := telemetry.Options{ServiceName: service, MetricsAddr: metricsAddr}
+	if instance != "" {
+		opts.Attributes = []attribute.KeyValue{attribute.String("service.instance.id", instance)}
+	}
+	tel, err := telemetry.Setup(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("setting up telemetry: %w", err)
+	}
+	return tel, nil
+}
+
+// serveMetrics serves tel's Prometheus endpoint at /metrics on its own
+// listener at addr until ctx ends, on a goroutine wg waits for. It listens
+// before it returns, so that a taken port fails the command at start, and
+// prints "<who> metrics on http://ADDR/metrics" on stdout (with port 0,
+// how a caller learns the port). With no address it does nothing.
+func serveMetrics(ctx context.Context, wg *sync.WaitGroup, tel *telemetry.Telemetry, addr, who string, stdout io.Writer, log *zap.Logger) error {
+	h := tel.MetricsHandler()
+	if addr == "" || h == nil {
+		return nil
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening for metrics on %s: %w", addr, err)
+	}
+	fmt.Fprintf(stdout, "%s metrics on http://%s/metrics\n", who, ln.Addr())
+	wg.Go(func() {
+		if err := telemetry.ServeMetricsOn(ctx, ln, h); err != nil {
+			log.Warn("the metrics endpoint failed", zap.Error(err))
+		}
+	})
+	return nil
+}
+
+// metricsAddrFlag is the -metrics-addr flag of every command.
+func metricsAddrFlag(fs *flag.FlagSet) *string {
+	return fs.String("metrics-addr", os.Getenv(telemetry.EnvMetricsAddr),
+		"address of a separate HTTP listener serving Prometheus metrics at /metrics (default $"+telemetry.EnvMetricsAddr+"; empty: none)")
+}
+
 // frontdoorCommand serves the signalling routes on -addr, with /healthz
 // and /cluster, until ctx ends.
 func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -135,12 +184,27 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	fs.SetOutput(stderr)
 	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
 	addr := fs.String("addr", "127.0.0.1:7861", "HTTP listen address of the signalling routes, /healthz and /cluster")
+	metricsAddr := metricsAddrFlag(fs)
 	verbose := fs.Bool("v", false, "debug logs")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	log := newLogger(stderr, *verbose, "frontdoor")
 	defer func() { _ = log.Sync() }()
+	tel, err := setupTelemetry(ctx, "framewire-cluster-frontdoor", "", *metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	// The metrics endpoint lives until the command returns, past the
+	// shutdown of the signalling server.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopMetrics()
+	if err := serveMetrics(mctx, &wg, tel, *metricsAddr, "frontdoor", stdout, log); err != nil {
+		return err
+	}
 	nc, err := connectNATS(*natsURL, "framewire-frontdoor", log)
 	if err != nil {
 		return err
@@ -191,13 +255,14 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 }
 
 // workerCommand runs a worker until ctx ends, then drains it.
-func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) error {
+func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
 	id := fs.String("id", "", "worker id (letters, digits, '_', '-'; default: random)")
 	capacity := fs.Int("capacity", 100, "sessions the worker takes at most")
 	addr := fs.String("addr", "", "optional HTTP address serving the worker's signalling directly and /healthz (default: none; the front doors reach it over NATS)")
+	metricsAddr := metricsAddrFlag(fs)
 	portMin := fs.Uint("port-min", 0, "lowest UDP port for media (0: any)")
 	portMax := fs.Uint("port-max", 0, "highest UDP port for media (0: any)")
 	publicIPs := fs.String("public-ip", "", "comma-separated addresses to announce as host candidates (1:1 NAT, containers)")
@@ -219,6 +284,11 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 	// The cluster's logs name the worker themselves; the sessions' need it
 	// added.
 	slog := log.With(zap.String("worker", *id))
+	tel, err := setupTelemetry(ctx, "framewire-cluster-worker", *id, *metricsAddr)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
 
 	var settings func(*pion.SettingEngine)
 	if *loopbackOnly {
@@ -239,10 +309,17 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		PublicIPs:       splitList(*publicIPs),
 		MaxSessions:     *capacity,
 		ShutdownGrace:   *grace,
-		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+		// The transport's counters (late frames, underruns, signalling
+		// responses, refusals); nil, which ignores them, when metrics are
+		// off.
+		Metrics: tel.Metrics(),
+		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			sl := slog.With(zap.String("session", s.ID()))
 			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			return conformancebot.New(s.Input(), s.Output(), sl), nil
+			task := conformancebot.New(s.Input(), s.Output(), sl)
+			// The session's spans and metrics; nothing when telemetry is off.
+			tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			return task, nil
 		},
 	})
 	if err != nil {
@@ -261,8 +338,16 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 		return err
 	}
 
+	// The HTTP listeners live until the worker has drained: a session's
+	// counters are reported when it ends, so they are scraped after.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopMetrics()
+	if err := serveMetrics(mctx, &wg, tel, *metricsAddr, "worker "+*id, stdout, log); err != nil {
+		_ = srv.Close()
+		return err
+	}
 	if *addr != "" {
 		// Direct signalling, for debugging a worker without a front door.
 		mux := http.NewServeMux()
@@ -275,6 +360,7 @@ func workerCommand(ctx context.Context, args []string, _, stderr io.Writer) erro
 			_ = srv.Close()
 			return fmt.Errorf("listening on %s: %w", *addr, err)
 		}
+		fmt.Fprintf(stdout, "worker %s signalling on http://%s\n", *id, ln.Addr())
 		wg.Go(func() { _ = hs.Serve(ln) })
 		defer func() { _ = hs.Close() }()
 	}
@@ -291,6 +377,9 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workers := fs.Int("workers", 3, "number of workers")
 	capacity := fs.Int("capacity", 100, "sessions per worker")
 	natsPort := fs.Int("nats-port", -1, "the embedded NATS server's port on 127.0.0.1 (-1: any free port)")
+	metricsAddr := fs.String("metrics-addr", os.Getenv(telemetry.EnvMetricsAddr),
+		"the front door's metrics address HOST:PORT; worker i serves its metrics on PORT+i (default $"+telemetry.EnvMetricsAddr+"; empty: no metrics; port 0: any free ports, printed)")
+	workerAddr := fs.String("worker-addr", "", "the first worker's direct signalling address HOST:PORT; worker i listens on PORT+i-1 (default: none; port 0: any free ports, printed)")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "the workers' ICE on IPv4 loopback only (tests)")
 	if err := parse(fs, args); err != nil {
@@ -298,6 +387,16 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if *workers < 1 || *workers > 64 {
 		return errors.New("-workers must be 1 to 64")
+	}
+	// Each child gets its own port: one address a child would take from
+	// the environment would be taken by the first of them only.
+	metricsAt, err := portSeries(*metricsAddr, *workers+1)
+	if err != nil {
+		return fmt.Errorf("-metrics-addr: %w", err)
+	}
+	workerAt, err := portSeries(*workerAddr, *workers)
+	if err != nil {
+		return fmt.Errorf("-worker-addr: %w", err)
 	}
 	log := newLogger(stderr, *verbose, "local")
 	defer func() { _ = log.Sync() }()
@@ -330,8 +429,12 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		cmd  *exec.Cmd
 	}
 	var children []child
+	// The children get their addresses by flag, never from the
+	// environment.
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, telemetry.EnvMetricsAddr+"=") })
 	startChild := func(name string, args ...string) error {
 		cmd := exec.Command(self, args...)
+		cmd.Env = env
 		cmd.Stdout, cmd.Stderr = stdout, stderr
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("starting %s: %w", name, err)
@@ -364,11 +467,12 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *loopbackOnly {
 			args = append(args, "-loopback-only")
 		}
+		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i))
 		if err := startChild("worker "+id, args...); err != nil {
 			return err
 		}
 	}
-	if err := startChild("frontdoor", append([]string{"frontdoor", "-addr", *addr}, common...)...); err != nil {
+	if err := startChild("frontdoor", append([]string{"frontdoor", "-addr", *addr, "-metrics-addr", metricsAt(0)}, common...)...); err != nil {
 		return err
 	}
 	for _, c := range children {
@@ -391,6 +495,33 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			log.Warn("a worker exited", zap.String("worker", c.name), zap.Stringer("state", c.cmd.ProcessState))
 		}
 	}
+}
+
+// portSeries returns the addresses of n processes numbered from 0 for a
+// base address HOST:PORT: HOST:PORT+i for process i, or HOST:0 for every
+// one when PORT is 0 (each process prints the port it got). An empty base
+// gives "" for every process.
+func portSeries(base string, n int) (func(i int) string, error) {
+	if base == "" {
+		return func(int) string { return "" }, nil
+	}
+	host, p, err := net.SplitHostPort(base)
+	if err != nil {
+		return nil, err
+	}
+	port, err := strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return nil, fmt.Errorf("bad port %q", p)
+	}
+	if port > 0 && port+n-1 > 65535 {
+		return nil, fmt.Errorf("ports %d to %d: past 65535", port, port+n-1)
+	}
+	return func(i int) string {
+		if port == 0 {
+			return net.JoinHostPort(host, "0")
+		}
+		return net.JoinHostPort(host, strconv.Itoa(port+i))
+	}, nil
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

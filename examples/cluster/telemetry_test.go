@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats-server/v2/server"
+	pion "github.com/pion/webrtc/v4"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// TestWorkerServesTheTransportsMetrics runs the worker command with
+// -metrics-addr: it announces its metrics endpoint, and a session's
+// signalling and end show up there as the transport's and the session's
+// metrics, in the Prometheus text format.
+func TestWorkerServesTheTransportsMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a NATS server and a WebRTC session")
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- workerCommand(ctx, []string{"-nats", ns.ClientURL(), "-id", "m1", "-capacity", "2", "-loopback-only",
+			"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, pw, io.Discard)
+		_ = pw.Close()
+	}()
+	addrs := make(chan [2]string, 1)
+	go func() {
+		var a [2]string
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "worker m1 metrics on "); ok {
+				a[0] = u
+			}
+			if u, ok := strings.CutPrefix(sc.Text(), "worker m1 signalling on "); ok {
+				a[1] = u
+			}
+			if a[0] != "" && a[1] != "" {
+				addrs <- a
+				a = [2]string{}
+			}
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("the worker after its context ended: %v", err)
+		}
+	}()
+	var metricsURL, base string
+	select {
+	case a := <-addrs:
+		metricsURL, base = a[0], a[1]
+	case err := <-ran:
+		ran <- err
+		t.Fatalf("the worker exited: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker did not announce its addresses")
+	}
+
+	client := &http.Client{Timeout: 20 * time.Second}
+	pc := offerer(t)
+	var ans struct {
+		SDP  string `json:"sdp"`
+		Type string `json:"type"`
+	}
+	offer := map[string]any{"sdp": pc.LocalDescription().SDP, "type": "offer", "pc_id": nil, "restart_pc": false}
+	if status := postJSON(t, client, base+"/api/offer", offer, &ans); status != http.StatusOK || ans.Type != "answer" {
+		t.Fatalf("POST /api/offer: %d %+v", status, ans)
+	}
+	connected := make(chan struct{})
+	pc.OnConnectionStateChange(func(s pion.PeerConnectionState) {
+		if s == pion.PeerConnectionStateConnected {
+			close(connected)
+		}
+	})
+	if err := pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeAnswer, SDP: ans.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-connected:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session did not connect")
+	}
+	if got := scrape(t, client, metricsURL); got["framewire_sessions_active"] != 1 {
+		t.Errorf("framewire_sessions_active = %v while the session runs, want 1", got["framewire_sessions_active"])
+	}
+	_ = pc.Close()
+
+	// The transport reports a session's output counters when it ends.
+	want := map[string]float64{
+		`framewire_signalling_responses_total{http_response_status_code="200"}`: 1,
+		"framewire_sessions_started_total":                                      1,
+		"framewire_sessions_active":                                             0,
+	}
+	var got map[string]float64
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		got = scrape(t, client, metricsURL)
+		if _, ok := got["framewire_opus_complexity"]; ok {
+			break
+		}
+	}
+	picked := map[string]float64{}
+	for k := range want {
+		if v, ok := got[k]; ok {
+			picked[k] = v
+		}
+	}
+	if d := cmp.Diff(want, picked); d != "" {
+		t.Errorf("the worker's metrics after one session (-want +got):\n%s", d)
+	}
+	// The level the load governor left, 0 to 10.
+	if c, ok := got["framewire_opus_complexity"]; !ok || c < 0 || c > 10 {
+		t.Errorf("framewire_opus_complexity = %v (present: %v) after the session ended, want a level 0 to 10", c, ok)
+	}
+}
+
+// scrape reads a Prometheus text endpoint into series name{labels} →
+// value (counters, gauges; histograms are left out).
+func scrape(t *testing.T, c *http.Client, url string) map[string]float64 {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		t.Fatalf("parsing %s: %v", url, err)
+	}
+	out := map[string]float64{}
+	for name, f := range fams {
+		for _, m := range f.GetMetric() {
+			key := name
+			var labels []string
+			for _, l := range m.GetLabel() {
+				if !strings.HasPrefix(l.GetName(), "otel_scope_") {
+					labels = append(labels, l.GetName()+`="`+l.GetValue()+`"`)
+				}
+			}
+			if len(labels) > 0 {
+				key += "{" + strings.Join(labels, ",") + "}"
+			}
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				out[key] += m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				out[key] += m.GetGauge().GetValue()
+			}
+		}
+	}
+	return out
+}
+
+func TestLocalGivesEachChildItsOwnPort(t *testing.T) {
+	for _, tc := range []struct {
+		base string
+		want []string
+	}{
+		{"", []string{"", "", ""}},
+		{"127.0.0.1:9464", []string{"127.0.0.1:9464", "127.0.0.1:9465", "127.0.0.1:9466"}},
+		{"127.0.0.1:0", []string{"127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"}},
+		{"[::1]:9000", []string{"[::1]:9000", "[::1]:9001", "[::1]:9002"}},
+		{":9464", []string{":9464", ":9465", ":9466"}},
+	} {
+		at, err := portSeries(tc.base, 3)
+		if err != nil {
+			t.Errorf("%q: %v", tc.base, err)
+			continue
+		}
+		got := []string{at(0), at(1), at(2)}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("%q (-want +got):\n%s", tc.base, d)
+		}
+	}
+	for _, bad := range []string{"9464", "host:x", "host:-1", "host:65535"} {
+		if _, err := portSeries(bad, 3); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
