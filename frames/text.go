@@ -84,6 +84,10 @@ type Transcription struct {
 	Language string
 	// Finalized is true when the service marked the result final.
 	Finalized bool
+	// Confidence is the service's confidence in Text, in (0, 1]; 0 when
+	// the service reports none. It stays on the server (logs, traces): the
+	// RTVI wire has no field for it.
+	Confidence float64
 }
 
 // InterimTranscription is a partial speech-to-text result that may change.

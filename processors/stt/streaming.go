@@ -520,7 +520,8 @@ func (s *Streaming) result(ev Event) {
 		s.out.Push(&frames.InterimTranscription{Text: text, UserID: user, Timestamp: ts, Language: lang}, frames.Downstream)
 		return
 	}
-	s.out.Push(&frames.Transcription{Text: text, UserID: user, Timestamp: ts, Language: lang, Finalized: ev.Finalized}, frames.Downstream)
+	s.out.Push(&frames.Transcription{Text: text, UserID: user, Timestamp: ts, Language: lang, Finalized: ev.Finalized,
+		Confidence: ev.Confidence}, frames.Downstream)
 }
 
 // measure reports the TTFB since the last VAD stop and the audio sent

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync"
@@ -195,7 +196,7 @@ func TestStreamingSendsAudioAndPushesResults(t *testing.T) {
 	}
 	st.events <- Event{Kind: EventInterim, Text: "hel"}
 	st.events <- Event{Kind: EventSpeechStarted}
-	st.events <- Event{Kind: EventFinal, Text: "hello there", Language: "en-US", Finalized: true}
+	st.events <- Event{Kind: EventFinal, Text: "hello there", Language: "en-US", Finalized: true, Confidence: 0.75}
 	st.events <- Event{Kind: EventFinal, Text: "   "}
 	res.Task.EndWhenDone()
 	res.Wait()
@@ -205,13 +206,13 @@ func TestStreamingSendsAudioAndPushesResults(t *testing.T) {
 		case *frames.InterimTranscription:
 			got = append(got, "interim:"+f.Text+"|"+f.UserID+"|"+f.Timestamp)
 		case *frames.Transcription:
-			got = append(got, "final:"+f.Text+"|"+f.UserID+"|"+f.Language+"|"+map[bool]string{true: "finalized", false: "open"}[f.Finalized])
+			got = append(got, fmt.Sprintf("final:%s|%s|%s|%s|%.2f", f.Text, f.UserID, f.Language, map[bool]string{true: "finalized", false: "open"}[f.Finalized], f.Confidence))
 		}
 	}
 	want := []string{
 		"interim:hel|user-7|2025-03-04T05:06:07.891+00:00",
-		"final:hello there|user-7|en-US|finalized",
-		"final:last words|user-7||finalized", // sent by the server when End closed the session
+		"final:hello there|user-7|en-US|finalized|0.75", // the service's confidence is kept
+		"final:last words|user-7||finalized|0.00",       // sent by the server when End closed the session; no confidence
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)

@@ -120,6 +120,9 @@ type Event struct {
 	// Finalized is true on a final result that closes the utterance:
 	// the answer to Finalize, or the service's own end of speech.
 	Finalized bool
+	// Confidence is the service's confidence in a final Text, in (0, 1];
+	// 0 when it reports none. It becomes frames.Transcription.Confidence.
+	Confidence float64
 }
 
 // permanent reports whether err says retrying cannot help.

@@ -74,8 +74,9 @@
 // of the grammar; at most 0.5 the general model (at most 0.25 when the
 // grammar was rejected). The general model's confidence is rough: its
 // acoustic fit, times the posterior probability when "-bestpath yes" is
-// set through [Options.Args]. stt events carry no confidence, so
-// [Options.OnResult] and [Session.Next] give the whole [Result].
+// set through [Options.Args]. A final stt event carries the confidence
+// (and so frames.Transcription.Confidence); [Options.OnResult] and
+// [Session.Next] give the whole [Result].
 //
 // The second passes of PocketSphinx (-fwdflat, -bestpath) are off by
 // default: they added 100 to 800 ms after each utterance for little gain

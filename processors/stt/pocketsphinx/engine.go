@@ -746,8 +746,9 @@ func (s *Session) Next(ctx context.Context) (Result, error) {
 }
 
 // Recv implements [stt.Stream]: [Session.Next] as an stt event. A final
-// result's text is the chosen search's; its confidence is only on Next's
-// results and Options.OnResult.
+// result's text is the chosen search's and its confidence the result's
+// (above 0.5 from the grammar, at most 0.5 from the general model); the
+// rest of the [Result] is only on Next's results and Options.OnResult.
 func (s *Session) Recv(ctx context.Context) (stt.Event, error) {
 	r, err := s.Next(ctx)
 	if err != nil {
@@ -755,7 +756,7 @@ func (s *Session) Recv(ctx context.Context) (stt.Event, error) {
 	}
 	ev := stt.Event{Kind: stt.EventInterim, Text: r.Text, Language: "en-US"}
 	if r.Final {
-		ev.Kind, ev.Finalized = stt.EventFinal, r.Finalized
+		ev.Kind, ev.Finalized, ev.Confidence = stt.EventFinal, r.Finalized, r.Confidence
 	}
 	return ev, nil
 }

@@ -259,8 +259,8 @@ func TestStreamLifecycle(t *testing.T) {
 				final = ev
 			}
 		}
-		if !final.Finalized || !strings.Contains(final.Text, "like to") {
-			t.Errorf("last final %+v; want the utterance, finalized", final)
+		if !final.Finalized || !strings.Contains(final.Text, "like to") || final.Confidence <= 0 || final.Confidence > 0.5 {
+			t.Errorf("last final %+v; want the utterance, finalized, with the general model's confidence in (0, 0.5]", final)
 		}
 		if err := s.SendAudio(ctx, noise(320, 1)); err == nil {
 			t.Error("SendAudio after Close: no error")
