@@ -1,13 +1,13 @@
-// Package jsontext holds the byte-level pieces of JSON text that the
-// hand-written, allocation-free scanners under processors/ share: skipping
-// white space, decoding one backslash escape (with UTF-16 surrogate
-// pairing) and unescaping a string's contents into a caller's buffer.
+// Package jsontext reads JSON text for the hand-written, allocation-free
+// decoders under processors/. It holds the byte-level pieces (skipping
+// white space, decoding one backslash escape with UTF-16 surrogate
+// pairing, unescaping a string's contents into a caller's buffer) and
+// [Scanner], the pull parser the stream-event decoders share: the LLM
+// clients (processors/llm/openai, anthropic, gemini), the ElevenLabs
+// speech client and, in its Strict mode, the AssemblyAI one.
 //
-// It sits below those scanners and imports only the standard library. Each
-// scanner keeps its own design (the strict reader of processors/rtvi, the
-// lenient pull parser of processors/llm/openai), its own error texts and
-// its own rules for control characters and invalid UTF-8; this package
-// supplies only the logic that was the same in both. Escapes decode exactly
-// as encoding/json decodes them, so a scanner and encoding/json agree on
-// every string both accept.
+// It sits below those decoders and imports only the standard library. The
+// strict reader of processors/rtvi keeps its own design and uses only the
+// byte-level pieces. Escapes decode exactly as encoding/json decodes them,
+// so a scanner and encoding/json agree on every string both accept.
 package jsontext

@@ -2,8 +2,8 @@
 // upstream model services: the LLM clients (processors/llm/openai,
 // anthropic and gemini) and the OpenAI-compatible speech clients
 // (processors/tts/openai, processors/stt/openai). It holds a bounded
-// server-sent-events reader, a small allocation-free JSON pull scanner for
-// the events, and [Open] and [Send], which post a request with retries
+// server-sent-events reader (its events are read with internal/jsontext's
+// Scanner), and [Open] and [Send], which post a request with retries
 // before the first byte and watch every phase of the exchange with its own
 // timeout (connect, first byte, idle between chunks), turning a timeout
 // into a [TimeoutError] the pipeline classifies as transient.

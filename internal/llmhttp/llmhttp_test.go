@@ -39,46 +39,6 @@ func TestReaderFraming(t *testing.T) {
 	}
 }
 
-func TestScannerReadsWhatItIsAskedAndSkipsTheRest(t *testing.T) {
-	var s Scanner
-	s.Prefix = "x"
-	s.Reset([]byte(` {"skip":[1,{"a":"]}"},true,null,-2.5e3],"s":"a\"b\u00e9","n":-42,"raw":{"k":[1]}} `))
-	var str string
-	var n int
-	var raw []byte
-	if s.Open('{') {
-		for first := true; s.More('}', &first); {
-			switch string(s.Key()) {
-			case "s":
-				str = s.String()
-			case "n":
-				n = s.Int()
-			case "raw":
-				raw = s.Raw()
-			default:
-				s.Skip()
-			}
-		}
-	}
-	s.End()
-	if s.Err() != nil || str != "a\"bé" || n != -42 || string(raw) != `{"k":[1]}` {
-		t.Errorf("str %q n %d raw %s err %v", str, n, raw, s.Err())
-	}
-	for _, bad := range []string{`{"a":}`, `{"a":"x"`, `{"a":1]`, `[`, `{} x`, `{"a":tru}`} {
-		s.Reset([]byte(bad))
-		if s.Open('{') {
-			for first := true; s.More('}', &first); {
-				s.Key()
-				s.Skip()
-			}
-		}
-		s.End()
-		if s.Err() == nil || !strings.HasPrefix(s.Err().Error(), "x: invalid stream event JSON") {
-			t.Errorf("%s: err = %v", bad, s.Err())
-		}
-	}
-}
-
 func TestClipKeepsOneShortLine(t *testing.T) {
 	if got := Clip("  a\nb\tcé…more  ", 6); got != "a b c…" {
 		t.Errorf("Clip = %q", got)

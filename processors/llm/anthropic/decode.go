@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/jsontext"
 )
 
 // toolBlock assembles one tool_use content block.
@@ -22,7 +22,7 @@ type toolBlock struct {
 // and usage. It reuses its buffers: decoding a text delta allocates
 // nothing; the caller turns the text into a string once.
 type decoder struct {
-	sc    llmhttp.Scanner
+	sc    jsontext.Scanner
 	tools []*toolBlock
 
 	input, cacheRead, cacheWrite, output int

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/jsontext"
 )
 
 // functionCall is one call Gemini made.
@@ -19,7 +19,7 @@ type functionCall struct {
 // usage. It reuses its buffers: decoding a text chunk allocates nothing;
 // the caller turns the text into a string once.
 type decoder struct {
-	sc     llmhttp.Scanner
+	sc     jsontext.Scanner
 	text   []byte
 	fcalls []functionCall
 

@@ -24,8 +24,8 @@
 // are transient, and the service reconnects. [Session.UpdateConfiguration]
 // changes the turn detection of an open session.
 //
-// Turn messages, the stream's hot path, are read by a small scanner that
-// allocates only the event's text; the rare Begin and Error messages go
-// through encoding/json. Tests replay sessions from testdata on a fake
+// Turn messages, the stream's hot path, are read by internal/jsontext's
+// scanner in its strict mode, which allocates only the event's text; the
+// rare Begin and Error messages go through encoding/json. Tests replay sessions from testdata on a fake
 // server.
 package assemblyai

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/jsontext"
 	"github.com/framewire/framewire/processors/stt"
 )
 
@@ -43,7 +44,7 @@ type serverMessage struct {
 // Turn it does not use (turn_order, the confidences, word timings) are
 // skipped.
 type parser struct {
-	s scanner
+	s jsontext.Scanner
 
 	// The message just parsed.
 	typ        []byte
@@ -52,7 +53,6 @@ type parser struct {
 	transcript []byte
 	words      []byte // the words' texts, joined with spaces
 	lang       []byte
-	key        []byte // a member name that had escapes
 
 	msg serverMessage // a Begin or Error message
 }
@@ -62,32 +62,33 @@ func (p *parser) parse(data []byte) (msgKind, error) {
 	p.typ, p.transcript, p.words, p.lang = p.typ[:0], p.transcript[:0], p.words[:0], p.lang[:0]
 	p.endOfTurn, p.formatted = false, false
 	s := &p.s
-	s.reset(data)
-	if !s.open('{') {
-		s.fail("not an object")
-		return msgOther, s.err
+	s.Prefix, s.Strict = "assemblyai", true
+	s.Reset(data)
+	if !s.Open('{') {
+		s.Fail("not an object")
+		return msgOther, s.Err()
 	}
-	for first := true; s.more('}', &first); {
-		switch string(s.key(&p.key)) {
+	for first := true; s.More('}', &first); {
+		switch string(s.Key()) {
 		case "type":
-			p.typ = s.appendString(p.typ[:0])
+			p.typ = s.AppendString(p.typ[:0])
 		case "end_of_turn":
-			p.endOfTurn = s.boolean()
+			p.endOfTurn = s.Bool()
 		case "turn_is_formatted":
-			p.formatted = s.boolean()
+			p.formatted = s.Bool()
 		case "transcript":
-			p.transcript = s.appendString(p.transcript[:0])
+			p.transcript = s.AppendString(p.transcript[:0])
 		case "language_code":
-			p.lang = s.appendString(p.lang[:0])
+			p.lang = s.AppendString(p.lang[:0])
 		case "words":
 			p.scanWords()
 		default:
-			s.skip()
+			s.Skip()
 		}
 	}
-	s.end()
-	if s.err != nil {
-		return msgOther, s.err
+	s.End()
+	if err := s.Err(); err != nil {
+		return msgOther, err
 	}
 	switch string(p.typ) {
 	case "Turn":
@@ -106,17 +107,17 @@ func (p *parser) parse(data []byte) (msgKind, error) {
 func (p *parser) scanWords() {
 	s := &p.s
 	p.words = p.words[:0]
-	if !s.open('[') {
+	if !s.Open('[') {
 		return
 	}
-	for first := true; s.more(']', &first); {
-		if !s.open('{') {
+	for first := true; s.More(']', &first); {
+		if !s.Open('{') {
 			continue // null; or an error, which ends the loop
 		}
 		start := len(p.words) // a word's text starts here (after a space)
-		for f := true; s.more('}', &f); {
-			if string(s.key(&p.key)) != "text" {
-				s.skip()
+		for f := true; s.More('}', &f); {
+			if string(s.Key()) != "text" {
+				s.Skip()
 				continue
 			}
 			p.words = p.words[:start] // a repeated key: the last one wins
@@ -124,7 +125,7 @@ func (p *parser) scanWords() {
 				p.words = append(p.words, ' ')
 			}
 			n := len(p.words)
-			if p.words = s.appendString(p.words); len(p.words) == n {
+			if p.words = s.AppendString(p.words); len(p.words) == n {
 				p.words = p.words[:start] // an empty text adds no space
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/internal/jsontext"
-	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
 )
 
@@ -22,7 +21,7 @@ import (
 // its buffers from message to message, so a chunk costs no allocation once
 // they have grown.
 type message struct {
-	sc llmhttp.Scanner
+	sc jsontext.Scanner
 
 	contextID []byte
 	final     bool
@@ -192,7 +191,7 @@ func (m *message) alignment(a *alignment) {
 
 // seconds reads a number of seconds as a duration; a value that is not a
 // finite number in range reads as -1 (dropped later).
-func seconds(s *llmhttp.Scanner) time.Duration {
+func seconds(s *jsontext.Scanner) time.Duration {
 	raw := s.Raw()
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > maxTime.Seconds() {
@@ -290,7 +289,7 @@ func countSpoken(text string) int {
 // router reads what the connection's reader needs to hand a message to its
 // request: the context id, and whether it is an error for the connection.
 type router struct {
-	sc llmhttp.Scanner
+	sc jsontext.Scanner
 	id []byte
 }
 
