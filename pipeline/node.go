@@ -47,6 +47,7 @@ type node struct {
 	system  ring
 	ordered ring
 	waiting bool // the loop is parked on notify
+	high    int  // the deepest the system and ordered lanes have been together
 	notify  chan struct{}
 	stopped chan struct{}
 
@@ -132,6 +133,13 @@ func processorName(p Processor) string {
 	return fmt.Sprintf("%s#%d", name, frames.NextID())
 }
 
+// highWater returns the deepest the node's inbox has been.
+func (n *node) highWater() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.high
+}
+
 // Name implements observers.Node.
 func (n *node) Name() string { return n.name }
 
@@ -159,6 +167,9 @@ func (n *node) receive(it item) {
 		}
 	default:
 		n.ordered.push(it)
+	}
+	if d := n.system.size + n.ordered.size; d > n.high {
+		n.high = d
 	}
 	n.wakeLocked()
 	n.mu.Unlock()

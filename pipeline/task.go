@@ -268,6 +268,21 @@ func (t *Task) ObserverDrops() uint64 {
 	return t.hub.dropped(nodes)
 }
 
+// QueueHighWater returns the deepest any processor's inbox has been, in
+// frames: how far the slowest processor fell behind. Queues are unbounded
+// (see [FrameQueue]), so this is what tells an operator that one is
+// growing. It is 0 before the task runs.
+func (t *Task) QueueHighWater() int {
+	t.nodesMu.Lock()
+	nodes := t.nodes
+	t.nodesMu.Unlock()
+	high := 0
+	for _, n := range nodes {
+		high = max(high, n.highWater())
+	}
+	return high
+}
+
 // QueueFrame queues f to enter the pipeline downstream. It never blocks.
 func (t *Task) QueueFrame(f frames.Frame) { t.ingress.Push(f, frames.Downstream) }
 

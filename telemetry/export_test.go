@@ -77,7 +77,7 @@ func TestPrometheusEndpointNamesTypesUnitsAndLabels(t *testing.T) {
 	m.LateFrames(ctx, 3)
 	m.Underruns(ctx, 1)
 	m.OpusComplexity(ctx, 7)
-	m.QueueHighWater(ctx, "webrtc.output.audio", 12)
+	m.QueueHighWater(ctx, telemetry.QueueOutputAudio, 12)
 	m.SignallingResponse(ctx, 200)
 	m.SignallingResponse(ctx, 429)
 	m.LimitRefused(ctx, "sessions")
@@ -138,7 +138,9 @@ func TestPrometheusEndpointNamesTypesUnitsAndLabels(t *testing.T) {
 		t.Fatalf("metric families (-want +got):\n%s\n%s", d, body)
 	}
 	for _, s := range []string{`framewire_sessions_ended_total{reason="ended"} 1`, `framewire_tool_calls_total{framewire_outcome="ok",gen_ai_tool_name="get_weather"} 1`,
-		`framewire_output_late_frames_total 3`, `framewire_opus_complexity 7`} {
+		`framewire_output_late_frames_total 3`, `framewire_opus_complexity 7`,
+		`framewire_queue_high_water_count{queue="pipeline"} 1`, // Session.Attach reports the task's at its end
+		`framewire_queue_high_water_count{queue="webrtc.output.audio"} 1`} {
 		if !strings.Contains(string(body), s) {
 			t.Errorf("missing %s", s)
 		}

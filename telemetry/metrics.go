@@ -163,9 +163,22 @@ func (m *Metrics) ObserverDrops(ctx context.Context, n uint64) {
 	m.observerDrops.Add(ctx, int64(n))
 }
 
-// QueueHighWater records the deepest queue got during a session (call it
+// Queue names reported to [Metrics.QueueHighWater].
+const (
+	// QueuePipeline is the deepest inbox of a task's processors
+	// ([pipeline.Task.QueueHighWater]); [Session.Attach] reports it.
+	QueuePipeline = "pipeline"
+	// QueueOutputAudio is the WebRTC output's queue of audio frames
+	// waiting to be played.
+	QueueOutputAudio = "webrtc.output.audio"
+	// QueueOutbound is the WebRTC session's queue of messages waiting for
+	// the data channel.
+	QueueOutbound = "webrtc.outbound"
+)
+
+// QueueHighWater records the deepest a queue got during a session (call it
 // once per queue when the session ends, with a fixed queue name such as
-// "webrtc.output.audio", never an id).
+// [QueueOutputAudio], never an id).
 func (m *Metrics) QueueHighWater(ctx context.Context, queue string, depth int) {
 	if m == nil {
 		return

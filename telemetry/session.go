@@ -204,6 +204,7 @@ func (s *Session) Attach(task *pipeline.Task) {
 	task.AddObserver(s)
 	task.OnFinished(func(reason string) {
 		s.metrics.ObserverDrops(s.ctx, task.ObserverDrops())
+		s.metrics.QueueHighWater(s.ctx, QueuePipeline, task.QueueHighWater())
 		s.End(reason)
 	})
 }

@@ -25,7 +25,18 @@ type Metrics interface {
 	// LimitRefused counts one request or message refused by a limit
 	// (see the limit names in [Options.Metrics]).
 	LimitRefused(ctx context.Context, limit string)
+	// QueueHighWater records the deepest one of a session's queues got,
+	// at the session's end: "webrtc.output.audio" (frames waiting to be
+	// played) and "webrtc.outbound" (messages waiting for the data
+	// channel).
+	QueueHighWater(ctx context.Context, queue string, depth int)
 }
+
+// Queue names reported to Metrics.QueueHighWater.
+const (
+	queueOutputAudio = "webrtc.output.audio"
+	queueOutbound    = "webrtc.outbound"
+)
 
 // Limit names reported to Metrics.LimitRefused.
 const (
@@ -39,11 +50,12 @@ const (
 // nopMetrics is the Metrics of a server without one.
 type nopMetrics struct{}
 
-func (nopMetrics) LateFrames(context.Context, int64)       {}
-func (nopMetrics) Underruns(context.Context, int64)        {}
-func (nopMetrics) OpusComplexity(context.Context, int)     {}
-func (nopMetrics) SignallingResponse(context.Context, int) {}
-func (nopMetrics) LimitRefused(context.Context, string)    {}
+func (nopMetrics) LateFrames(context.Context, int64)           {}
+func (nopMetrics) Underruns(context.Context, int64)            {}
+func (nopMetrics) OpusComplexity(context.Context, int)         {}
+func (nopMetrics) SignallingResponse(context.Context, int)     {}
+func (nopMetrics) LimitRefused(context.Context, string)        {}
+func (nopMetrics) QueueHighWater(context.Context, string, int) {}
 
 // statusRecorder remembers the status code a handler wrote.
 type statusRecorder struct {
@@ -78,4 +90,9 @@ func (s *Session) reportOutput() {
 	if st.OpusComplexity >= 0 {
 		m.OpusComplexity(ctx, st.OpusComplexity)
 	}
+	m.QueueHighWater(ctx, queueOutputAudio, st.QueueHighWater)
+	s.mu.Lock()
+	outbound := s.ob.high
+	s.mu.Unlock()
+	m.QueueHighWater(ctx, queueOutbound, outbound)
 }

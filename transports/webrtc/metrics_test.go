@@ -18,10 +18,11 @@ type recordingMetrics struct {
 	underruns  int64
 	late       int64
 	complexity []int
+	queues     map[string][]int
 }
 
 func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{statuses: map[int]int{}, refused: map[string]int{}}
+	return &recordingMetrics{statuses: map[int]int{}, refused: map[string]int{}, queues: map[string][]int{}}
 }
 
 func (m *recordingMetrics) LateFrames(_ context.Context, n int64) {
@@ -47,6 +48,12 @@ func (m *recordingMetrics) SignallingResponse(_ context.Context, status int) {
 func (m *recordingMetrics) LimitRefused(_ context.Context, limit string) {
 	m.mu.Lock()
 	m.refused[limit]++
+	m.mu.Unlock()
+}
+
+func (m *recordingMetrics) QueueHighWater(_ context.Context, queue string, depth int) {
+	m.mu.Lock()
+	m.queues[queue] = append(m.queues[queue], depth)
 	m.mu.Unlock()
 }
 
@@ -81,5 +88,10 @@ func TestTheTransportReportsItsMetrics(t *testing.T) {
 	}
 	if want := map[bool]int{true: 1, false: 0}[opus]; len(m.complexity) != want {
 		t.Errorf("complexity reported %v, want %d report for the one session that ended", m.complexity, want)
+	}
+	for _, q := range []string{queueOutputAudio, queueOutbound} {
+		if len(m.queues[q]) != 1 {
+			t.Errorf("queue %s: high water reported %v, want once for the one session that ended", q, m.queues[q])
+		}
 	}
 }

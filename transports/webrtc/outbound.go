@@ -25,6 +25,7 @@ type outbound struct {
 	latest map[uint64]uint64
 	n      int // messages queued (not coalesced)
 	bytes  int // their bytes
+	high   int // the most messages n has been
 	// since is when the queue last made progress or became non-empty.
 	since time.Time
 	// progress, when not nil, is closed when messages leave the queue:
@@ -49,6 +50,7 @@ func (o *outbound) push(msg []byte, key uint64, now time.Time) {
 	o.keys = append(o.keys, key)
 	o.n++
 	o.bytes += len(msg)
+	o.high = max(o.high, o.n)
 }
 
 // supersede removes the queued message with key, if any, and reports

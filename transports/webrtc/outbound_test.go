@@ -88,9 +88,12 @@ func TestANewerUpdateReplacesTheQueuedOneAndKeepsTheOrder(t *testing.T) {
 		s.Send(m)
 	}
 	s.mu.Lock()
-	got := s.ob.queued()
+	got, high := s.ob.queued(), s.ob.high
 	s.mu.Unlock()
 	want := [][]byte{started, b1, done, a3}
+	if high != len(want) {
+		t.Errorf("queue high water %d, want %d: a replaced update does not count twice", high, len(want))
+	}
 	if diff := cmp.Diff(strs(want), strs(got)); diff != "" {
 		t.Errorf("queue (-want +got):\n%s", diff)
 	}

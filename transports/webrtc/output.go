@@ -138,6 +138,8 @@ type OutputStats struct {
 	MaxLate time.Duration
 	// Queued is the number of frames waiting to be played or released.
 	Queued int
+	// QueueHighWater is the most frames that have waited at once.
+	QueueHighWater int
 	// OpusComplexity is the complexity the encoder uses, or -1 before the
 	// output has started and for codecs that have none.
 	OpusComplexity int
@@ -152,7 +154,7 @@ type OutputStats struct {
 func (o *Output) Stats() OutputStats {
 	return OutputStats{
 		FramesSent: o.sent.Load(), Underruns: o.underruns.Load(), MaxLate: time.Duration(o.maxLate.Load()),
-		Queued: o.q.Len(), OpusComplexity: int(o.complexity.Load()), AssistedFrames: o.assisted.Load(),
+		Queued: o.q.Len(), QueueHighWater: o.q.HighWater(), OpusComplexity: int(o.complexity.Load()), AssistedFrames: o.assisted.Load(),
 	}
 }
 

@@ -32,12 +32,31 @@
 // process's CPU is reported next to them). With -idle the clients send
 // nothing and the pipeline has no echo: the figures are those of idle
 // sessions (silence out, keepalives in).
+//
+// With -url it starts no server: the clients connect to the signalling URL
+// of one already running (a framewire server, a cluster's front door or
+// one of its workers), and what only the servers know, output underruns
+// and late frames, is read from their Prometheus endpoints (-scrape, the
+// workers' /metrics; FRAMEWIRE_METRICS_ADDR turns them on) before the
+// clients connect and after the servers have counted the sessions ended,
+// since they add a session's counters at its end. Each N's JSON line
+// ("kind":"external") has, besides those deltas in all and per server,
+// what the clients measure: how many connected and how long it took, the
+// signalling latency (p50, p99, max of POST /api/offer and of the
+// trickling PATCHes, request to response headers), the packets they got
+// and the inbound gaps (stretches of 100 ms or more without a packet from
+// the server). Run it once against a worker's own signalling and once
+// against the front door to see what the front door adds:
+//
+//	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -url http://127.0.0.1:7861 \
+//		-scrape http://127.0.0.1:9465/metrics,http://127.0.0.1:9466/metrics,http://127.0.0.1:9467/metrics -n 100 -duration 20s
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -75,7 +94,9 @@ func main() {
 	warmup := flag.Duration("warmup", 3*time.Second, "settling time before measuring")
 	idle := flag.Bool("idle", false, "idle sessions: no audio up, no echo")
 	clientMode := flag.Bool("client", false, "internal: run as the client process")
-	url := flag.String("url", "", "internal: offer URL for -client")
+	url := flag.String("url", "", "run only the clients, against this server's signalling: its base URL (/api/offer is added) or its offer URL")
+	scrape := flag.String("scrape", "", "with -url: comma-separated Prometheus endpoints (the servers' /metrics) to read output underruns and late frames from")
+	settle := flag.Duration("settle", 30*time.Second, "with -url and -scrape: how long to wait after the clients close for the servers to count every session ended")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here")
 	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
 	memProfile := flag.String("memprofile", "", "write a heap profile at the end of each window here")
@@ -95,6 +116,14 @@ func main() {
 		}
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if *url != "" && !*clientMode {
+		if err := external(*url, *scrape, *ns, *duration, *warmup, *settle, *idle, *separate || *metrics || *vad != "none" || *flight != "" || *traceFile != "" || *memProfile != ""); err != nil {
+			pprof.StopCPUProfile()
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		return
 	}
 	if *clientMode {
 		n, _ := strconv.Atoi(*ns)
@@ -139,6 +168,27 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
+}
+
+// external runs the external mode of -url; serverFlags reports whether a
+// flag of the in-process server was given.
+func external(rawURL, scrape, ns string, duration, warmup, settle time.Duration, idle, serverFlags bool) error {
+	if serverFlags {
+		return errors.New("-separate, -metrics, -vad, -flight, -trace and -memprofile are for the in-process server: with -url the server is not loadbench's")
+	}
+	offerURL, err := offerURLOf(rawURL)
+	if err != nil {
+		return err
+	}
+	counts, err := sessionCounts(ns)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	_, err = runExternal(ctx, externalConfig{offerURL: offerURL, scrape: splitURLs(scrape), counts: counts,
+		duration: duration, warmup: warmup, settle: settle, idle: idle}, os.Stdout)
+	return err
 }
 
 // echo turns the user's audio into bot audio: a pass-through processor
