@@ -15,6 +15,7 @@ import (
 
 	"github.com/framewire/framewire/examples/internal/conformancebot"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -66,6 +67,9 @@ type config struct {
 	// Settings adjusts pion's SettingEngine (tests restrict ICE to
 	// loopback with it).
 	Settings func(*pion.SettingEngine)
+	// Telemetry receives each session's spans and metrics and the
+	// transport's counters. Default: none.
+	Telemetry *telemetry.Telemetry
 }
 
 // newServer returns the signalling server whose sessions each run the
@@ -85,11 +89,14 @@ func newServer(cfg config) (*webrtc.Server, error) {
 		// address shows up as a peer-reflexive candidate when it connects.
 		IncludeLoopback: true,
 		Settings:        cfg.Settings,
-		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+		Metrics:         cfg.Telemetry.Metrics(), // nil when off
+		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			slog := log.With(zap.String("session", s.ID()))
 			// The server logs the session's end and its reason.
 			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			return conformancebot.New(s.Input(), s.Output(), slog), nil
+			task := conformancebot.New(s.Input(), s.Output(), slog)
+			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			return task, nil
 		},
 	})
 }
@@ -97,8 +104,17 @@ func newServer(cfg config) (*webrtc.Server, error) {
 // run serves the bot on cfg.Addr until ctx ends or the process gets SIGINT
 // or SIGTERM, then ends every session gracefully (the clients get
 // peerLeft) and returns (webrtc.Serve). It prints "listening on
-// http://ADDR" to stdout once it accepts connections.
+// http://ADDR" to stdout once it accepts connections. Telemetry comes
+// from the environment, as in every example server (OTEL_* for traces,
+// FRAMEWIRE_METRICS_ADDR for a Prometheus endpoint; docs/observability.md),
+// and is off without it.
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
+	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-conformance"})
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	cfg.Telemetry = tel
 	srv, err := newServer(cfg)
 	if err != nil {
 		return err
@@ -109,7 +125,13 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
-	return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{})
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+		return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{})
+	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

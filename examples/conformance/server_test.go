@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -397,5 +399,58 @@ func TestSplitList(t *testing.T) {
 		if got := fmt.Sprint(splitList(in)); got != want {
 			t.Errorf("splitList(%q) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// With FRAMEWIRE_METRICS_ADDR set, run serves Prometheus metrics there for
+// as long as it serves the bot: the sessions and the transport's counters.
+func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metricsAddr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("FRAMEWIRE_METRICS_ADDR", metricsAddr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, config{Addr: "127.0.0.1:0", Settings: loopbackOnly}, pw)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	base := strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
+	cctx, ccancel := context.WithTimeout(context.Background(), connectWait)
+	defer ccancel()
+	connect(cctx, t, base+"/api/offer", "2.1.0")
+
+	var body string
+	want := []string{
+		`target_info{service_name="framewire-conformance"`,
+		`framewire_sessions_started_total 1`,
+		`framewire_signalling_responses_total{http_response_status_code="200"}`,
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if res, err := testHTTP.Get("http://" + metricsAddr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			body = string(b)
+			if !slices.ContainsFunc(want, func(s string) bool { return !strings.Contains(body, s) }) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the metrics at %s lack one of %q:\n%.3000s", metricsAddr, want, body)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run returned %v", err)
 	}
 }
