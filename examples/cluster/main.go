@@ -28,6 +28,7 @@ import (
 
 	"github.com/framewire/framewire/cluster"
 	"github.com/framewire/framewire/examples/internal/conformancebot"
+	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -269,12 +270,17 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long sessions may take to end before they are cancelled")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "ICE on IPv4 loopback only (tests)")
+	bot := fs.String("bot", "conformance", `the sessions' pipeline: "conformance" (the conformance bot) or "echo" (the user's audio sent back, for load tests: audio encoded both ways)`)
 	origins := fs.String("allow-origin", defaultOrigins, `comma-separated origins allowed to call the bot from a page served elsewhere ("*" for any, "http://host:*" for a host on any port, "" to disable CORS)`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if *portMin > 65535 || *portMax > 65535 {
 		return errors.New("-port-min and -port-max must be UDP ports")
+	}
+	newBot, ok := bots[*bot]
+	if !ok {
+		return fmt.Errorf("-bot %q: want conformance or echo", *bot)
 	}
 	log := newLogger(stderr, *verbose, "worker")
 	defer func() { _ = log.Sync() }()
@@ -316,7 +322,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			sl := slog.With(zap.String("session", s.ID()))
 			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			task := conformancebot.New(s.Input(), s.Output(), sl)
+			task := newBot(s, sl)
 			// The session's spans and metrics; nothing when telemetry is off.
 			tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
 			return task, nil
@@ -367,6 +373,37 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return w.Run(ctx)
 }
 
+// bots are the worker's pipelines, by -bot.
+var bots = map[string]func(*webrtc.Session, *zap.Logger) *pipeline.Task{
+	"conformance": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
+		return conformancebot.New(s.Input(), s.Output(), log)
+	},
+	"echo": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
+		// Output at the input's 16 kHz: the echo passes audio through
+		// unchanged.
+		return pipeline.NewTask(pipeline.New(s.Input(), &echo{}, s.Output()), pipeline.TaskOptions{
+			Logger: log.Named("pipeline"), AudioOutSampleRate: 16000,
+		})
+	},
+}
+
+// echo sends the user's audio back as the bot's: each input frame is
+// passed on and pushed again as output audio (sharing the PCM, which is
+// immutable), its frame taken from a block as an audio source should.
+type echo struct {
+	block frames.Block[frames.OutputAudioRaw]
+}
+
+// ProcessFrame implements pipeline.Processor.
+func (e *echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
+	if in, ok := f.(*frames.InputAudioRaw); ok {
+		out := e.block.New()
+		out.Audio = in.Audio
+		h.Push(out, frames.Downstream)
+	}
+	return nil
+}
+
 // localCommand runs an embedded NATS server, one front door and n
 // workers, each a child process of this binary, until ctx ends; then it
 // sends every child SIGTERM and waits for it.
@@ -379,6 +416,7 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	natsPort := fs.Int("nats-port", -1, "the embedded NATS server's port on 127.0.0.1 (-1: any free port)")
 	metricsAddr := fs.String("metrics-addr", os.Getenv(telemetry.EnvMetricsAddr),
 		"the front door's metrics address HOST:PORT; worker i serves its metrics on PORT+i (default $"+telemetry.EnvMetricsAddr+"; empty: no metrics; port 0: any free ports, printed)")
+	bot := fs.String("bot", "conformance", `the workers' pipeline: "conformance" or "echo" (see worker -h)`)
 	workerAddr := fs.String("worker-addr", "", "the first worker's direct signalling address HOST:PORT; worker i listens on PORT+i-1 (default: none; port 0: any free ports, printed)")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "the workers' ICE on IPv4 loopback only (tests)")
@@ -467,7 +505,7 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *loopbackOnly {
 			args = append(args, "-loopback-only")
 		}
-		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i))
+		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i), "-bot", *bot)
 		if err := startChild("worker "+id, args...); err != nil {
 			return err
 		}
