@@ -12,7 +12,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -21,6 +20,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/internal/wsmux"
 )
 
 // Defaults used when the options leave a field empty. The model and API
@@ -176,7 +176,7 @@ func (c *Client) Close() error {
 	if cn == nil {
 		return nil
 	}
-	cn.close(websocket.StatusNormalClosure, "")
+	cn.Close(websocket.StatusNormalClosure, "")
 	return nil
 }
 
@@ -242,13 +242,13 @@ func (c *Client) generate(ctx context.Context, msg []byte, ctxID string, rate in
 	if err != nil {
 		return false, err
 	}
-	inbox := cn.register(ctxID)
-	defer cn.unregister(ctxID)
-	if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	inbox := cn.Register(ctxID)
+	defer cn.Unregister(ctxID)
+	if err := cn.Write(ctx, msg); err != nil {
 		if ctx.Err() != nil {
 			return false, nil
 		}
-		cn.close(websocket.StatusInternalError, "write failed")
+		cn.Close(websocket.StatusInternalError, "write failed")
 		return false, &connError{fmt.Errorf("cartesia: sending the request: %w", err)}
 	}
 	var audio []byte
@@ -331,13 +331,13 @@ func (c *Client) expire(cn *conn, ctxID string, bound time.Duration) {
 		return
 	}
 	c.opts.Logger.Warn("cartesia: no answer in time; closing the connection", zap.Duration("bound", bound))
-	cn.unregister(ctxID)
+	cn.Unregister(ctxID)
 	c.mu.Lock()
 	if c.conn == cn {
 		c.conn = nil
 	}
 	c.mu.Unlock()
-	cn.abort()
+	cn.Abort()
 }
 
 // request encodes a generation request.
@@ -396,12 +396,11 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 	c.mu.Lock()
 	if c.closes != closes {
 		c.mu.Unlock()
-		_ = ws.CloseNow()
+		cn.Abort()
 		return nil, errors.New("cartesia: the client was closed while connecting")
 	}
 	c.conn = cn
 	c.mu.Unlock()
-	go cn.read() // the conn owns its reader: close waits for it
 	return cn, nil
 }
 
@@ -409,7 +408,7 @@ func (c *Client) connection(ctx context.Context) (*conn, error) {
 func (c *Client) current() *conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.conn != nil && c.conn.dead() {
+	if c.conn != nil && c.conn.Dead() {
 		c.conn = nil
 	}
 	return c.conn
@@ -495,173 +494,50 @@ func errorText(body []byte) string {
 	return s
 }
 
-// conn is one websocket connection and the requests waiting on it. It
-// outlives the request that dialled it (later requests share it) and lives
-// until close, which waits for its reader goroutine.
+// conn is the shared websocket connection, with Cartesia's control
+// message and error words on top.
 type conn struct {
-	ws  *websocket.Conn
+	*wsmux.Conn[message]
 	log *zap.Logger
-	// ctx is the connection's lifetime: the dialling caller's context
-	// without its cancellation (the connection outlives that request),
-	// cancelled by close. The reader and the cancel messages run under it.
-	ctx  context.Context
-	stop context.CancelFunc
-
-	mu       sync.Mutex
-	contexts map[string]*inbox
-	err      error
-	done     chan struct{} // closed when the reader has stopped
-
-	born     time.Time    // the clock's origin for lastRead
-	lastRead atomic.Int64 // when the last message came, since born
+	// silentFor is Conn.SilentFor; a test stands in for traffic with it.
+	silentFor func() time.Duration
 }
 
-// inboxSize bounds the messages buffered for one request; the reader waits
-// when a consumer falls that far behind.
-const inboxSize = 64
-
+// newConn starts the connection's reader on ws.
 func newConn(ctx context.Context, ws *websocket.Conn, log *zap.Logger) *conn {
-	cn := &conn{ws: ws, log: log, contexts: map[string]*inbox{}, done: make(chan struct{}), born: time.Now()}
-	cn.ctx, cn.stop = context.WithCancel(context.WithoutCancel(ctx))
-	return cn
+	mc := wsmux.New(ctx, ws, wsmux.Options[message]{Route: router(), Name: "cartesia", Logger: log})
+	return &conn{Conn: mc, log: log, silentFor: mc.SilentFor}
 }
 
-func (cn *conn) dead() bool {
-	select {
-	case <-cn.done:
-		return true
-	default:
-		return false
+// router reads a server message for the connection's reader: it goes to
+// the request of its context_id; an error without one goes to every
+// request.
+func router() wsmux.Route[message] {
+	var id []byte // the reader's scratch: no allocation per message
+	return func(data []byte) (message, []byte, bool, error) {
+		m, err := parseMessage(data)
+		if err != nil {
+			return message{}, nil, false, err
+		}
+		id = append(id[:0], m.ContextID...)
+		return m, id, m.ContextID == "" && m.Type == "error", nil
 	}
 }
 
+// failure is why the connection ended.
 func (cn *conn) failure() error {
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	if cn.err == nil {
-		return errors.New("connection closed")
+	if err := cn.Err(); err != nil {
+		return closeError(err)
 	}
-	return cn.err
-}
-
-// inbox holds the messages of one request. gone is closed when the
-// request stops listening, so the reader never blocks on it.
-type inbox struct {
-	ch   chan message
-	gone chan struct{}
-}
-
-func (cn *conn) register(id string) <-chan message {
-	in := &inbox{ch: make(chan message, inboxSize), gone: make(chan struct{})}
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	if cn.err != nil || cn.dead() {
-		close(in.ch)
-		return in.ch
-	}
-	if old, ok := cn.contexts[id]; ok {
-		close(old.gone)
-	}
-	cn.contexts[id] = in
-	return in.ch
-}
-
-func (cn *conn) unregister(id string) {
-	cn.mu.Lock()
-	if in, ok := cn.contexts[id]; ok {
-		close(in.gone)
-		delete(cn.contexts, id)
-	}
-	cn.mu.Unlock()
+	return errors.New("connection closed")
 }
 
 // cancel asks the server to stop a context, best effort and briefly.
 func (cn *conn) cancel(id string) {
-	cn.unregister(id)
+	cn.Unregister(id)
 	msg, _ := json.Marshal(map[string]any{"context_id": id, "cancel": true})
-	ctx, stop := context.WithTimeout(cn.ctx, time.Second)
-	defer stop()
-	if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	if err := cn.WriteBrief(msg); err != nil {
 		cn.log.Debug("cartesia: sending cancel failed", zap.String("context_id", id), zap.Error(err))
-	}
-}
-
-// silentFor returns how long ago the last message of any request came
-// (or the connection opened).
-func (cn *conn) silentFor() time.Duration {
-	return time.Since(cn.born) - time.Duration(cn.lastRead.Load())
-}
-
-// abort closes the connection at once, without a close handshake (the
-// server is not answering), and waits for the reader.
-func (cn *conn) abort() {
-	_ = cn.ws.CloseNow()
-	cn.stop()
-	<-cn.done
-}
-
-// close closes the connection (the close handshake is bounded by the
-// websocket library), ends its context and waits for the reader.
-func (cn *conn) close(code websocket.StatusCode, reason string) {
-	_ = cn.ws.Close(code, reason)
-	cn.stop()
-	<-cn.done
-}
-
-// read dispatches the server's messages to the requests by context_id
-// until the connection ends, then fails the requests still waiting.
-func (cn *conn) read() {
-	var err error
-	defer func() {
-		cn.mu.Lock()
-		cn.err = err
-		for id, in := range cn.contexts {
-			close(in.ch)
-			delete(cn.contexts, id)
-		}
-		cn.mu.Unlock()
-		cn.stop()
-		close(cn.done)
-	}()
-	for {
-		var typ websocket.MessageType
-		var data []byte
-		typ, data, err = cn.ws.Read(cn.ctx)
-		if err != nil {
-			err = closeError(err)
-			return
-		}
-		cn.lastRead.Store(int64(time.Since(cn.born)))
-		if typ != websocket.MessageText {
-			continue
-		}
-		m, perr := parseMessage(data)
-		if perr != nil {
-			cn.log.Warn("cartesia: ignoring a message it cannot parse", zap.Error(perr))
-			continue
-		}
-		cn.dispatch(m)
-	}
-}
-
-func (cn *conn) dispatch(m message) {
-	cn.mu.Lock()
-	var targets []*inbox
-	if m.ContextID == "" {
-		if m.Type == "error" {
-			for _, in := range cn.contexts {
-				targets = append(targets, in)
-			}
-		}
-	} else if in, ok := cn.contexts[m.ContextID]; ok {
-		targets = append(targets, in)
-	}
-	cn.mu.Unlock()
-	for _, in := range targets {
-		select {
-		case in.ch <- m: // waits while the request is behind
-		case <-in.gone:
-		}
 	}
 }
 

@@ -77,23 +77,10 @@ func TestTimeoutOnABusyConnectionCancelsOnlyTheRequest(t *testing.T) {
 	c.mu.Lock()
 	cn := c.conn
 	c.mu.Unlock()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() { // another request's messages keep coming
-		tick := time.NewTicker(10 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				cn.lastRead.Store(int64(time.Since(cn.born)))
-			}
-		}
-	}()
+	cn.silentFor = func() time.Duration { return 0 } // another request's messages keep coming
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
 	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
-	if cn.dead() {
+	if cn.Dead() {
 		t.Error("the busy connection was closed")
 	}
 }

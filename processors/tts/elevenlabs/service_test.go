@@ -175,7 +175,7 @@ func TestConnectionEndsWithTheServicesTask(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("the task did not finish")
 			}
-			if !cn.dead() {
+			if !cn.Dead() {
 				t.Fatal("the connection's reader was still running when Run returned")
 			}
 		})

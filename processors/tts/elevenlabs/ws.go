@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/internal/wsmux"
 )
 
 // drainWait is how long the client waits after the last audio of a
@@ -37,17 +37,17 @@ func (c *Client) generate(ctx context.Context, text, ctxID string, rate int, yie
 	if err != nil {
 		return false, err
 	}
-	inbox := cn.register(ctxID)
-	defer cn.unregister(ctxID)
+	inbox := cn.Register(ctxID)
+	defer cn.Unregister(ctxID)
 	for i, msg := range [][]byte{open, body} {
-		if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+		if err := cn.Write(ctx, msg); err != nil {
 			if ctx.Err() != nil {
 				if i > 0 { // the context is open on the server
 					cn.closeContext(ctxID)
 				}
 				return false, nil
 			}
-			cn.close(websocket.StatusInternalError, "write failed")
+			cn.Close(websocket.StatusInternalError, "write failed")
 			// The server may have answered the first message with an
 			// error and closed before the second went out (a bad key):
 			// that answer, not the failed write, is the request's error.
@@ -95,7 +95,7 @@ func (c *Client) generate(ctx context.Context, text, ctxID string, rate int, yie
 			switch {
 			case !started && !closing:
 				closeContext()
-				cn.close(websocket.StatusGoingAway, "no audio")
+				cn.Close(websocket.StatusGoingAway, "no audio")
 				return false, &llmhttp.TimeoutError{Provider: "elevenlabs", Phase: llmhttp.PhaseFirstByte, After: bound}
 			case !closing:
 				// The audio stopped before the alignment covered the text:
@@ -103,7 +103,7 @@ func (c *Client) generate(ctx context.Context, text, ctxID string, rate int, yie
 				closeContext()
 				arm(t.Idle)
 			default:
-				cn.close(websocket.StatusGoingAway, "stalled")
+				cn.Close(websocket.StatusGoingAway, "stalled")
 				return started, &llmhttp.TimeoutError{Provider: "elevenlabs", Phase: llmhttp.PhaseIdle, After: bound}
 			}
 		case data, ok := <-inbox:
@@ -219,12 +219,11 @@ func (c *Client) connection(ctx context.Context, rate int) (*conn, error) {
 	c.mu.Lock()
 	if c.closes != closes {
 		c.mu.Unlock()
-		_ = ws.CloseNow()
+		cn.Abort()
 		return nil, errors.New("elevenlabs: the client was closed while connecting")
 	}
 	c.conn = cn
 	c.mu.Unlock()
-	go cn.read() // the conn owns its reader: close waits for it
 	return cn, nil
 }
 
@@ -232,7 +231,7 @@ func (c *Client) connection(ctx context.Context, rate int) (*conn, error) {
 func (c *Client) current(rate int) *conn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.conn != nil && c.conn.dead() {
+	if c.conn != nil && c.conn.Dead() {
 		c.conn = nil
 	}
 	if c.conn != nil && c.conn.rate != rate {
@@ -245,58 +244,33 @@ func (c *Client) current(rate int) *conn {
 // audio in base64 with its alignment is about 200 KB).
 const maxMessageBytes = 4 << 20
 
-// inboxSize bounds the messages buffered for one request; the reader waits
-// when a consumer falls that far behind.
-const inboxSize = 64
-
-// conn is one websocket connection and the requests waiting on it. It
-// outlives the request that dialled it (later requests share it) and lives
-// until close, which waits for its reader goroutine.
+// conn is the shared websocket connection at one output rate, with
+// ElevenLabs' control messages and error words on top. Server messages
+// reach the requests as their raw JSON.
 type conn struct {
-	ws   *websocket.Conn
+	*wsmux.Conn[[]byte]
 	rate int
 	log  *zap.Logger
-	// ctx is the connection's lifetime: the dialling caller's context
-	// without its cancellation (the connection outlives that request),
-	// cancelled by close. The reader and the close messages run under it.
-	ctx  context.Context
-	stop context.CancelFunc
-
-	mu       sync.Mutex
-	contexts map[string]*inbox
-	err      error
-	done     chan struct{} // closed when the reader has stopped
 }
 
-// inbox holds the messages of one request. gone is closed when the
-// request stops listening, so the reader never blocks on it.
-type inbox struct {
-	ch   chan []byte
-	gone chan struct{}
-}
-
+// newConn starts the connection's reader on ws.
 func newConn(ctx context.Context, ws *websocket.Conn, rate int, log *zap.Logger) *conn {
-	cn := &conn{ws: ws, rate: rate, log: log, contexts: map[string]*inbox{}, done: make(chan struct{})}
-	cn.ctx, cn.stop = context.WithCancel(context.WithoutCancel(ctx))
-	return cn
-}
-
-func (cn *conn) dead() bool {
-	select {
-	case <-cn.done:
-		return true
-	default:
-		return false
+	var r router
+	route := func(data []byte) ([]byte, []byte, bool, error) {
+		id, isErr, err := r.route(data)
+		return data, id, isErr, err
 	}
+	// A message without a context id can only be for the one request
+	// there is (Lone).
+	mc := wsmux.New(ctx, ws, wsmux.Options[[]byte]{Route: route, Lone: true, Name: "elevenlabs", Logger: log})
+	return &conn{Conn: mc, rate: rate, log: log}
 }
 
 // lost is the error of a request whose connection ended under it: the
 // server's reason when it closed with one (a bad key, a quota), else a
 // transient connection error.
 func (cn *conn) lost() error {
-	cn.mu.Lock()
-	err := cn.err
-	cn.mu.Unlock()
+	err := closeError(cn.Err())
 	var ae *APIError
 	if errors.As(err, &ae) {
 		return ae
@@ -307,38 +281,12 @@ func (cn *conn) lost() error {
 	return &connError{fmt.Errorf("elevenlabs: connection lost during the generation: %w", err)}
 }
 
-func (cn *conn) register(id string) <-chan []byte {
-	in := &inbox{ch: make(chan []byte, inboxSize), gone: make(chan struct{})}
-	cn.mu.Lock()
-	defer cn.mu.Unlock()
-	if cn.err != nil || cn.dead() {
-		close(in.ch)
-		return in.ch
-	}
-	if old, ok := cn.contexts[id]; ok {
-		close(old.gone)
-	}
-	cn.contexts[id] = in
-	return in.ch
-}
-
-func (cn *conn) unregister(id string) {
-	cn.mu.Lock()
-	if in, ok := cn.contexts[id]; ok {
-		close(in.gone)
-		delete(cn.contexts, id)
-	}
-	cn.mu.Unlock()
-}
-
 // closeContext asks the server to close a context, best effort and
 // briefly: it finishes what it was flushing, then sends isFinal. An
 // interrupted request has unregistered by then, so that audio is dropped.
 func (cn *conn) closeContext(id string) {
 	msg, _ := json.Marshal(closeMessage{ContextID: id, CloseContext: true})
-	ctx, stop := context.WithTimeout(cn.ctx, time.Second)
-	defer stop()
-	if err := cn.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	if err := cn.WriteBrief(msg); err != nil {
 		cn.log.Debug("elevenlabs: sending close_context failed", zap.String("context_id", id), zap.Error(err))
 	}
 }
@@ -346,84 +294,8 @@ func (cn *conn) closeContext(id string) {
 // shutdown ends the connection politely: close_socket, then the close
 // handshake.
 func (cn *conn) shutdown() {
-	ctx, stop := context.WithTimeout(cn.ctx, time.Second)
-	_ = cn.ws.Write(ctx, websocket.MessageText, []byte(`{"close_socket":true}`))
-	stop()
-	cn.close(websocket.StatusNormalClosure, "")
-}
-
-// close closes the connection (the close handshake is bounded by the
-// websocket library), ends its context and waits for the reader.
-func (cn *conn) close(code websocket.StatusCode, reason string) {
-	_ = cn.ws.Close(code, reason)
-	cn.stop()
-	<-cn.done
-}
-
-// read hands the server's messages to the requests by context id until
-// the connection ends, then fails the requests still waiting.
-func (cn *conn) read() {
-	var err error
-	defer func() {
-		cn.mu.Lock()
-		cn.err = err
-		for id, in := range cn.contexts {
-			close(in.ch)
-			delete(cn.contexts, id)
-		}
-		cn.mu.Unlock()
-		cn.stop()
-		close(cn.done)
-	}()
-	var r router
-	for {
-		var typ websocket.MessageType
-		var data []byte
-		typ, data, err = cn.ws.Read(cn.ctx)
-		if err != nil {
-			err = closeError(err)
-			return
-		}
-		if typ != websocket.MessageText {
-			continue
-		}
-		id, isErr, perr := r.route(data)
-		if perr != nil {
-			cn.log.Warn("elevenlabs: ignoring a message it cannot parse", zap.Error(perr))
-			continue
-		}
-		cn.dispatch(id, isErr, data)
-	}
-}
-
-// dispatch hands data to the request of context id; an error without a
-// context goes to every request.
-func (cn *conn) dispatch(id []byte, isErr bool, data []byte) {
-	cn.mu.Lock()
-	var targets []*inbox
-	if len(id) == 0 {
-		if isErr {
-			for _, in := range cn.contexts {
-				targets = append(targets, in)
-			}
-		} else if len(cn.contexts) == 1 {
-			// A message without a context id can only be for the one
-			// request there is.
-			for _, in := range cn.contexts {
-				targets = append(targets, in)
-			}
-		}
-	} else if in, ok := cn.contexts[string(id)]; ok {
-		targets = append(targets, in)
-	}
-	cn.mu.Unlock()
-	for _, in := range targets {
-		select {
-		case in.ch <- data: // waits while the request is behind
-		case <-in.gone:
-		case <-cn.ctx.Done():
-		}
-	}
+	_ = cn.WriteBrief([]byte(`{"close_socket":true}`))
+	cn.Close(websocket.StatusNormalClosure, "")
 }
 
 // closeError turns the end of the connection into an error: an
@@ -431,6 +303,9 @@ func (cn *conn) dispatch(id []byte, isErr bool, data []byte) {
 // closure (ElevenLabs closes with 1008 and the reason for a bad key or an
 // exhausted quota), else the read error.
 func closeError(err error) error {
+	if err == nil {
+		return nil
+	}
 	var ce websocket.CloseError
 	if errors.As(err, &ce) {
 		if ce.Code != websocket.StatusNormalClosure && ce.Reason != "" {
