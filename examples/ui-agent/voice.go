@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/processors/stt/assemblyai"
 	"github.com/framewire/framewire/processors/stt/deepgram"
 	sttopenai "github.com/framewire/framewire/processors/stt/openai"
+	"github.com/framewire/framewire/processors/stt/pocketsphinx"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/cartesia"
 	"github.com/framewire/framewire/processors/tts/elevenlabs"
@@ -42,11 +43,17 @@ type voice struct {
 // sttEngine and ttsEngine are candidates for a speech service: available
 // reports whether the environment configures it (and names it), check
 // (when set) whether it can be reached and does speech, build makes one
-// per session (the STT processor; the TTS engine).
+// per session (the STT processor; the TTS engine). An sttEngine that
+// builds more than the STT processor has buildWith instead: the session's
+// processors from the VAD (given) to the STT. A fallback candidate is
+// used only when no service is configured at all: a configured one that
+// fails its check leaves the text chat, and the page says why.
 type sttEngine struct {
 	available func(getenv func(string) string) (name string, ok bool)
 	check     func(ctx context.Context, getenv func(string) string) error
 	build     func(getenv func(string) string) pipeline.Processor
+	buildWith func(vad pipeline.Processor) []pipeline.Processor
+	fallback  bool
 }
 
 type ttsEngine struct {
@@ -102,10 +109,13 @@ func probeEndpoint(ctx context.Context, base, path, contentType string) error {
 
 // sttEngines are the speech-to-text candidates, in order of preference:
 // Deepgram live (DEEPGRAM_API_KEY), AssemblyAI streaming
-// (ASSEMBLYAI_API_KEY, ASSEMBLYAI_BASE_URL), then an OpenAI-compatible
+// (ASSEMBLYAI_API_KEY, ASSEMBLYAI_BASE_URL), an OpenAI-compatible
 // transcription server (STT_BASE_URL for a local one such as
 // faster-whisper or whisper.cpp, else OpenAI with OPENAI_API_KEY;
-// STT_MODEL names the model).
+// STT_MODEL names the model), then, with none of them configured,
+// PocketSphinx offline when the binary has it (the pocketsphinx build
+// tag, which make sets when the packages are installed) and its models
+// are installed: offline.go.
 var sttEngines = []sttEngine{
 	{
 		available: func(getenv func(string) string) (string, bool) {
@@ -139,6 +149,37 @@ var sttEngines = []sttEngine{
 			return stt.NewSegmented(c, stt.SegmentedOptions{})
 		},
 	},
+	{
+		available: func(func(string) string) (string, bool) {
+			_, err := pocketsphinx.New(pocketsphinx.Options{})
+			return offlineSTTName, err == nil
+		},
+		buildWith: func(vad pipeline.Processor) []pipeline.Processor {
+			procs, err := offlineSTT(vad)
+			if err != nil {
+				// The models were there at start-up: the session is deaf
+				// rather than failing, and the page still works by text.
+				return []pipeline.Processor{vad}
+			}
+			return procs
+		},
+		fallback: true,
+	},
+}
+
+// offlineSTTName names the offline speech-to-text on the page.
+const offlineSTTName = "PocketSphinx (offline; it listens for what the page shows)"
+
+// offlineSTTMissing says why the offline speech-to-text is not there.
+func offlineSTTMissing() string {
+	_, err := pocketsphinx.New(pocketsphinx.Options{})
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, pocketsphinx.ErrUnavailable):
+		return "this build has no offline speech-to-text (make run builds it in once libpocketsphinx-dev and pocketsphinx-en-us are installed)"
+	}
+	return "the offline speech-to-text models are not installed (pocketsphinx-en-us)"
 }
 
 // ttsEngines are the text-to-speech candidates, in order of preference:
@@ -189,10 +230,12 @@ var ttsEngines = []ttsEngine{
 
 // chooseVoice picks the speech services from the environment. Voice is on
 // when a speech-to-text service is configured and answers its start-up
-// check; answers are then spoken by the first text-to-speech service
-// available that answers its check. Without speech-to-text the demo is a
-// text chat and says why: a text chat that answers in a voice surprises
-// more than it helps (docs/decisions/demo-text-mode.md).
+// check, or, with none configured, when the offline PocketSphinx is built
+// in (docs/decisions/demo-offline-voice.md); answers are then spoken by
+// the first text-to-speech service available that answers its check
+// (espeak-ng offline). Without speech-to-text the demo is a text chat and
+// says why: a text chat that answers in a voice surprises more than it
+// helps (docs/decisions/demo-text-mode.md).
 // UI_AGENT_VOICE=off turns voice off whatever is configured.
 func chooseVoice(ctx context.Context, getenv func(string) string) voice {
 	return chooseVoiceFrom(ctx, getenv, sttEngines, ttsEngines)
@@ -208,6 +251,9 @@ func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandida
 		refused []string
 	)
 	for i := range sttCandidates {
+		if sttCandidates[i].fallback && len(refused) > 0 {
+			break // a configured service was refused: the page says why
+		}
 		name, ok := sttCandidates[i].available(getenv)
 		if !ok {
 			continue
@@ -225,17 +271,22 @@ func chooseVoiceFrom(ctx context.Context, getenv func(string) string, sttCandida
 		why := "no speech-to-text service is configured"
 		if len(refused) > 0 {
 			why = strings.Join(refused, "; ")
+		} else if missing := offlineSTTMissing(); missing != "" {
+			why += " and " + missing
 		}
 		return voice{Note: "Voice is off: " + why + ", so the demo is a text chat. Type below."}
 	}
 	v := voice{STT: true}
 	newVAD, vadName := chooseVAD()
 	v.newSTT = func() []pipeline.Processor {
-		return []pipeline.Processor{
-			audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: newVAD()}),
-			in.build(getenv),
-			audio.NewTurnTracker(audio.TurnTrackerOptions{}),
+		vad := audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: newVAD()})
+		var procs []pipeline.Processor
+		if in.buildWith != nil {
+			procs = in.buildWith(vad)
+		} else {
+			procs = []pipeline.Processor{vad, in.build(getenv)}
 		}
+		return append(procs, audio.NewTurnTracker(audio.TurnTrackerOptions{}))
 	}
 	for i := range ttsCandidates {
 		name, ok := ttsCandidates[i].available(getenv)

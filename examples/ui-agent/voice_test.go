@@ -5,6 +5,7 @@ import (
 	"iter"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -79,21 +80,37 @@ func speechServer(t *testing.T, audio bool) string {
 // The real engines are chosen by their environment variables, and a
 // configured speech server is used only when it does speech: the base URL
 // of OPENAI_BASE_URL applies to the speech clients too.
+//
+// With nothing configured, the offline PocketSphinx hears and espeak-ng
+// speaks when the binary has them (the pocketsphinx tag and the models);
+// otherwise the demo is a text chat that says what is missing.
 func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
 	withAudio, chatOnly := speechServer(t, true), speechServer(t, false)
+	offline := offlineSTTMissing() == ""
+	_, espeakErr := exec.LookPath("espeak-ng")
+	nothing := "Voice is off: no speech-to-text service is configured and "
+	if offline {
+		nothing = "Voice is on: speech-to-text by " + offlineSTTName
+		if espeakErr == nil {
+			nothing += ", answers spoken by espeak-ng (offline)"
+		}
+	}
 	tests := []struct {
 		name     string
 		env      func(string) string
 		stt, tts bool
 		note     string
 	}{
-		{"nothing", env(), false, false, "Voice is off: no speech-to-text service is configured"},
+		{"nothing", env(), offline, espeakErr == nil, nothing},
+		{"turned off", env("UI_AGENT_VOICE", "off"), false, false, "Voice is off (UI_AGENT_VOICE=off)"},
 		{"Deepgram", env("DEEPGRAM_API_KEY", "k"), true, true, "speech-to-text by Deepgram"},
 		{"a local whisper server", env("STT_BASE_URL", withAudio), true, true, "the transcription server at " + withAudio},
 		{"OpenAI for everything", env("OPENAI_API_KEY", "k"), true, true, "speech-to-text by OpenAI transcription, answers spoken by OpenAI speech"},
 		{"Cartesia voice", env("DEEPGRAM_API_KEY", "k", "CARTESIA_API_KEY", "k", "CARTESIA_VOICE_ID", "v"), true, true, "answers spoken by Cartesia"},
 		{"an OpenAI-compatible server that does speech", env("OPENAI_API_KEY", "k", "OPENAI_BASE_URL", withAudio), true, true,
 			"speech-to-text by the transcription server at " + withAudio + ", answers spoken by the speech server at " + withAudio},
+		// A configured service that fails its check is not replaced by the
+		// offline one: the page says what is wrong with it.
 		{"a chat-only model server", env("OPENAI_API_KEY", "k", "OPENAI_BASE_URL", chatOnly), false, false,
 			"Voice is off: speech-to-text by the transcription server at " + chatOnly + " is configured, but " + chatOnly +
 				" has no /audio/transcriptions endpoint (it answered 404), so the demo is a text chat"},
@@ -108,8 +125,12 @@ func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
 		}
 		if v.STT {
 			procs := v.newSTT()
-			if len(procs) != 3 {
-				t.Errorf("%s: speech input has %d processors, want VAD, STT and turn tracker", tc.name, len(procs))
+			want := 3 // VAD, STT and turn tracker
+			if _, ok := procs[0].(*pageGrammar); ok {
+				want = 4 // the page's grammar before them
+			}
+			if len(procs) != want {
+				t.Errorf("%s: speech input has %d processors, want %d: %v", tc.name, len(procs), want, procs)
 			}
 		}
 	}

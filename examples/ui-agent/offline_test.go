@@ -1,0 +1,218 @@
+package main
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/processors/rtvi/wire"
+	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/pocketsphinx"
+)
+
+func demoSnapshot(t testing.TB, name string) *wire.Snapshot {
+	t.Helper()
+	b, err := os.ReadFile("demobrain/testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := wire.DecodeSnapshot(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func itemTexts(items []pageItem) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.text
+	}
+	return out
+}
+
+// The items of the demo page are what a user names: product cards and
+// their brands, headings, buttons and form labels; never the prose.
+func TestPageItemsAreTheNamesThePageShows(t *testing.T) {
+	items := pageItems(demoSnapshot(t, "top.json"))
+	got := map[string]bool{}
+	for _, it := range items {
+		got[it.text] = it.proper
+	}
+	for text, proper := range map[string]bool{
+		"iPhone 17": true, "Galaxy S25": true, "Pixel 9a": true, "Google": true, "Apple": true,
+		"Masters of disguise": false, "First name": false, "Email": false, "Submit application": false,
+		"Add iPhone 17 to cart": false,
+	} {
+		if p, ok := got[text]; !ok || p != proper {
+			t.Errorf("item %q: present %v, proper %v; want present, proper %v", text, ok, p, proper)
+		}
+	}
+	for text := range got {
+		if strings.HasPrefix(text, "In the lab") || strings.Contains(text, "display") {
+			t.Errorf("item %q is prose, not a name", text)
+		}
+	}
+	if len(items) > maxPageItems {
+		t.Errorf("%d items, over the bound %d", len(items), maxPageItems)
+	}
+}
+
+// The recogniser writes what it heard in spoken words; the transcript
+// takes the page's spelling of every item it names, so the user and the
+// demo brain see "iPhone 17".
+func TestVocabularyWritesThePagesForms(t *testing.T) {
+	v := newVocabulary(pageItems(demoSnapshot(t, "top.json")))
+	for heard, want := range map[string]string{
+		"where is the iphone seventeen":           "where is the iPhone 17",
+		"where is the iphone seventeen pro":       "where is the iPhone 17 Pro",
+		"add the galaxy s twenty five to my cart": "add the Galaxy S25 to my cart",
+		"which phones are from google":            "which phones are from Google",
+		"my name is ada lovelace":                 "my name is Ada Lovelace",
+		"explain this":                            "explain this",
+		"where is the pixel nine a":               "where is the Pixel 9a",
+		"where is the p i x e l ten":              "where is the Pixel 10", // a word spelled out letter by letter
+		"":                                        "",
+	} {
+		if got := v.rewrite(heard); got != want {
+			t.Errorf("rewrite(%q) = %q, want %q", heard, got, want)
+		}
+	}
+	var none *vocabulary
+	if got := none.rewrite("where is the iphone seventeen"); got != "where is the iphone seventeen" {
+		t.Errorf("no vocabulary: %q", got)
+	}
+}
+
+// The grammar built from the page holds the three phrases of the browser
+// test, as PocketSphinx would write them.
+func TestPageGrammarHoldsTheDemoPhrases(t *testing.T) {
+	items := itemTexts(pageItems(demoSnapshot(t, "top.json")))
+	g, err := pocketsphinx.NewGrammar(phrasings, items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, said := range []string{"where is the iphone seventeen", "my name is ada lovelace", "explain this",
+		"add the pixel ten to my cart", "which phones are from google", "my email is ada at example dot com"} {
+		if !g.Has(said) {
+			t.Errorf("the grammar lacks %q", said)
+		}
+	}
+	if g.Has("what is the weather like in paris") {
+		t.Error("the grammar holds a phrase the page does not suggest")
+	}
+	if g.Dropped() != 0 {
+		t.Errorf("%d texts dropped by the grammar's bounds", g.Dropped())
+	}
+	t.Logf("%d items, %d phrasings, %d bytes of JSGF", len(items), len(phrasings), len(g.JSGF()))
+}
+
+// A new snapshot rebuilds the grammar only when its items changed: a
+// scroll or a typed value leaves it as it is.
+func TestPageGrammarRebuildsOnlyWhenTheItemsChange(t *testing.T) {
+	eng, err := pocketsphinx.New(pocketsphinx.Options{})
+	if err != nil {
+		t.Skipf("no PocketSphinx: %v", err)
+	}
+	vocab := new(atomic.Pointer[vocabulary])
+	p := &pageGrammar{eng: eng, vocab: vocab}
+	top, filled := demoSnapshot(t, "top.json"), demoSnapshot(t, "form-filled.json")
+	if !slices.Equal(pageItems(top), pageItems(filled)) {
+		t.Fatal("the test needs two snapshots with the same items")
+	}
+	changed := demoSnapshot(t, "top.json")
+	changed.Root.Children[0].Children[0].Name = "Phones on sale"
+	res := pipelinetest.Run(t, p, pipelinetest.Options{Send: []frames.Frame{
+		&rtvi.UISnapshotFrame{Tree: top}, &rtvi.UISnapshotFrame{Tree: top}, &rtvi.UISnapshotFrame{Tree: filled},
+		&rtvi.UISnapshotFrame{Tree: changed},
+	}})
+	if p.rebuilds != 2 {
+		t.Errorf("%d rebuilds for two item sets, want 2", p.rebuilds)
+	}
+	if g := eng.Grammar(); g == nil || !g.Has("where is the phones on sale") {
+		t.Error("the engine does not have the grammar of the last snapshot")
+	}
+	if got := vocab.Load().rewrite("where is the iphone seventeen"); got != "where is the iPhone 17" {
+		t.Errorf("vocabulary: %q", got)
+	}
+	if n := len(res.Down()); n != 4 {
+		t.Errorf("%d frames passed on, want the 4 snapshots", n)
+	}
+}
+
+// BenchmarkPageGrammar measures what a new snapshot costs on the frame
+// path: the items, the grammar and the vocabulary of the demo page.
+func BenchmarkPageGrammar(b *testing.B) {
+	s := demoSnapshot(b, "top.json")
+	b.ReportAllocs()
+	for b.Loop() {
+		items := pageItems(s)
+		texts := itemTexts(items)
+		if _, err := pocketsphinx.NewGrammar(phrasings, texts); err != nil {
+			b.Fatal(err)
+		}
+		newVocabulary(items)
+	}
+}
+
+// BenchmarkRewrite measures the rewriting of one transcript.
+func BenchmarkRewrite(b *testing.B) {
+	v := newVocabulary(pageItems(demoSnapshot(b, "top.json")))
+	b.ReportAllocs()
+	for b.Loop() {
+		v.rewrite("where is the iphone seventeen")
+	}
+}
+
+// The grammar of the demo page is compiled by each session when its next
+// utterance starts, on the STT's audio path: this measures that delay.
+func TestPageGrammarCompileTime(t *testing.T) {
+	eng, err := pocketsphinx.New(pocketsphinx.Options{})
+	if err != nil {
+		t.Skipf("no PocketSphinx: %v", err)
+	}
+	s, err := eng.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Abort()
+	chunk := make([]byte, 640)
+	utterance := func() time.Duration {
+		if err := s.Finalize(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Recv(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := s.SendAudio(t.Context(), chunk); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	if err := s.SendAudio(t.Context(), chunk); err != nil {
+		t.Fatal(err)
+	}
+	plain := utterance()
+	top := demoSnapshot(t, "top.json")
+	start := time.Now()
+	g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(pageItems(top)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.SetGrammar(g)
+	build := time.Since(start)
+	compile := utterance()
+	if missing, err := eng.GrammarStatus(); err != nil {
+		t.Fatalf("the grammar did not compile: %v (missing %v)", err, missing)
+	} else {
+		t.Logf("words not in the dictionary, left out: %v", missing)
+	}
+	t.Logf("NewGrammar+SetGrammar %v; first 20 ms of the next utterance %v with the new grammar, %v without", build, compile, plain)
+}
