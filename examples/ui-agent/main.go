@@ -160,10 +160,15 @@ func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Hand
 	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
+		var inspectorPath string // where the page links to the inspector; "" when off
+		if ins != nil {
+			inspectorPath = "/inspector/"
+		}
 		_ = json.NewEncoder(w).Encode(struct {
-			Brain brain `json:"brain"`
-			Voice voice `json:"voice"`
-		}{cfg.Brain, cfg.Voice})
+			Brain     brain  `json:"brain"`
+			Voice     voice  `json:"voice"`
+			Inspector string `json:"inspector,omitempty"`
+		}{cfg.Brain, cfg.Voice, inspectorPath})
 	})
 	mux.Handle("/", pageHandler())
 	return mux

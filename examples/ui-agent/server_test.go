@@ -273,4 +273,22 @@ func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
 	if res, body := get(t, off, "/inspector/api/sessions"); strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		t.Errorf("with the inspector off, /inspector/api/sessions answered JSON: %s", body)
 	}
+	// The page links to the inspector when, and only when, it is mounted.
+	inspectorLink := func(h http.Handler) string {
+		_, body := get(t, h, "/api/config")
+		var c struct{ Inspector *string }
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Inspector == nil {
+			return "(absent)"
+		}
+		return *c.Inspector
+	}
+	if got := inspectorLink(on); got != "/inspector/" {
+		t.Errorf("config's inspector with the inspector on: %q, want /inspector/", got)
+	}
+	if got := inspectorLink(off); got != "(absent)" {
+		t.Errorf("config's inspector with the inspector off: %q, want it absent", got)
+	}
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh runs the ui-agent demo's browser tests (demo.test.mjs,
+# run.sh runs the ui-agent demo's browser tests (demo.test.mjs, inspector.test.mjs,
 # agent.test.mjs with a fake OpenAI-compatible model, and voice.test.mjs
 # with espeak-ng) from any directory: it installs Debian's
 # Chromium and espeak-ng when they are missing (as root),
@@ -25,4 +25,4 @@ if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
 fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/inspector.test.mjs"

@@ -95,6 +95,21 @@ export function App({ client, media }) {
               Reconnect
             </button>
           )}
+          {config?.inspector && (
+            // The operator's view of the live session (FRAMEWIRE_INSPECTOR=1);
+            // left out of the snapshot: it is not part of the page the agent drives.
+            <a
+              id="inspector-link"
+              className="badge badge-link"
+              href={config.inspector}
+              target="_blank"
+              rel="noopener"
+              data-a11y-exclude=""
+              title="The live session inspector: processors, turns and RTVI messages"
+            >
+              Inspector
+            </a>
+          )}
           <p className="cart" aria-live="polite">
             Cart: {cart.length} {cart.length === 1 ? "item" : "items"}
           </p>
