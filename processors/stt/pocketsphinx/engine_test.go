@@ -110,7 +110,7 @@ func TestGrammarReplacedMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEngine(t, Options{Grammar: first})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), decodeWait)
 	defer cancel()
 	s, err := e.Open(ctx, stt.Format{SampleRate: rate, Channels: 1})
 	if err != nil {
@@ -164,7 +164,7 @@ func TestGrammarReplacedMidStream(t *testing.T) {
 
 func TestTheDecodersOwnEndpointingEndsAnUtterance(t *testing.T) {
 	e := newEngine(t, Options{Grammar: demoGrammar(t), EndSilence: 600 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), decodeWait)
 	defer cancel()
 	s, err := e.Open(ctx, stt.Format{SampleRate: rate, Channels: 1})
 	if err != nil {
@@ -191,7 +191,7 @@ func TestTheDecodersOwnEndpointingEndsAnUtterance(t *testing.T) {
 
 func TestAudioIsResampledAndMixedDown(t *testing.T) {
 	e := newEngine(t, Options{Grammar: demoGrammar(t)})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), decodeWait)
 	defer cancel()
 	s, err := e.Open(ctx, stt.Format{SampleRate: 48000, Channels: 2})
 	if err != nil {
@@ -214,7 +214,7 @@ func TestAudioIsResampledAndMixedDown(t *testing.T) {
 
 func TestStreamLifecycle(t *testing.T) {
 	e := newEngine(t, Options{})
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	ctx, cancel := context.WithTimeout(t.Context(), decodeWait)
 	defer cancel()
 
 	t.Run("Finalize without speech answers with an empty final", func(t *testing.T) {
