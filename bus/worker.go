@@ -93,21 +93,26 @@ func ServeWorker(ctx context.Context, b Bus, subject string, work uiagent.Work) 
 			}
 		}
 		resp, err := work(ctx, update) // a panic: the bus makes it the call's error
-		var out []byte
-		if err == nil {
-			out, err = encode(resp)
-		}
 		r := workerResult{V: workerVersion, Status: workerCompleted}
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err() // cancelled: nobody waits for it
 			}
-			// uiagent keeps a Failed error's response to itself, so it
-			// crosses as an error (see docs/decisions/agent-bus.md).
-			r.Status, r.Error = workerError, errorText(err)
-		} else {
-			r.Response = out
+			failed, ok := uiagent.FailedResponse(err)
+			if !ok {
+				r.Status, r.Error = workerError, errorText(err)
+				return json.Marshal(r)
+			}
+			// The worker ran but could not do its job: "failed", with
+			// its response.
+			r.Status, resp = workerFailed, failed
 		}
+		out, err := encode(resp)
+		if err != nil {
+			r.Status, r.Error = workerError, errorText(err)
+			return json.Marshal(r)
+		}
+		r.Response = out
 		return json.Marshal(r)
 	})
 }

@@ -296,3 +296,25 @@ func TestRemoteWorkerValuesCrossAsJSON(t *testing.T) {
 		}
 	})
 }
+
+// A served worker that ends with uiagent.Failed reaches the group as
+// "failed" with its response, as a worker in the group's own process does.
+func TestRemoteWorkerFailsWithItsResponse(t *testing.T) {
+	eachImpl(t, func(t *testing.T, p pair) {
+		svc, err := ServeWorker(t.Context(), p.callee, "workers.picky", func(context.Context, func(any)) (any, error) {
+			return nil, fmt.Errorf("no offer found: %w", uiagent.Failed(map[string]string{"reason": "sold out"}))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = svc.Stop() }()
+		_, err = RemoteWorker(p.caller, "picky", "workers.picky").Work(t.Context(), func(any) {})
+		resp, ok := uiagent.FailedResponse(err)
+		if !ok {
+			t.Fatalf("error %v, want a uiagent.Failed", err)
+		}
+		if raw, _ := resp.(json.RawMessage); string(raw) != `{"reason":"sold out"}` {
+			t.Errorf("failed response %v (%T), want the worker's JSON", resp, resp)
+		}
+	})
+}

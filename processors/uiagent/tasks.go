@@ -48,6 +48,19 @@ func (f *failure) Error() string { return "uiagent: worker failed" }
 // and response: the worker ran but could not do its job.
 func Failed(response any) error { return &failure{response: response} }
 
+// FailedResponse returns the response of an error made by [Failed] (found
+// with errors.As, so a wrapped one counts) and true, or nil and false for
+// any other error. It lets code that carries a Work's outcome elsewhere,
+// such as a worker served over a bus, keep the "failed" status and its
+// response.
+func FailedResponse(err error) (response any, ok bool) {
+	var f *failure
+	if !errors.As(err, &f) {
+		return nil, false
+	}
+	return f.response, true
+}
+
 // GroupOptions configure one task group.
 type GroupOptions struct {
 	// Label is shown on the client's card; empty sends none.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -445,6 +446,23 @@ func TestEncode(t *testing.T) {
 	} {
 		if got := string(encode(tc.in)); got != tc.want {
 			t.Errorf("encode(%v) = %s, want %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FailedResponse finds the response of a Failed error, wrapped or not, and
+// nothing in other errors.
+func TestFailedResponse(t *testing.T) {
+	resp := map[string]string{"reason": "sold out"}
+	for _, err := range []error{Failed(resp), fmt.Errorf("shop: %w", Failed(resp))} {
+		got, ok := FailedResponse(err)
+		if !ok || !cmp.Equal(got, any(resp)) {
+			t.Errorf("FailedResponse(%v) = %v, %v; want the response, true", err, got, ok)
+		}
+	}
+	for _, err := range []error{nil, errors.New("uiagent: worker failed")} {
+		if got, ok := FailedResponse(err); ok || got != nil {
+			t.Errorf("FailedResponse(%v) = %v, %v; want nil, false", err, got, ok)
 		}
 	}
 }
