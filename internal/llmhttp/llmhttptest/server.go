@@ -7,8 +7,10 @@
 // or stall after the headers or in the middle of a stream, and it reports
 // when the client closed such a request. [Silent] is a TCP server that
 // accepts and never says a word (for connect bounds, websockets included).
-// The LLM helpers (Collect, RunService, the Check*Timeout functions) are
-// the tests the LLM clients share.
+// The LLM helpers (Collect, RunService, the Check functions, Conversation
+// and Golden for the request encoders, AddFixtures, Repeat and
+// BenchStreamPerToken for fuzzing and benchmarks) are the tests the LLM
+// clients share; each client keeps the ones that state its own wire facts.
 //
 // It follows the net/http/httptest pattern: a normal package imported only
 // from _test.go files.

@@ -1,8 +1,6 @@
 package anthropic_test
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,17 +8,6 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/anthropic"
 )
-
-// memoryTransport answers every request with the same SSE body, in memory.
-type memoryTransport struct{ body []byte }
-
-func (m memoryTransport) RoundTrip(*http.Request) (*http.Response, error) {
-	return &http.Response{
-		StatusCode: 200,
-		Header:     http.Header{"Content-Type": {"text/event-stream"}},
-		Body:       io.NopCloser(bytes.NewReader(m.body)),
-	}, nil
-}
 
 // BenchmarkStreamPerToken measures the whole client path per streamed
 // token: SSE framing, event decoding, the idle-timer reset and the yielded
@@ -36,20 +23,6 @@ func BenchmarkStreamPerToken(b *testing.B) {
 		body.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" word\"}}\n\n")
 	}
 	body.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1000}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-	c := anthropic.New(anthropic.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: memoryTransport{[]byte(body.String())}}})
-	req := llmhttptest.Question()
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		for ev, err := range c.Stream(b.Context(), req) {
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += len(ev.Text)
-		}
-		if n != tokens*len(" word") {
-			b.Fatalf("read %d bytes of text", n)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/token")
+	c := anthropic.New(anthropic.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: llmhttptest.MemoryTransport{Body: []byte(body.String())}}})
+	llmhttptest.BenchStreamPerToken(b, c, tokens, " word")
 }

@@ -1,7 +1,6 @@
 package anthropic_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -237,19 +236,7 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmhttptest.New(t, tc.answer)
-			evs, err := llmhttptest.Collect(t.Context(), client(srv, tc.opts), llmhttptest.Question())
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
-			}
-			if got, _ := llmhttptest.Text(evs); got != tc.text {
-				t.Errorf("text before the error = %q, want %q", got, tc.text)
-			}
-			if got := llmhttptest.Category(err); got != tc.category {
-				t.Errorf("category %v, want %v", got, tc.category)
-			}
-			if len(llmhttptest.Calls(evs)) > 0 || len(llmhttptest.Usage(evs)) > 0 {
-				t.Errorf("a failed stream yielded calls or usage: %+v", evs)
-			}
+			llmhttptest.CheckStreamError(t, client(srv, tc.opts), tc.want, tc.text, tc.category)
 		})
 	}
 }
@@ -258,28 +245,7 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 // server sees it go, and the stream ends with the context's error.
 func TestCancelClosesTheRequest(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	var got []string
-	var err error
-	for ev, e := range client(srv, anthropic.Options{}).Stream(ctx, llmhttptest.Question()) {
-		if e != nil {
-			err = e
-			break
-		}
-		got = append(got, ev.Text)
-		if len(got) == 2 {
-			cancel()
-		}
-	}
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
-	select {
-	case <-srv.Closed:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the server never saw the request closed")
-	}
+	llmhttptest.CheckCancelClosesTheRequest(t, srv, client(srv, anthropic.Options{}))
 }
 
 // Stopping the iteration early also closes the request.

@@ -3,13 +3,12 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -74,17 +73,7 @@ func TestTextIsUnescapedAsEncodingJSONDoes(t *testing.T) {
 }
 
 func seedCorpus(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
-	if len(paths) == 0 {
-		f.Fatal("no seed fixtures in testdata")
-	}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	llmhttptest.AddFixtures(f, "*.sse")
 	f.Add([]byte("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"))
 	f.Add([]byte("data: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"f\",\"input\":{\"a\":[1,\"]\"]}}}\n\ndata: {\"type\":\"message_stop\"}\n\n"))
 }
@@ -139,11 +128,7 @@ func FuzzTextDelta(f *testing.F) {
 // FuzzErrorBody: any error body parses into an error that keeps its status
 // and whose text carries neither newlines nor the raw body.
 func FuzzErrorBody(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "error_*"))
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
-		f.Add(b)
-	}
+	llmhttptest.AddFixtures(f, "error_*")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		e := parseAPIError(503, body)
 		if e.StatusCode != 503 || !strings.HasPrefix(e.Error(), "anthropic: HTTP 503 Service Unavailable") {
@@ -155,28 +140,12 @@ func FuzzErrorBody(f *testing.F) {
 	})
 }
 
-// repeatReader repeats one SSE event forever.
-type repeatReader struct {
-	event []byte
-	off   int
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		c := copy(p[n:], r.event[r.off:])
-		n += c
-		r.off = (r.off + c) % len(r.event)
-	}
-	return n, nil
-}
-
 // BenchmarkParseToken measures the per-token parse cost: reading one
 // recorded-shape text delta event from the stream, decoding it, and making
 // the string the LLMText frame carries (the one allocation per token).
 func BenchmarkParseToken(b *testing.B) {
 	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" today\"}}\n\n")
-	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(llmhttptest.Repeat(event), 0)
 	var d decoder
 	var sink string
 	b.SetBytes(int64(len(event)))
@@ -200,7 +169,7 @@ func BenchmarkParseToken(b *testing.B) {
 // BenchmarkParseToolDelta measures one tool-input fragment.
 func BenchmarkParseToolDelta(b *testing.B) {
 	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"city\\\": \\\"\"}}\n\n")
-	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(llmhttptest.Repeat(event), 0)
 	d := decoder{tools: []*toolBlock{{index: 1, id: "toolu_1", name: "get_weather"}}}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -219,7 +188,7 @@ func BenchmarkParseToolDelta(b *testing.B) {
 // encoding/json into a struct, for comparison.
 func BenchmarkParseTokenEncodingJSON(b *testing.B) {
 	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" today\"}}\n\n")
-	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(llmhttptest.Repeat(event), 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		data, _, err := rd.Next()

@@ -3,13 +3,12 @@ package gemini
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm"
 )
 
@@ -59,17 +58,7 @@ func TestSSEFraming(t *testing.T) {
 }
 
 func seedCorpus(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.sse"))
-	if len(paths) == 0 {
-		f.Fatal("no seed fixtures in testdata")
-	}
-	for _, p := range paths {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	llmhttptest.AddFixtures(f, "*.sse")
 }
 
 // FuzzStream feeds arbitrary bytes to the SSE reader and chunk decoder:
@@ -127,11 +116,7 @@ func FuzzTextPart(f *testing.F) {
 // FuzzErrorBody: any error body parses into an error that keeps its status
 // and whose text is one short line.
 func FuzzErrorBody(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "error_*"))
-	for _, p := range paths {
-		b, _ := os.ReadFile(p)
-		f.Add(b)
-	}
+	llmhttptest.AddFixtures(f, "error_*")
 	f.Fuzz(func(t *testing.T, body []byte) {
 		e := parseAPIError(503, body)
 		if e.StatusCode != 503 || !strings.HasPrefix(e.Error(), "gemini: HTTP 503 Service Unavailable") {
@@ -166,21 +151,6 @@ func FuzzSchema(f *testing.F) {
 	})
 }
 
-type repeatReader struct {
-	event []byte
-	off   int
-}
-
-func (r *repeatReader) Read(p []byte) (int, error) {
-	n := 0
-	for n < len(p) {
-		c := copy(p[n:], r.event[r.off:])
-		n += c
-		r.off = (r.off + c) % len(r.event)
-	}
-	return n, nil
-}
-
 // tokenEvent is a recorded-shape text chunk (Gemini sends usage and the
 // model version in every chunk).
 const tokenEvent = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \" today\"}],\"role\": \"model\"},\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 5,\"candidatesTokenCount\": 9,\"totalTokenCount\": 14,\"promptTokensDetails\": [{\"modality\": \"TEXT\",\"tokenCount\": 5}]},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"nq9WaPXbLqGJ1e8P8rWq0Qk\"}\r\n\r\n"
@@ -189,7 +159,7 @@ const tokenEvent = "data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\"
 // decoded, and turned into the LLMText frame's string.
 func BenchmarkParseToken(b *testing.B) {
 	event := []byte(tokenEvent)
-	rd := llmhttp.NewReader(&repeatReader{event: event}, 0)
+	rd := llmhttp.NewReader(llmhttptest.Repeat(event), 0)
 	var d decoder
 	var sink string
 	b.SetBytes(int64(len(event)))
@@ -213,7 +183,7 @@ func BenchmarkParseToken(b *testing.B) {
 // BenchmarkParseTokenEncodingJSON is the same chunk decoded with
 // encoding/json, for comparison.
 func BenchmarkParseTokenEncodingJSON(b *testing.B) {
-	rd := llmhttp.NewReader(&repeatReader{event: []byte(tokenEvent)}, 0)
+	rd := llmhttp.NewReader(llmhttptest.Repeat([]byte(tokenEvent)), 0)
 	b.ReportAllocs()
 	for b.Loop() {
 		data, _, err := rd.Next()

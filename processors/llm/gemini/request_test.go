@@ -1,15 +1,10 @@
 package gemini_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
@@ -19,57 +14,15 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden.json from the current encoder")
 
-// conversation has everything the encoder converts: a system prompt, tools
-// (one with JSON Schema keywords some providers reject), a parallel tool
-// call with its two results, a developer message (the UI agent's
-// <ui_state>), an image and a tool choice.
+// conversation is the kit's conversation with Gemini's call ids.
 func conversation() *frames.LLMContext {
-	c := llm.NewContext(
-		llm.SystemMessage("You are a helpful voice assistant. Keep answers short."),
-		llm.UserMessage("What's the weather in Paris and Tokyo?"),
-		frames.LLMMessage{Role: "assistant", Content: "Let me check both.", ToolCalls: []frames.LLMToolCall{
-			{ID: "gemini_0123456789abcdef_0", Name: "get_weather", Arguments: `{"city": "Paris"}`},
-			{ID: "gemini_0123456789abcdef_1", Name: "get_weather", Arguments: `{"city": "Tokyo"}`},
-		}},
-		frames.LLMMessage{Role: "tool", ToolCallID: "gemini_0123456789abcdef_0", Content: `{"temp_c":21}`},
-		frames.LLMMessage{Role: "tool", ToolCallID: "gemini_0123456789abcdef_1", Content: `{"temp_c":17}`},
-		llm.AssistantMessage("Paris is 21 degrees, Tokyo 17."),
-		llm.DeveloperMessage("<ui_state>\n<screen name=\"weather\"/>\n</ui_state>"),
-		frames.LLMMessage{Role: "user", Parts: []frames.LLMContentPart{
-			{Type: "text", Text: "What is on this picture?"},
-			{Type: "image_url", ImageURL: "data:image/png;base64,iVBORw0KGgo="},
-		}},
-	)
-	c.SetTools([]frames.LLMTool{
-		{Name: "get_weather", Description: "Current weather in a city.", Parameters: json.RawMessage(
-			`{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"city":{"type":"string","description":"City name"},"unit":{"type":["string","null"],"enum":["celsius","fahrenheit"]}},"required":["city"],"additionalProperties":false}`)},
-		{Name: "get_time", Description: "Current local time."},
-	})
-	c.SetToolChoice(frames.LLMToolChoice{Mode: "auto"})
-	return c.Snapshot()
+	return llmhttptest.Conversation("gemini_0123456789abcdef_0", "gemini_0123456789abcdef_1")
 }
 
 // golden compares got with testdata/name, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	var pretty bytes.Buffer
-	if err := json.Indent(&pretty, got, "", "  "); err != nil {
-		t.Fatalf("request body is not JSON: %v\n%s", err, got)
-	}
-	pretty.WriteByte('\n')
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if d := cmp.Diff(string(want), pretty.String()); d != "" {
-		t.Errorf("request body differs from %s (-want +got):\n%s", path, d)
-	}
+	llmhttptest.Golden(t, name, got, *update)
 }
 
 // The request body for the conversation: the system prompt as

@@ -1,15 +1,10 @@
 package gemini_test
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
-	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/llm/gemini"
 	"github.com/framewire/framewire/processors/llm/openai"
 )
@@ -33,26 +28,11 @@ func TestSameFramesAsTheOpenAIClient(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.fixture, func(t *testing.T) {
-			body := llmhttptest.OpenAIStream(tc.pieces, tc.calls, tc.usage)
-			oa := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				w.Header().Set("Content-Type", "text/event-stream")
-				_, _ = w.Write(body)
-			}))
-			defer oa.Close()
-			wantDown, wantUp := llmhttptest.RunService(t, openai.New(openai.Options{BaseURL: oa.URL, APIKey: "k", Model: "same-model", HTTPClient: oa.Client()}), len(tc.calls))
-
+			ref := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.OpenAIStream(tc.pieces, tc.calls, tc.usage)})
 			srv := llmhttptest.New(t, sse(t, tc.fixture))
-			gotDown, gotUp := llmhttptest.RunService(t, client(srv, gemini.Options{Model: "same-model"}), len(tc.calls))
-
-			if d := cmp.Diff(llmhttptest.ByType(wantDown), llmhttptest.ByType(gotDown), llmhttptest.SameFrames); d != "" {
-				t.Errorf("downstream frames (-openai +gemini):\n%s", d)
-			}
-			if d := cmp.Diff(llmhttptest.ByType(wantUp), llmhttptest.ByType(gotUp), llmhttptest.SameFrames); d != "" {
-				t.Errorf("upstream frames (-openai +gemini):\n%s", d)
-			}
-			if len(pipelinetest.OfType[*frames.LLMText](gotDown)) != len(tc.pieces) {
-				t.Errorf("%d text frames, want %d", len(pipelinetest.OfType[*frames.LLMText](gotDown)), len(tc.pieces))
-			}
+			llmhttptest.CheckSameFrames(t, "gemini",
+				openai.New(openai.Options{BaseURL: ref.URL, APIKey: "k", Model: "same-model", HTTPClient: ref.Client()}),
+				client(srv, gemini.Options{Model: "same-model"}), len(tc.calls), len(tc.pieces))
 		})
 	}
 }
