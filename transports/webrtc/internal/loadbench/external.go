@@ -62,6 +62,8 @@ type externalConfig struct {
 	// dialTimeout bounds one client's connect (offer, answer, data
 	// channel open).
 	dialTimeout time.Duration
+	// parallel is how many clients connect at a time. Default: 8.
+	parallel int
 }
 
 // externalResult is the JSON line of one N in the external mode.
@@ -146,6 +148,9 @@ func runExternal(ctx context.Context, cfg externalConfig, out io.Writer) ([]exte
 	if cfg.dialTimeout == 0 {
 		cfg.dialTimeout = 30 * time.Second
 	}
+	if cfg.parallel <= 0 {
+		cfg.parallel = 8
+	}
 	timer := &timingTransport{next: &http.Transport{
 		Proxy:               nil,
 		MaxIdleConns:        256,
@@ -182,7 +187,7 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 		}
 	}
 	timer.reset()
-	clients, connect, firstErr := dialMeasured(ctx, n, cfg.offerURL, cfg.idle, httpc, cfg.dialTimeout)
+	clients, connect, firstErr := dialMeasured(ctx, n, cfg.parallel, cfg.offerURL, cfg.idle, httpc, cfg.dialTimeout)
 	r.Connected, r.ConnectFailed = len(clients), n-len(clients)
 	if firstErr != nil {
 		r.ConnectError = firstErr.Error()
@@ -256,12 +261,12 @@ func (r *externalResult) sum(before, after []counters) {
 	}
 }
 
-// dialMeasured connects n clients, eight at a time, through httpc; it
+// dialMeasured connects n clients, parallel at a time, through httpc; it
 // returns those that connected, each one's connect time (offer posted to
 // data channel open), and the first error. Unlike dialClients, a client
 // that fails does not stop the others: the failures are part of the
 // result.
-func dialMeasured(ctx context.Context, n int, offerURL string, idle bool, httpc *http.Client, timeout time.Duration) ([]*testclient.Client, []time.Duration, error) {
+func dialMeasured(ctx context.Context, n, parallel int, offerURL string, idle bool, httpc *http.Client, timeout time.Duration) ([]*testclient.Client, []time.Duration, error) {
 	var payloads [][]byte
 	if !idle {
 		var err error
@@ -276,7 +281,7 @@ func dialMeasured(ctx context.Context, n int, offerURL string, idle bool, httpc 
 		times    []time.Duration
 		firstErr error
 	)
-	sem := make(chan struct{}, 8)
+	sem := make(chan struct{}, parallel)
 	for range n {
 		sem <- struct{}{}
 		wg.Go(func() {

@@ -45,8 +45,11 @@
 // signalling latency (p50, p99, max of POST /api/offer and of the
 // trickling PATCHes, request to response headers), the packets they got
 // and the inbound gaps (stretches of 100 ms or more without a packet from
-// the server). Run it once against a worker's own signalling and once
-// against the front door to see what the front door adds:
+// the server). The servers' deltas cover the sessions' whole lives, their
+// connecting included, the clients' figures the window only. Run it once
+// against a worker's own signalling and once against the front door to
+// see what the front door adds (-dial-parallel 1 and -idle time each offer
+// alone, without queueing behind the others or the audio's CPU):
 //
 //	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -url http://127.0.0.1:7861 \
 //		-scrape http://127.0.0.1:9465/metrics,http://127.0.0.1:9466/metrics,http://127.0.0.1:9467/metrics -n 100 -duration 20s
@@ -96,6 +99,7 @@ func main() {
 	clientMode := flag.Bool("client", false, "internal: run as the client process")
 	url := flag.String("url", "", "run only the clients, against this server's signalling: its base URL (/api/offer is added) or its offer URL")
 	scrape := flag.String("scrape", "", "with -url: comma-separated Prometheus endpoints (the servers' /metrics) to read output underruns and late frames from")
+	parallel := flag.Int("dial-parallel", 8, "with -url: how many clients connect at a time (1: each offer alone, the signalling latency without queueing)")
 	settle := flag.Duration("settle", 30*time.Second, "with -url and -scrape: how long to wait after the clients close for the servers to count every session ended")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here")
 	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
@@ -118,7 +122,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *url != "" && !*clientMode {
-		if err := external(*url, *scrape, *ns, *duration, *warmup, *settle, *idle, *separate || *metrics || *vad != "none" || *flight != "" || *traceFile != "" || *memProfile != ""); err != nil {
+		if err := external(*url, *scrape, *ns, *parallel, *duration, *warmup, *settle, *idle, *separate || *metrics || *vad != "none" || *flight != "" || *traceFile != "" || *memProfile != ""); err != nil {
 			pprof.StopCPUProfile()
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
 			os.Exit(1)
@@ -172,7 +176,7 @@ func main() {
 
 // external runs the external mode of -url; serverFlags reports whether a
 // flag of the in-process server was given.
-func external(rawURL, scrape, ns string, duration, warmup, settle time.Duration, idle, serverFlags bool) error {
+func external(rawURL, scrape, ns string, parallel int, duration, warmup, settle time.Duration, idle, serverFlags bool) error {
 	if serverFlags {
 		return errors.New("-separate, -metrics, -vad, -flight, -trace and -memprofile are for the in-process server: with -url the server is not loadbench's")
 	}
@@ -187,7 +191,7 @@ func external(rawURL, scrape, ns string, duration, warmup, settle time.Duration,
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, err = runExternal(ctx, externalConfig{offerURL: offerURL, scrape: splitURLs(scrape), counts: counts,
-		duration: duration, warmup: warmup, settle: settle, idle: idle}, os.Stdout)
+		duration: duration, warmup: warmup, settle: settle, idle: idle, parallel: parallel}, os.Stdout)
 	return err
 }
 
