@@ -24,17 +24,10 @@ import (
 	"github.com/framewire/framewire/internal/wsfake"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/internal/stttest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/session.golden")
-
-func audioFrames(n int) []frames.Frame {
-	var fs []frames.Frame
-	for range n {
-		fs = append(fs, &frames.InputAudioRaw{Audio: frames.Audio{PCM: make([]byte, 640), SampleRate: 16000, Channels: 1}, UserID: "caller"})
-	}
-	return fs
-}
 
 func service(f *fakeAssemblyAI, o Options) *stt.Streaming {
 	o.BaseURL, o.APIKey = f.base(), "aai-test"
@@ -47,35 +40,9 @@ func service(f *fakeAssemblyAI, o Options) *stt.Streaming {
 	})
 }
 
-// results lists the transcription frames compactly.
-func results(fs []frames.Frame) []string {
-	var out []string
-	for _, f := range fs {
-		switch f := f.(type) {
-		case *frames.InterimTranscription:
-			out = append(out, "interim "+f.Text)
-		case *frames.Transcription:
-			fin := ""
-			if f.Finalized {
-				fin = " (finalized)"
-			}
-			out = append(out, "final "+f.Text+" ["+f.Language+"] "+f.UserID+" "+f.Timestamp+fin)
-		}
-	}
-	return out
-}
-
 // errorsUp lists the error frames that went upstream.
 func errorsUp(res *pipelinetest.Result) []*frames.Error {
 	return pipelinetest.OfType[*frames.Error](res.Up())
-}
-
-func seq(parts ...[]frames.Frame) []frames.Frame {
-	var out []frames.Frame
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
 }
 
 func connect(t *testing.T, o Options) *Session {
@@ -114,7 +81,7 @@ func startRecv(s *Session) *recvAll {
 func TestATurnThroughTheStreamingService(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	res := pipelinetest.Run(t, service(f, Options{}), pipelinetest.Options{
-		Send: seq(audioFrames(25), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
+		Send: stttest.Seq(stttest.AudioFrames(25), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
 	})
 	want := []string{
 		"interim hi",
@@ -122,7 +89,7 @@ func TestATurnThroughTheStreamingService(t *testing.T) {
 		"interim hi my name is sonny",
 		"final Hi, my name is Sonny. [en] caller 2025-06-12T09:41:27.315+00:00 (finalized)",
 	}
-	if diff := cmp.Diff(want, results(res.Down())); diff != "" {
+	if diff := cmp.Diff(want, stttest.Results(res.Down())); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"ForceEndpoint", "Terminate"}, f.textTypes()); diff != "" {
@@ -142,9 +109,9 @@ func TestATurnThroughTheStreamingService(t *testing.T) {
 func TestUnformattedTurnsEndOnceWithTheDetectedLanguage(t *testing.T) {
 	f := newFake(t, "unformatted.ws")
 	res := pipelinetest.Run(t, service(f, Options{Model: "universal-streaming-multilingual", NoFormatTurns: true, LanguageDetection: true}),
-		pipelinetest.Options{Send: audioFrames(5)})
+		pipelinetest.Options{Send: stttest.AudioFrames(5)})
 	want := []string{"interim hola", "final hola como estas [es] caller 2025-06-12T09:41:27.315+00:00 (finalized)"}
-	if diff := cmp.Diff(want, results(res.Down())); diff != "" {
+	if diff := cmp.Diff(want, stttest.Results(res.Down())); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	q := f.urls[0].Query()
@@ -331,14 +298,14 @@ func TestErrorCloses(t *testing.T) {
 		t.Run(strings.TrimSuffix(tc.script, ".ws"), func(t *testing.T) {
 			f := newFake(t, tc.script, "final.ws")
 			res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-			res.Task.QueueFrames(audioFrames(5)...)
+			res.Task.QueueFrames(stttest.AudioFrames(5)...)
 			if tc.permanent {
 				waitUntil(t, "the error", func() bool { return len(errorsUp(res)) > 0 })
 			} else {
 				waitUntil(t, "a second connection", func() bool { return f.connections() == 2 })
-				res.Task.QueueFrames(audioFrames(5)...)
+				res.Task.QueueFrames(stttest.AudioFrames(5)...)
 				waitUntil(t, "a final result after reconnecting", func() bool {
-					got := results(res.Down())
+					got := stttest.Results(res.Down())
 					return len(got) > 0 && strings.HasPrefix(got[len(got)-1], "final ")
 				})
 			}
@@ -360,7 +327,7 @@ func TestErrorCloses(t *testing.T) {
 				}
 				return
 			}
-			if got := results(res.Down()); !strings.HasPrefix(got[len(got)-1], "final Hello.") {
+			if got := stttest.Results(res.Down()); !strings.HasPrefix(got[len(got)-1], "final Hello.") {
 				t.Errorf("results %q; want the second session's turn", got)
 			}
 		})
@@ -402,14 +369,14 @@ func TestCloseErrorCategories(t *testing.T) {
 func TestACutMidStreamReconnects(t *testing.T) {
 	f := newFake(t, "cut.ws", "final.ws")
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
 	waitUntil(t, "a second connection", func() bool { return f.connections() == 2 })
-	res.Task.QueueFrames(audioFrames(5)...)
-	waitUntil(t, "the final result", func() bool { return len(results(res.Down())) == 2 })
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
+	waitUntil(t, "the final result", func() bool { return len(stttest.Results(res.Down())) == 2 })
 	res.Task.EndWhenDone()
 	res.Wait()
 	want := []string{"interim hel", "final Hello. [en] caller 2025-06-12T09:41:27.315+00:00 (finalized)"}
-	if diff := cmp.Diff(want, results(res.Down())); diff != "" {
+	if diff := cmp.Diff(want, stttest.Results(res.Down())); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	errs := errorsUp(res)
@@ -457,8 +424,8 @@ func TestARateLimitedHandshakeIsRetried(t *testing.T) {
 		return 0, ""
 	}
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
-	waitUntil(t, "a result", func() bool { return len(results(res.Down())) == 1 })
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
+	waitUntil(t, "a result", func() bool { return len(stttest.Results(res.Down())) == 1 })
 	res.Task.EndWhenDone()
 	res.Wait()
 	if f.connections() != 3 {
@@ -472,9 +439,9 @@ func TestARateLimitedHandshakeIsRetried(t *testing.T) {
 func TestInterruptionMidStreamKeepsTheSession(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	res := pipelinetest.Run(t, service(f, Options{}), pipelinetest.Options{
-		Send: seq(audioFrames(12), []frames.Frame{&frames.Interruption{}}, audioFrames(13), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
+		Send: stttest.Seq(stttest.AudioFrames(12), []frames.Frame{&frames.Interruption{}}, stttest.AudioFrames(13), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
 	})
-	got := results(res.Down())
+	got := stttest.Results(res.Down())
 	if len(got) != 4 || !strings.HasPrefix(got[3], "final Hi, my name is Sonny.") {
 		t.Errorf("results %q", got)
 	}
@@ -487,8 +454,8 @@ func TestCancelDropsTheSocket(t *testing.T) {
 	f := newFake(t, "cancel.ws")
 	f.srv.AllowPartial() // Terminate never comes: that is the point
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
-	waitUntil(t, "the interim result", func() bool { return len(results(res.Down())) == 1 })
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
+	waitUntil(t, "the interim result", func() bool { return len(stttest.Results(res.Down())) == 1 })
 	res.Task.Cancel("the user hung up")
 	res.Wait()
 	waitUntil(t, "the fake to see the socket go", func() bool { return f.ending(0) != "" })
@@ -863,8 +830,8 @@ func BenchmarkParseTurn(b *testing.B) {
 
 func TestFormatTurnsSetThroughExtraDecidesTheFinal(t *testing.T) {
 	f := newFake(t, "unformatted.ws")
-	res := pipelinetest.Run(t, service(f, Options{Extra: url.Values{"format_turns": {"false"}}}), pipelinetest.Options{Send: audioFrames(5)})
-	if got := results(res.Down()); len(got) != 2 || !strings.HasPrefix(got[1], "final hola como estas [es]") {
+	res := pipelinetest.Run(t, service(f, Options{Extra: url.Values{"format_turns": {"false"}}}), pipelinetest.Options{Send: stttest.AudioFrames(5)})
+	if got := stttest.Results(res.Down()); len(got) != 2 || !strings.HasPrefix(got[1], "final hola como estas [es]") {
 		t.Errorf("results %q; want the unformatted end of turn as the final", got)
 	}
 }

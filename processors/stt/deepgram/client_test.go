@@ -17,15 +17,8 @@ import (
 	"github.com/framewire/framewire/internal/wsfake"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/internal/stttest"
 )
-
-func audioFrames(n int) []frames.Frame {
-	var fs []frames.Frame
-	for range n {
-		fs = append(fs, &frames.InputAudioRaw{Audio: frames.Audio{PCM: make([]byte, 640), SampleRate: 16000, Channels: 1}, UserID: "caller"})
-	}
-	return fs
-}
 
 func service(f *fakeDeepgram, o Options) *stt.Streaming {
 	o.URL, o.APIKey = f.url(), "dg-test"
@@ -35,43 +28,17 @@ func service(f *fakeDeepgram, o Options) *stt.Streaming {
 	})
 }
 
-// results lists the transcription frames compactly.
-func results(fs []frames.Frame) []string {
-	var out []string
-	for _, f := range fs {
-		switch f := f.(type) {
-		case *frames.InterimTranscription:
-			out = append(out, "interim "+f.Text)
-		case *frames.Transcription:
-			fin := ""
-			if f.Finalized {
-				fin = " (finalized)"
-			}
-			out = append(out, "final "+f.Text+" ["+f.Language+"] "+f.UserID+" "+f.Timestamp+fin)
-		}
-	}
-	return out
-}
-
-func seq(parts ...[]frames.Frame) []frames.Frame {
-	var out []frames.Frame
-	for _, p := range parts {
-		out = append(out, p...)
-	}
-	return out
-}
-
 func TestATurnThroughTheStreamingService(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	res := pipelinetest.Run(t, service(f, Options{}), pipelinetest.Options{
-		Send: seq(audioFrames(25), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
+		Send: stttest.Seq(stttest.AudioFrames(25), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
 	})
 	want := []string{
 		"interim hello",
 		"interim hello there",
 		"final Hello there. [en] caller 2025-06-12T09:41:27.315+00:00 (finalized)",
 	}
-	if diff := cmp.Diff(want, results(res.Down())); diff != "" {
+	if diff := cmp.Diff(want, stttest.Results(res.Down())); diff != "" {
 		t.Errorf("results (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"Finalize", "CloseStream"}, f.textTypes()); diff != "" {
@@ -108,8 +75,8 @@ func TestQueryParameters(t *testing.T) {
 
 func TestDetectedLanguage(t *testing.T) {
 	f := newFake(t, "multilingual.ws")
-	res := pipelinetest.Run(t, service(f, Options{Language: "multi"}), pipelinetest.Options{Send: audioFrames(5)})
-	got := results(res.Down())
+	res := pipelinetest.Run(t, service(f, Options{Language: "multi"}), pipelinetest.Options{Send: stttest.AudioFrames(5)})
+	got := stttest.Results(res.Down())
 	if len(got) != 1 || !strings.HasPrefix(got[0], "final ¿Hola, cómo estás? [es]") || !strings.HasSuffix(got[0], "(finalized)") {
 		t.Errorf("results %q; want the Spanish result, finalized by speech_final", got)
 	}
@@ -122,12 +89,12 @@ func TestReconnectsAfterNET0001(t *testing.T) {
 	f := newFake(t, "net0001.ws", "hello.ws")
 	s := service(f, Options{})
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
 	waitUntil(t, "a second connection", func() bool { return f.connections() == 2 })
-	res.Task.QueueFrames(audioFrames(25)...)
+	res.Task.QueueFrames(stttest.AudioFrames(25)...)
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	waitUntil(t, "the final result", func() bool {
-		for _, r := range results(res.Down()) {
+		for _, r := range stttest.Results(res.Down()) {
 			if strings.HasPrefix(r, "final Hello there.") {
 				return true
 			}
@@ -148,7 +115,7 @@ func TestReconnectsAfterNET0001(t *testing.T) {
 	if len(errs) != 1 || !strings.Contains(errs[0], "deepgram: closed by the server with status 1011 (NET-0001)") {
 		t.Errorf("errors %q", errs)
 	}
-	if got := results(res.Down()); got[0] != "interim hel" {
+	if got := stttest.Results(res.Down()); got[0] != "interim hel" {
 		t.Errorf("the first session's result was lost: %q", got)
 	}
 }
@@ -156,10 +123,10 @@ func TestReconnectsAfterNET0001(t *testing.T) {
 func TestDATA0000IsReportedAndRetried(t *testing.T) {
 	f := newFake(t, "data0000.ws", "multilingual.ws")
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
 	waitUntil(t, "a second connection", func() bool { return f.connections() == 2 })
-	res.Task.QueueFrames(audioFrames(5)...)
-	waitUntil(t, "a result", func() bool { return len(results(res.Down())) == 1 })
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
+	waitUntil(t, "a result", func() bool { return len(stttest.Results(res.Down())) == 1 })
 	res.Task.EndWhenDone()
 	res.Wait()
 	found := false
@@ -219,8 +186,8 @@ func TestRateLimitedHandshakeIsRetried(t *testing.T) {
 		return 0, ""
 	}
 	res := pipelinetest.Start(t, service(f, Options{}), pipelinetest.Options{NoEnd: true})
-	res.Task.QueueFrames(audioFrames(5)...)
-	waitUntil(t, "a result", func() bool { return len(results(res.Down())) == 1 })
+	res.Task.QueueFrames(stttest.AudioFrames(5)...)
+	waitUntil(t, "a result", func() bool { return len(stttest.Results(res.Down())) == 1 })
 	res.Task.EndWhenDone()
 	res.Wait()
 	if f.connections() != 3 {
@@ -240,9 +207,9 @@ func TestRateLimitedHandshakeIsRetried(t *testing.T) {
 func TestInterruptionMidStreamKeepsTheSession(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	res := pipelinetest.Run(t, service(f, Options{}), pipelinetest.Options{
-		Send: seq(audioFrames(12), []frames.Frame{&frames.Interruption{}}, audioFrames(13), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
+		Send: stttest.Seq(stttest.AudioFrames(12), []frames.Frame{&frames.Interruption{}}, stttest.AudioFrames(13), []frames.Frame{&frames.VADUserStoppedSpeaking{}}),
 	})
-	got := results(res.Down())
+	got := stttest.Results(res.Down())
 	if len(got) != 3 || !strings.HasPrefix(got[2], "final Hello there.") {
 		t.Errorf("results %q", got)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/stt/internal/stttest"
 )
 
 var format16k = stt.Format{SampleRate: 16000, Channels: 1}
@@ -106,13 +107,13 @@ func TestSilentServerReconnects(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no second connection")
 		}
-		res.Task.QueueFrames(audioFrames(1)...)
+		res.Task.QueueFrames(stttest.AudioFrames(1)...)
 	}
 	llmhttptest.WaitClosed(t, f.hungUp, "stalled connection")
-	res.Task.QueueFrames(audioFrames(25)...)
+	res.Task.QueueFrames(stttest.AudioFrames(25)...)
 	res.Task.QueueFrame(&frames.VADUserStoppedSpeaking{})
 	waitUntil(t, "the final result", func() bool {
-		for _, r := range results(res.Down()) {
+		for _, r := range stttest.Results(res.Down()) {
 			if strings.HasPrefix(r, "final Hello there.") {
 				return true
 			}
