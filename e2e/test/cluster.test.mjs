@@ -62,6 +62,16 @@ const watchPC = () => {
   const note = (what) => w.changes.push({ at: Date.now(), what });
   pc.addEventListener("iceconnectionstatechange", () => note("ice " + pc.iceConnectionState));
   pc.addEventListener("connectionstatechange", () => note("pc " + pc.connectionState));
+  // When the transport replaces the peer connection (its ICE restart) and
+  // the new one is up.
+  const poll = setInterval(() => {
+    const t = window.__transport;
+    if (t.pc && t.pc !== pc && t.pc.connectionState === "connected" && t.dc && t.dc.readyState === "open") {
+      w.replacedAt = Date.now();
+      clearInterval(poll);
+    }
+  }, 50);
+  setTimeout(() => clearInterval(poll), 120000);
   window.__watch = w;
 };
 
@@ -131,6 +141,7 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
 
   before(async () => {
     const bin = goBuild("./examples/cluster", "cluster");
+    const built = Date.now();
     cluster = new Cluster({ bin, workers: WORKERS, capacity: CAPACITY });
     try {
       await cluster.start();
@@ -140,7 +151,7 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
     pageServer = await servePage();
     browser = await launchBrowser();
     target = new Target(browser, pageServer.url, cluster.url);
-    console.log(`cluster up in ${Date.now() - t0} ms: front door ${cluster.url}, ${cluster.natsURL}, ` +
+    console.log(`built in ${built - t0} ms, cluster up in ${Date.now() - built} ms: front door ${cluster.url}, ${cluster.natsURL}, ` +
       [...cluster.workers.values()].map((w) => `${w.id} pid ${w.proc.pid} udp ${w.portMin}-${w.portMax}`).join(", "));
   }, { timeout: 240000 });
 
@@ -327,7 +338,7 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
       assert.deepEqual(await echo(s.page, { back: s.name }), { back: s.name });
       const worker = await workerOf(s.page);
       assert.notEqual(worker, victim);
-      console.log(`${s.name}: back on ${worker} ${Date.now() - killedAt} ms after the kill`);
+      console.log(`${s.name}: back on ${worker} ${(await s.page.evaluate(() => window.__watch.replacedAt)) - killedAt} ms after the kill`);
       s.worker = worker;
     }));
     const live = sessions.filter((s) => !(s.startFlow && s.worker === victim));
