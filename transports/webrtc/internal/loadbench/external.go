@@ -89,11 +89,13 @@ type externalResult struct {
 	WindowS      float64 `json:"window_s"`
 	ClientInPPS  float64 `json:"client_packets_in_per_s_per_session"`
 	ClientOutPPS float64 `json:"client_packets_out_per_s_per_session"`
-	InGaps       int     `json:"inbound_gaps"`         // stretches of gapThreshold or more without a packet, over all clients
-	InGapClients int     `json:"inbound_gap_sessions"` // clients that saw at least one
-	InGapMaxMS   float64 `json:"inbound_gap_max_ms"`   // the longest stretch any client went without a packet
-	PollLateMS   float64 `json:"gap_poll_max_late_ms"` // how late the gap poller itself ran at worst: gaps shorter than it may be its own
-	ClientCPUPct float64 `json:"client_cpu_pct"`       // this process's CPU, in % of one core
+	ClientInMin  float64 `json:"client_packets_in_per_s_min"` // the client that got the fewest
+	Dropped      int     `json:"sessions_lost"`               // clients whose data channel closed before the window's end (the server ended the session)
+	InGaps       int     `json:"inbound_gaps"`                // stretches of gapThreshold or more without a packet, over all clients
+	InGapClients int     `json:"inbound_gap_sessions"`        // clients that saw at least one
+	InGapMaxMS   float64 `json:"inbound_gap_max_ms"`          // the longest stretch any client went without a packet
+	PollLateMS   float64 `json:"gap_poll_max_late_ms"`        // how late the gap poller itself ran at worst: gaps shorter than it may be its own
+	ClientCPUPct float64 `json:"client_cpu_pct"`              // this process's CPU, in % of one core
 	LoadAvg      string  `json:"loadavg_before"`
 	StealPct     float64 `json:"host_steal_pct_of_cpu"`
 
@@ -197,13 +199,26 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 	sleep(ctx, cfg.warmup)
 	r.LoadAvg = loadAvg()
 	in0, out0 := packetTotals(clients)
+	each0 := packetsEach(clients)
 	cpu0, steal0, t0 := cpuTime(), stealTime(), time.Now()
 	gaps := watchGaps(clients)
 	sleep(ctx, cfg.duration)
 	g := gaps.stop()
 	in1, out1 := packetTotals(clients)
+	each1 := packetsEach(clients)
 	cpu1, steal1, wall := cpuTime(), stealTime(), time.Since(t0).Seconds()
 	r.WindowS = wall
+	for i, c := range clients {
+		rate := float64(each1[i]-each0[i]) / wall
+		if i == 0 || rate < r.ClientInMin {
+			r.ClientInMin = rate
+		}
+		select {
+		case <-c.Closed():
+			r.Dropped++
+		default:
+		}
+	}
 	if len(clients) > 0 {
 		r.ClientInPPS = float64(in1-in0) / wall / float64(len(clients))
 		r.ClientOutPPS = float64(out1-out0) / wall / float64(len(clients))
@@ -237,7 +252,7 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 			sleep(ctx, 250*time.Millisecond)
 		}
 	}
-	r.OK = r.Connected == n && r.Offer.Errors == 0 && (!r.Scraped || (r.Settled && r.Underruns == 0))
+	r.OK = r.Connected == n && r.Dropped == 0 && r.Offer.Errors == 0 && (!r.Scraped || (r.Settled && r.Underruns == 0))
 	return r, ctx.Err()
 }
 
@@ -318,6 +333,14 @@ func packetTotals(clients []*testclient.Client) (in, out uint64) {
 		out += c.PacketsOut.Load()
 	}
 	return in, out
+}
+
+func packetsEach(clients []*testclient.Client) []uint64 {
+	out := make([]uint64, len(clients))
+	for i, c := range clients {
+		out[i] = c.PacketsIn.Load()
+	}
+	return out
 }
 
 // gapStats is what watchGaps saw.
