@@ -80,6 +80,7 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 		Connected, ConnectFailed, Offers, OfferErrors int
 		Patched, Settled, Started, Ended              bool
 		Echoed                                        bool
+		Lost                                          int
 	}
 	got := shape{
 		Connected: r.Connected, ConnectFailed: r.ConnectFailed, Offers: r.Offer.Count, OfferErrors: r.Offer.Errors,
@@ -87,7 +88,8 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 		Started: r.Started == 3, Ended: r.Ended == 3,
 		// The echo sends 50 packets a second; anything near it shows the
 		// audio came back through the server.
-		Echoed: r.ClientInPPS > 25 && r.ClientOutPPS > 25,
+		Echoed: r.ClientInPPS > 25 && r.ClientOutPPS > 25 && r.ClientInMin > 10,
+		Lost:   r.Dropped,
 	}
 	want := shape{Connected: 3, Offers: 3, Patched: true, Settled: true, Started: true, Ended: true, Echoed: true}
 	if d := cmp.Diff(want, got); d != "" {
