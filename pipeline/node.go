@@ -48,6 +48,7 @@ type node struct {
 	ordered ring
 	waiting bool // the loop is parked on notify
 	high    int  // the deepest the system and ordered lanes have been together
+	warnAt  int  // the depth that next logs a warning (see inboxWarnDepth)
 	notify  chan struct{}
 	stopped chan struct{}
 
@@ -106,6 +107,7 @@ func newNode(p Processor, rt *runtime) *node {
 		notify:  make(chan struct{}, 1),
 		stopped: make(chan struct{}),
 		bgLive:  map[*background]struct{}{},
+		warnAt:  inboxWarnDepth,
 	}
 	n.name = processorName(p)
 	n.log = rt.log.Named(n.name)
@@ -146,6 +148,12 @@ func (n *node) Name() string { return n.name }
 // Processor implements observers.Node.
 func (n *node) Processor() any { return n.proc }
 
+// inboxWarnDepth is the inbox depth at which a node first warns that its
+// processor is falling behind; it warns again each time the depth doubles.
+// Inboxes are unbounded (the system lane must never refuse a frame), so
+// this warning and [Task.QueueHighWater] are how a growing one shows.
+const inboxWarnDepth = 1024
+
 // receive queues a frame pushed to this node by a neighbour. It never
 // blocks. After a Cancel has been handled, everything is dropped.
 func (n *node) receive(it item) {
@@ -168,11 +176,18 @@ func (n *node) receive(it item) {
 	default:
 		n.ordered.push(it)
 	}
+	warn := 0
 	if d := n.system.size + n.ordered.size; d > n.high {
 		n.high = d
+		if d >= n.warnAt {
+			warn, n.warnAt = d, 2*n.warnAt
+		}
 	}
 	n.wakeLocked()
 	n.mu.Unlock()
+	if warn > 0 {
+		n.log.Warn("the processor is falling behind: frames are piling up in its inbox", zap.Int("queued", warn))
+	}
 	if n.onCancelReceived != nil {
 		if _, ok := it.f.(*frames.Cancel); ok {
 			n.onCancelReceived()
