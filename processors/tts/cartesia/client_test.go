@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,42 +14,18 @@ import (
 	"github.com/framewire/framewire/internal/wsfake"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/internal/ttstest"
 )
 
-func pcmFixture(t testing.TB) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/hello_world.pcm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func pcmFixture(t testing.TB) []byte { return ttstest.Fixture(t, "hello_world.pcm") }
 
 func newClient(f *fakeCartesia) *Client {
 	return New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond})
 }
 
-type result struct {
-	audio []byte
-	rate  int
-	words []tts.Word
-	err   error
-}
-
-func run(ctx context.Context, c *Client, text, ctxID string) result {
-	var r result
-	for ch, err := range c.Synthesize(ctx, tts.Request{Text: text, ContextID: ctxID, SampleRate: 24000}) {
-		if err != nil {
-			r.err = err
-			break
-		}
-		r.audio = append(r.audio, ch.Audio...)
-		if ch.SampleRate != 0 {
-			r.rate = ch.SampleRate
-		}
-		r.words = append(r.words, ch.Words...)
-	}
-	return r
+// run speaks text at 24 kHz in context ctxID.
+func run(ctx context.Context, c *Client, text, ctxID string) ttstest.Result {
+	return ttstest.Collect(ctx, c, tts.Request{Text: text, ContextID: ctxID, SampleRate: 24000})
 }
 
 func TestGeneration(t *testing.T) {
@@ -59,14 +34,14 @@ func TestGeneration(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "ctx-1")
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if !bytes.Equal(r.audio, pcmFixture(t)) || r.rate != 24000 {
-		t.Errorf("got %d bytes at %d Hz, want the fixture's %d bytes at 24000 Hz", len(r.audio), r.rate, len(pcmFixture(t)))
+	if !bytes.Equal(r.Audio, pcmFixture(t)) || r.Rate != 24000 {
+		t.Errorf("got %d bytes at %d Hz, want the fixture's %d bytes at 24000 Hz", len(r.Audio), r.Rate, len(pcmFixture(t)))
 	}
 	wantWords := []tts.Word{{Text: "Hello", Start: 20 * time.Millisecond}, {Text: "world.", Start: 360 * time.Millisecond}}
-	if diff := cmp.Diff(wantWords, r.words); diff != "" {
+	if diff := cmp.Diff(wantWords, r.Words); diff != "" {
 		t.Errorf("words (-want +got):\n%s", diff)
 	}
 	msgs := f.messages()
@@ -126,8 +101,8 @@ func TestTwoRequestsShareOneConnection(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	for i, id := range []string{"a", "b"} {
-		if r := run(context.Background(), c, "Sentence.", id); r.err != nil || len(r.audio) == 0 {
-			t.Fatalf("request %d: %d bytes, err %v", i, len(r.audio), r.err)
+		if r := run(context.Background(), c, "Sentence.", id); r.Err != nil || len(r.Audio) == 0 {
+			t.Fatalf("request %d: %d bytes, err %v", i, len(r.Audio), r.Err)
 		}
 	}
 	if n := f.connections(); n != 1 {
@@ -148,8 +123,8 @@ func TestErrorMessages(t *testing.T) {
 			defer c.Close()
 			r := run(context.Background(), c, "Hi.", "x")
 			var apiErr *APIError
-			if !errors.As(r.err, &apiErr) || r.err.Error() != tc.want {
-				t.Fatalf("err = %v\nwant %s", r.err, tc.want)
+			if !errors.As(r.Err, &apiErr) || r.Err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant %s", r.Err, tc.want)
 			}
 			if apiErr.Category() != frames.ErrorUnknown || f.connections() != 1 {
 				t.Errorf("a request error is not retried (category %v, %d connections)", apiErr.Category(), f.connections())
@@ -180,8 +155,8 @@ func TestInterruptionSendsCancelAndTheConnectionGoesOn(t *testing.T) {
 	// already sent for the cancelled context does not leak into it.
 	r := run(context.Background(), c, "Next.", "next")
 	pcm := pcmFixture(t)
-	if r.err != nil || !bytes.Equal(r.audio, pcm[2*len(pcm)/3:]) {
-		t.Fatalf("after the interruption: %d bytes (want the third chunk, %d), err %v", len(r.audio), len(pcm)/3, r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcm[2*len(pcm)/3:]) {
+		t.Fatalf("after the interruption: %d bytes (want the third chunk, %d), err %v", len(r.Audio), len(pcm)/3, r.Err)
 	}
 	msgs := f.messages()
 	if len(msgs) != 3 || msgs[1]["cancel"] != true || msgs[1]["context_id"] != "long" {
@@ -198,20 +173,20 @@ func TestDropMidGenerationFailsItThenReconnects(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err == nil || !strings.Contains(r.err.Error(), "connection lost during the generation: closed by the server with status 1011 (internal server error)") {
-		t.Fatalf("err = %v", r.err)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "connection lost during the generation: closed by the server with status 1011 (internal server error)") {
+		t.Fatalf("err = %v", r.Err)
 	}
-	if len(r.audio) == 0 {
+	if len(r.Audio) == 0 {
 		t.Error("the audio before the drop was not delivered")
 	}
 	var c2 frames.Categorizer
-	if !errors.As(r.err, &c2) || c2.Category() != frames.ErrorTransient {
+	if !errors.As(r.Err, &c2) || c2.Category() != frames.ErrorTransient {
 		t.Errorf("a dropped connection should be transient")
 	}
 	// Audio had been delivered, so the request was not replayed; the next
 	// one opens a new connection.
-	if r := run(context.Background(), c, "Hello world.", "b"); r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("after reconnecting: %d bytes, err %v", len(r.audio), r.err)
+	if r := run(context.Background(), c, "Hello world.", "b"); r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("after reconnecting: %d bytes, err %v", len(r.Audio), r.Err)
 	}
 	if f.connections() != 2 {
 		t.Errorf("%d connections, want 2", f.connections())
@@ -224,8 +199,8 @@ func TestDropBeforeAudioIsRetriedOnANewConnection(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("%d bytes, err %v; want the whole generation from the second connection", len(r.audio), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("%d bytes, err %v; want the whole generation from the second connection", len(r.Audio), r.Err)
 	}
 	if f.connections() != 2 {
 		t.Errorf("%d connections, want 2", f.connections())
@@ -237,11 +212,11 @@ func TestIdleCloseReconnectsOnTheNextRequest(t *testing.T) {
 	defer f.close()
 	c := newClient(f)
 	defer c.Close()
-	if r := run(context.Background(), c, "First.", "a"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "First.", "a"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if r := run(context.Background(), c, "Hello world.", "b"); r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("after the idle close: %d bytes, err %v", len(r.audio), r.err)
+	if r := run(context.Background(), c, "Hello world.", "b"); r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("after the idle close: %d bytes, err %v", len(r.Audio), r.Err)
 	}
 	if f.connections() != 2 {
 		t.Errorf("%d connections, want 2", f.connections())
@@ -268,11 +243,11 @@ func TestHandshakeRefusals(t *testing.T) {
 			c := newClient(f)
 			defer c.Close()
 			r := run(context.Background(), c, "Hi.", "x")
-			if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
-				t.Fatalf("err = %v, want %q", r.err, tc.want)
+			if r.Err == nil || !strings.Contains(r.Err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", r.Err, tc.want)
 			}
 			var cat frames.Categorizer
-			if !errors.As(r.err, &cat) || cat.Category() != tc.category {
+			if !errors.As(r.Err, &cat) || cat.Category() != tc.category {
 				t.Errorf("category %v, want %v", cat, tc.category)
 			}
 			if f.connections() != tc.conns {
@@ -293,8 +268,8 @@ func TestWarmConnectsAhead(t *testing.T) {
 	if f.connections() != 1 {
 		t.Fatalf("%d connections after Warm", f.connections())
 	}
-	if r := run(context.Background(), c, "Hello world.", "a"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "Hello world.", "a"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	if f.connections() != 1 {
 		t.Errorf("the request opened another connection")
@@ -303,8 +278,8 @@ func TestWarmConnectsAhead(t *testing.T) {
 
 func TestNeedsAVoice(t *testing.T) {
 	r := run(context.Background(), New(Options{APIKey: "k"}), "Hi.", "x")
-	if r.err == nil || !strings.Contains(r.err.Error(), "VoiceID") {
-		t.Fatalf("err = %v", r.err)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "VoiceID") {
+		t.Fatalf("err = %v", r.Err)
 	}
 }
 

@@ -22,7 +22,7 @@ func TestConnectTimeout(t *testing.T) {
 	c := shortClient("ws://" + srv.Addr + "/tts/websocket")
 	defer c.Close()
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
-	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseConnect, "cartesia: timed out connecting after 100ms")
+	llmhttptest.WantTimeout(t, r.Err, llmhttp.PhaseConnect, "cartesia: timed out connecting after 100ms")
 	llmhttptest.WaitClosed(t, srv.Closed, "connection")
 }
 
@@ -38,13 +38,13 @@ func TestFirstByteTimeout(t *testing.T) {
 		Timeouts: Timeouts{Connect: time.Second, FirstByte: 100 * time.Millisecond, Idle: 5 * time.Second}})
 	defer c.Close()
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
-	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
+	llmhttptest.WantTimeout(t, r.Err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
 	llmhttptest.WaitClosed(t, f.hungUp, "connection")
 	if n := f.connections(); n != 1 {
 		t.Errorf("%d connections: the timeout was retried", n)
 	}
-	if r := run(t.Context(), c, "Hello world.", "ctx-2"); r.err != nil || len(r.audio) != len(pcmFixture(t)) {
-		t.Errorf("the next request: %d bytes, err %v", len(r.audio), r.err)
+	if r := run(t.Context(), c, "Hello world.", "ctx-2"); r.Err != nil || len(r.Audio) != len(pcmFixture(t)) {
+		t.Errorf("the next request: %d bytes, err %v", len(r.Audio), r.Err)
 	}
 }
 
@@ -56,9 +56,9 @@ func TestIdleTimeout(t *testing.T) {
 	c := shortClient(f.url())
 	defer c.Close()
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
-	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseIdle, "cartesia: the stream stalled: nothing received for 100ms")
-	if len(r.audio) != 57 {
-		t.Errorf("%d bytes of audio before the stall, want the first chunk's 57", len(r.audio))
+	llmhttptest.WantTimeout(t, r.Err, llmhttp.PhaseIdle, "cartesia: the stream stalled: nothing received for 100ms")
+	if len(r.Audio) != 57 {
+		t.Errorf("%d bytes of audio before the stall, want the first chunk's 57", len(r.Audio))
 	}
 	llmhttptest.WaitClosed(t, f.hungUp, "connection")
 }
@@ -79,7 +79,7 @@ func TestTimeoutOnABusyConnectionCancelsOnlyTheRequest(t *testing.T) {
 	c.mu.Unlock()
 	cn.silentFor = func() time.Duration { return 0 } // another request's messages keep coming
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
-	llmhttptest.WantTimeout(t, r.err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
+	llmhttptest.WantTimeout(t, r.Err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
 	if cn.Dead() {
 		t.Error("the busy connection was closed")
 	}

@@ -16,18 +16,12 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/tts/internal/ttstest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/requests.golden")
 
-func pcmFixture(t testing.TB) []byte {
-	t.Helper()
-	b, err := os.ReadFile("testdata/hello_world.pcm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func pcmFixture(t testing.TB) []byte { return ttstest.Fixture(t, "hello_world.pcm") }
 
 func newClient(f *fakeElevenLabs, mod ...func(*Options)) *Client {
 	o := Options{BaseURL: f.baseURL(), APIKey: "xi_test_key", VoiceID: voice, RetryBackoff: time.Millisecond}
@@ -37,31 +31,9 @@ func newClient(f *fakeElevenLabs, mod ...func(*Options)) *Client {
 	return New(o)
 }
 
-type result struct {
-	audio  []byte
-	rate   int
-	words  []tts.Word
-	chunks int
-	err    error
-}
-
-func run(ctx context.Context, c *Client, text, ctxID string) result {
-	var r result
-	for ch, err := range c.Synthesize(ctx, tts.Request{Text: text, ContextID: ctxID, SampleRate: 24000}) {
-		if err != nil {
-			r.err = err
-			break
-		}
-		if len(ch.Audio) > 0 {
-			r.chunks++
-		}
-		r.audio = append(r.audio, ch.Audio...)
-		if ch.SampleRate != 0 {
-			r.rate = ch.SampleRate
-		}
-		r.words = append(r.words, ch.Words...)
-	}
-	return r
+// run speaks text at 24 kHz in context ctxID.
+func run(ctx context.Context, c *Client, text, ctxID string) ttstest.Result {
+	return ttstest.Collect(ctx, c, tts.Request{Text: text, ContextID: ctxID, SampleRate: 24000})
 }
 
 // The words of hello.ws: "Hello" at 20 ms into the first chunk; "world."
@@ -78,13 +50,13 @@ func TestGeneration(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "ctx-1")
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if !bytes.Equal(r.audio, pcmFixture(t)) || r.rate != 24000 || r.chunks != 3 {
-		t.Errorf("got %d bytes in %d chunks at %d Hz, want the fixture's %d bytes in 3 at 24000 Hz", len(r.audio), r.chunks, r.rate, len(pcmFixture(t)))
+	if !bytes.Equal(r.Audio, pcmFixture(t)) || r.Rate != 24000 || r.Chunks != 3 {
+		t.Errorf("got %d bytes in %d chunks at %d Hz, want the fixture's %d bytes in 3 at 24000 Hz", len(r.Audio), r.Chunks, r.Rate, len(pcmFixture(t)))
 	}
-	if diff := cmp.Diff(helloWords, r.words); diff != "" {
+	if diff := cmp.Diff(helloWords, r.Words); diff != "" {
 		t.Errorf("words (-want +got):\n%s", diff)
 	}
 	want := []map[string]any{
@@ -121,8 +93,8 @@ func TestGoldenRequestMessages(t *testing.T) {
 		o.LanguageCode = "en"
 	})
 	defer c.Close()
-	if r := run(context.Background(), c, "  Hello world.\n", "ctx-golden"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "  Hello world.\n", "ctx-golden"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	f.mu.Lock()
 	got := "GET /v1/text-to-speech/" + voice + "/multi-stream-input?" + f.query[0] + "\n" + strings.Join(f.received, "\n") + "\n"
@@ -135,8 +107,8 @@ func TestGoldenRequestMessages(t *testing.T) {
 		o.Model = "eleven_turbo_v2_5"
 		o.LanguageCode = "en"
 	})
-	if r := run(context.Background(), hc, "  Hello world.\n", "ctx-golden"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), hc, "  Hello world.\n", "ctx-golden"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	call := h.calls()[0]
 	got += "\n" + call.method + " " + call.path + "?" + call.query + "\n" + call.raw + "\n"
@@ -179,8 +151,8 @@ func TestTheRequestedRateIsAskedFor(t *testing.T) {
 
 func TestUnsupportedRates(t *testing.T) {
 	c := New(Options{APIKey: "k", VoiceID: voice, BaseURL: "http://127.0.0.1:1", SampleRate: 12345})
-	if r := run(context.Background(), c, "Hi.", "x"); r.err == nil || !strings.Contains(r.err.Error(), "no PCM output at 12345 Hz") {
-		t.Fatalf("err = %v", r.err)
+	if r := run(context.Background(), c, "Hi.", "x"); r.Err == nil || !strings.Contains(r.Err.Error(), "no PCM output at 12345 Hz") {
+		t.Fatalf("err = %v", r.Err)
 	}
 	// A pipeline rate ElevenLabs does not have falls back to the default,
 	// which the service resamples.
@@ -204,8 +176,8 @@ func TestTwoRequestsShareOneConnection(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	for i, id := range []string{"a", "b"} {
-		if r := run(context.Background(), c, "Hello world.", id); r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-			t.Fatalf("request %d: %d bytes, err %v", i, len(r.audio), r.err)
+		if r := run(context.Background(), c, "Hello world.", id); r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+			t.Fatalf("request %d: %d bytes, err %v", i, len(r.Audio), r.Err)
 		}
 	}
 	if n := f.connections(); n != 1 {
@@ -222,8 +194,8 @@ func TestWithoutAlignmentTheContextIsClosedWhenTheAudioStops(t *testing.T) {
 	defer c.Close()
 	began := time.Now()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) || len(r.words) != 0 {
-		t.Fatalf("%d bytes, %d words, err %v", len(r.audio), len(r.words), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) || len(r.Words) != 0 {
+		t.Fatalf("%d bytes, %d words, err %v", len(r.Audio), len(r.Words), r.Err)
 	}
 	if d := time.Since(began); d < drainWait {
 		t.Errorf("ended after %v, before the drain wait", d)
@@ -254,8 +226,8 @@ func TestInterruptionClosesTheContextAndTheConnectionGoesOn(t *testing.T) {
 	// The audio still in flight for "long" must not leak into the next
 	// request.
 	r := run(context.Background(), c, "Hello world.", "next")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("after the interruption: %d bytes, err %v", len(r.audio), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("after the interruption: %d bytes, err %v", len(r.Audio), r.Err)
 	}
 	var kinds []string
 	for _, m := range f.messages(t) {
@@ -278,8 +250,8 @@ func TestStoppingTheIterationClosesTheContext(t *testing.T) {
 	for range c.Synthesize(context.Background(), tts.Request{Text: "A very long answer.", ContextID: "long"}) {
 		break
 	}
-	if r := run(context.Background(), c, "Hello world.", "next"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "Hello world.", "next"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	if msgs := f.messages(t); kind(msgs[2]) != "close_context" || msgs[2]["context_id"] != "long" {
 		t.Errorf("third client message %v, want close_context for long", msgs[2])
@@ -292,19 +264,19 @@ func TestDropMidGenerationFailsItThenReconnects(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err == nil || r.err.Error() != "elevenlabs: connection closed by the server with status 1011: internal error" {
-		t.Fatalf("err = %v", r.err)
+	if r.Err == nil || r.Err.Error() != "elevenlabs: connection closed by the server with status 1011: internal error" {
+		t.Fatalf("err = %v", r.Err)
 	}
-	if len(r.audio) == 0 {
+	if len(r.Audio) == 0 {
 		t.Error("the audio before the drop was not delivered")
 	}
-	if frames.CategoryOf(r.err) != frames.ErrorTransient {
-		t.Errorf("a server failure should be transient, is %v", frames.CategoryOf(r.err))
+	if frames.CategoryOf(r.Err) != frames.ErrorTransient {
+		t.Errorf("a server failure should be transient, is %v", frames.CategoryOf(r.Err))
 	}
 	// Audio had been delivered, so the request was not replayed; the next
 	// one opens a new connection.
-	if r := run(context.Background(), c, "Hello world.", "b"); r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("after reconnecting: %d bytes, err %v", len(r.audio), r.err)
+	if r := run(context.Background(), c, "Hello world.", "b"); r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("after reconnecting: %d bytes, err %v", len(r.Audio), r.Err)
 	}
 	if f.connections() != 2 {
 		t.Errorf("%d connections, want 2", f.connections())
@@ -317,8 +289,8 @@ func TestDropBeforeAudioIsRetriedOnANewConnection(t *testing.T) {
 	c := newClient(f)
 	defer c.Close()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("%d bytes, err %v; want the whole generation from the second connection", len(r.audio), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("%d bytes, err %v; want the whole generation from the second connection", len(r.Audio), r.Err)
 	}
 	if f.connections() != 2 {
 		t.Errorf("%d connections, want 2", f.connections())
@@ -342,8 +314,8 @@ func TestErrorsOnTheWebsocket(t *testing.T) {
 			defer c.Close()
 			r := run(context.Background(), c, "Hi.", "x")
 			var ae *APIError
-			if !errors.As(r.err, &ae) || r.err.Error() != tc.want {
-				t.Fatalf("err = %v\nwant %s", r.err, tc.want)
+			if !errors.As(r.Err, &ae) || r.Err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant %s", r.Err, tc.want)
 			}
 			if ae.Category() != tc.category || f.connections() != 1 {
 				t.Errorf("category %v, %d connections; want %v and no retry", ae.Category(), f.connections(), tc.category)
@@ -381,18 +353,18 @@ func TestHandshakeRefusals(t *testing.T) {
 			c := newClient(f)
 			defer c.Close()
 			r := run(context.Background(), c, "Hi.", "x")
-			if r.err == nil || !strings.HasPrefix(r.err.Error(), tc.want) {
-				t.Fatalf("err = %v, want %q", r.err, tc.want)
+			if r.Err == nil || !strings.HasPrefix(r.Err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", r.Err, tc.want)
 			}
-			if frames.CategoryOf(r.err) != tc.category {
-				t.Errorf("category %v, want %v", frames.CategoryOf(r.err), tc.category)
+			if frames.CategoryOf(r.Err) != tc.category {
+				t.Errorf("category %v, want %v", frames.CategoryOf(r.Err), tc.category)
 			}
 			if f.connections() != tc.conns {
 				t.Errorf("%d attempts, want %d", f.connections(), tc.conns)
 			}
 			var ae *APIError
-			if errors.As(r.err, &ae) && tc.status == 503 && (strings.Contains(r.err.Error(), "html") || !strings.Contains(ae.Body, "upstream unavailable")) {
-				t.Errorf("the body belongs on the error for the log, not in its text: %q, body %q", r.err, ae.Body)
+			if errors.As(r.Err, &ae) && tc.status == 503 && (strings.Contains(r.Err.Error(), "html") || !strings.Contains(ae.Body, "upstream unavailable")) {
+				t.Errorf("the body belongs on the error for the log, not in its text: %q, body %q", r.Err, ae.Body)
 			}
 		})
 	}
@@ -411,8 +383,8 @@ func TestRateLimitedHandshakeIsRetriedAfterTheWait(t *testing.T) {
 	defer c.Close()
 	began := time.Now()
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("%d bytes, err %v", len(r.audio), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("%d bytes, err %v", len(r.Audio), r.Err)
 	}
 	if d := time.Since(began); d < 50*time.Millisecond {
 		t.Errorf("retried after %v, before the Retry-After of 50ms", d)
@@ -440,11 +412,11 @@ func TestTimeouts(t *testing.T) {
 			defer c.Close()
 			r := run(context.Background(), c, "Hello world.", "a")
 			var te *llmhttp.TimeoutError
-			if !errors.As(r.err, &te) || te.Phase != tc.phase || te.After != 100*time.Millisecond {
-				t.Fatalf("err = %v, want a %v timeout after 100ms", r.err, tc.phase)
+			if !errors.As(r.Err, &te) || te.Phase != tc.phase || te.After != 100*time.Millisecond {
+				t.Fatalf("err = %v, want a %v timeout after 100ms", r.Err, tc.phase)
 			}
-			if frames.CategoryOf(r.err) != frames.ErrorTransient || f.connections() != 1 {
-				t.Errorf("category %v, %d connections: a timeout is transient and not retried", frames.CategoryOf(r.err), f.connections())
+			if frames.CategoryOf(r.Err) != frames.ErrorTransient || f.connections() != 1 {
+				t.Errorf("category %v, %d connections: a timeout is transient and not retried", frames.CategoryOf(r.Err), f.connections())
 			}
 		})
 	}
@@ -460,8 +432,8 @@ func TestConnectTimeout(t *testing.T) {
 	defer c.Close()
 	r := run(context.Background(), c, "Hi.", "x")
 	var te *llmhttp.TimeoutError
-	if !errors.As(r.err, &te) || te.Phase != llmhttp.PhaseConnect {
-		t.Fatalf("err = %v, want a connect timeout", r.err)
+	if !errors.As(r.Err, &te) || te.Phase != llmhttp.PhaseConnect {
+		t.Fatalf("err = %v, want a connect timeout", r.Err)
 	}
 }
 
@@ -476,8 +448,8 @@ func TestWarmConnectsAhead(t *testing.T) {
 	if f.connections() != 1 {
 		t.Fatalf("%d connections after Warm", f.connections())
 	}
-	if r := run(context.Background(), c, "Hello world.", "a"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "Hello world.", "a"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	if f.connections() != 1 {
 		t.Errorf("the request opened another connection")
@@ -488,8 +460,8 @@ func TestCloseSendsCloseSocket(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	defer f.close()
 	c := newClient(f)
-	if r := run(context.Background(), c, "Hello world.", "a"); r.err != nil {
-		t.Fatal(r.err)
+	if r := run(context.Background(), c, "Hello world.", "a"); r.Err != nil {
+		t.Fatal(r.Err)
 	}
 	c.Close()
 	f.close() // waits for the session, which records until the client closes
@@ -501,17 +473,17 @@ func TestCloseSendsCloseSocket(t *testing.T) {
 func TestNeedsAVoice(t *testing.T) {
 	t.Setenv("ELEVENLABS_VOICE_ID", "")
 	r := run(context.Background(), New(Options{APIKey: "k"}), "Hi.", "x")
-	if r.err == nil || !strings.Contains(r.err.Error(), "VoiceID") {
-		t.Fatalf("err = %v", r.err)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "VoiceID") {
+		t.Fatalf("err = %v", r.Err)
 	}
 }
 
 func TestEmptyTextSpeaksNothing(t *testing.T) {
 	c := New(Options{APIKey: "k", VoiceID: voice, BaseURL: "http://127.0.0.1:1"})
-	if r := run(context.Background(), c, " \n ", "x"); r.err != nil || len(r.audio) != 0 {
-		t.Fatalf("%d bytes, err %v", len(r.audio), r.err)
+	if r := run(context.Background(), c, " \n ", "x"); r.Err != nil || len(r.Audio) != 0 {
+		t.Fatalf("%d bytes, err %v", len(r.Audio), r.Err)
 	}
-	if r := run(context.Background(), c, strings.Repeat("a", maxTextBytes+1), "x"); r.err == nil {
+	if r := run(context.Background(), c, strings.Repeat("a", maxTextBytes+1), "x"); r.Err == nil {
 		t.Fatal("an oversized text was accepted")
 	}
 }

@@ -95,15 +95,15 @@ func TestHTTPGeneration(t *testing.T) {
 	vs := DefaultVoiceSettings()
 	c := newHTTPClient(f, func(o *Options) { o.VoiceSettings = &vs })
 	r := run(context.Background(), c, "Hello world.", "a")
-	if r.err != nil {
-		t.Fatal(r.err)
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
-	if !bytes.Equal(r.audio, pcmFixture(t)) || r.rate != 24000 {
-		t.Errorf("got %d bytes at %d Hz, want the fixture's %d at 24000 Hz", len(r.audio), r.rate, len(pcmFixture(t)))
+	if !bytes.Equal(r.Audio, pcmFixture(t)) || r.Rate != 24000 {
+		t.Errorf("got %d bytes at %d Hz, want the fixture's %d at 24000 Hz", len(r.Audio), r.Rate, len(pcmFixture(t)))
 	}
 	// The HTTP stream's times count from the start of the request.
 	wantWords := []tts.Word{{Text: "Hello", Start: 20 * time.Millisecond}, {Text: "world.", Start: 360 * time.Millisecond}}
-	if diff := cmp.Diff(wantWords, r.words); diff != "" {
+	if diff := cmp.Diff(wantWords, r.Words); diff != "" {
 		t.Errorf("words (-want +got):\n%s", diff)
 	}
 	calls := f.calls()
@@ -158,8 +158,8 @@ func TestHTTPErrors(t *testing.T) {
 			})
 			r := run(context.Background(), newHTTPClient(f), "Hello world.", "a")
 			var ae *APIError
-			if !errors.As(r.err, &ae) || r.err.Error() != tc.want {
-				t.Fatalf("err = %v\nwant %s", r.err, tc.want)
+			if !errors.As(r.Err, &ae) || r.Err.Error() != tc.want {
+				t.Fatalf("err = %v\nwant %s", r.Err, tc.want)
 			}
 			if ae.Category() != tc.category || len(f.calls()) != tc.calls {
 				t.Errorf("category %v after %d requests, want %v after %d", ae.Category(), len(f.calls()), tc.category, tc.calls)
@@ -184,8 +184,8 @@ func TestHTTPRateLimitIsRetriedAfterTheWait(t *testing.T) {
 	})
 	began := time.Now()
 	r := run(context.Background(), newHTTPClient(f), "Hello world.", "a")
-	if r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) {
-		t.Fatalf("%d bytes, err %v", len(r.audio), r.err)
+	if r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) {
+		t.Fatalf("%d bytes, err %v", len(r.Audio), r.Err)
 	}
 	if d := time.Since(began); d < 50*time.Millisecond || len(f.calls()) != 2 {
 		t.Errorf("%d requests, retried after %v; want 2 after the 50ms Retry-After", len(f.calls()), d)
@@ -204,11 +204,11 @@ func TestHTTPStreamCutInTheMiddle(t *testing.T) {
 		}
 	})
 	r := run(context.Background(), newHTTPClient(f), "Hello world.", "a")
-	if r.err == nil || !strings.Contains(r.err.Error(), "elevenlabs: reading the stream: unexpected EOF") {
-		t.Fatalf("err = %v", r.err)
+	if r.Err == nil || !strings.Contains(r.Err.Error(), "elevenlabs: reading the stream: unexpected EOF") {
+		t.Fatalf("err = %v", r.Err)
 	}
-	if !bytes.Equal(r.audio, audioPieces(t.Fatalf)[0]) || len(f.calls()) != 1 {
-		t.Errorf("%d bytes after %d requests; want the first line's audio and no retry", len(r.audio), len(f.calls()))
+	if !bytes.Equal(r.Audio, audioPieces(t.Fatalf)[0]) || len(f.calls()) != 1 {
+		t.Errorf("%d bytes after %d requests; want the first line's audio and no retry", len(r.Audio), len(f.calls()))
 	}
 }
 
@@ -268,8 +268,8 @@ func TestHTTPTimeouts(t *testing.T) {
 			})
 			r := run(context.Background(), c, "Hello world.", "a")
 			var te *llmhttp.TimeoutError
-			if !errors.As(r.err, &te) || te.Phase != tc.phase {
-				t.Fatalf("err = %v, want a %v timeout", r.err, tc.phase)
+			if !errors.As(r.Err, &te) || te.Phase != tc.phase {
+				t.Fatalf("err = %v, want a %v timeout", r.Err, tc.phase)
 			}
 			if len(f.calls()) != 1 {
 				t.Errorf("%d requests: a timeout is not retried", len(f.calls()))
@@ -287,8 +287,8 @@ func TestHTTPEmptyAnswerIsRetried(t *testing.T) {
 		}
 		streamLines(w, lines)
 	})
-	if r := run(context.Background(), newHTTPClient(f), "Hello world.", "a"); r.err != nil || !bytes.Equal(r.audio, pcmFixture(t)) || len(f.calls()) != 2 {
-		t.Fatalf("%d bytes after %d requests, err %v", len(r.audio), len(f.calls()), r.err)
+	if r := run(context.Background(), newHTTPClient(f), "Hello world.", "a"); r.Err != nil || !bytes.Equal(r.Audio, pcmFixture(t)) || len(f.calls()) != 2 {
+		t.Fatalf("%d bytes after %d requests, err %v", len(r.Audio), len(f.calls()), r.Err)
 	}
 }
 
