@@ -3,12 +3,12 @@ package stt
 import (
 	"context"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/outage"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 )
@@ -62,10 +62,10 @@ type Segmented struct {
 	opts SegmentedOptions
 	name string
 	log  *zap.Logger
-	// failing is set by the first failed request, which tells the client
-	// that speech recognition failed, and cleared by the next success: the
+	// outage begins with the first failed request, which tells the client
+	// that speech recognition failed, and ends with the next success: the
 	// client is told once per outage, not per utterance.
-	failing atomic.Bool
+	outage outage.Flag
 
 	// Owned by the node goroutine.
 	metrics, usage bool
@@ -211,14 +211,14 @@ func (r *request) run(ctx context.Context, out pipeline.Pusher) error {
 	}
 	if err != nil {
 		err = fmt.Errorf("stt: transcribing %v of audio: %w", r.u.Duration().Round(time.Millisecond), err)
-		if s.failing.Swap(true) {
-			s.log.Warn("stt: speech recognition still failing", zap.Error(err))
-		} else {
+		if s.outage.Fail() {
 			out.PushError(recognitionError(err))
+		} else {
+			s.log.Warn("stt: speech recognition still failing", zap.Error(err))
 		}
 		return nil
 	}
-	s.failing.Store(false)
+	s.outage.Succeed()
 	var data []frames.Metric
 	if r.metrics {
 		data = append(data, frames.Metric{Kind: frames.MetricTTFB, Processor: s.name, Model: model(s.t), Value: took})

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/outage"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 )
@@ -95,10 +96,10 @@ type Service struct {
 	skipResponse bool
 
 	initialTTFBSent atomic.Bool
-	// failing is set by the first failed request, which tells the user
-	// that speech is unavailable, and cleared by the next request that
+	// outage begins with the first failed request, which tells the user
+	// that speech is unavailable, and ends with the next request that
 	// gives audio: the user is told once per outage, not per sentence.
-	failing atomic.Bool
+	outage outage.Flag
 }
 
 // jobConfig is what a synthesis job needs from the node, copied when the
@@ -412,7 +413,7 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 	if failure != nil {
 		s.failed(out, fmt.Errorf("tts: synthesizing %q: %w", clip(spoken), failure))
 	} else if r.pushed > 0 {
-		s.failing.Store(false)
+		s.outage.Succeed()
 	}
 	switch {
 	case s.words && r.wordsSent+len(r.words) > 0:
@@ -433,7 +434,7 @@ func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text st
 // upstream as an error that tells the user speech is unavailable; the
 // ones after it, until a request gives audio again, only reach the log.
 func (s *Service) failed(out pipeline.Pusher, err error) {
-	if s.failing.Swap(true) {
+	if !s.outage.Fail() {
 		s.log.Warn("tts: speech still unavailable; the text goes out unspoken", zap.Error(err))
 		return
 	}
