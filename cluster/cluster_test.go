@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -430,5 +432,67 @@ func TestASecondWorkerWithTheSameIDRefusesToRun(t *testing.T) {
 	}
 	if err := w.Run(t.Context()); !errors.Is(err, ErrDuplicateID) {
 		t.Errorf("Run of a second worker \"a\": %v, want ErrDuplicateID", err)
+	}
+}
+
+// TestFrontDoorsOwnAnswersCarryItsCORSHeaders: a page of another origin
+// reads the answers the front door gives itself (a 503 when no worker
+// takes sessions, a 404 for an id no worker owns): the browser hides an
+// answer without Access-Control-Allow-Origin, and the client then sees a
+// network error, which it retries, where a 404 stops it. A worker's answer
+// carries the worker's CORS headers only.
+func TestFrontDoorsOwnAnswersCarryItsCORSHeaders(t *testing.T) {
+	url := startNATS(t)
+	fd := startFrontDoorWith(t, url, FrontDoorOptions{AllowOrigins: []string{"https://app.example", "http://127.0.0.1:*"}})
+	type want struct {
+		Status int
+		Origin string // Access-Control-Allow-Origin
+	}
+	check := func(method, path, origin string, body any, w want) {
+		t.Helper()
+		b, _ := json.Marshal(body)
+		req, err := http.NewRequest(method, fd.url(path), bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Origin", origin)
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := want{resp.StatusCode, strings.Join(resp.Header.Values("Access-Control-Allow-Origin"), ",")}
+		if diff := cmp.Diff(w, got); diff != "" {
+			t.Errorf("%s %s from %s (-want +got):\n%s", method, path, origin, diff)
+		}
+		if w.Origin != "" && resp.Header.Get("Vary") != "Origin" {
+			t.Errorf("%s %s from %s: Vary %q, want Origin", method, path, origin, resp.Header.Values("Vary"))
+		}
+	}
+
+	// No worker yet: the front door's 503.
+	check(http.MethodPost, "/start", "https://app.example", map[string]any{}, want{http.StatusServiceUnavailable, "https://app.example"})
+
+	startWorker(t, url, "a", 10) // its Server allows https://app.example only
+	fd.waitWorkers(t, "a")
+	for _, tc := range []struct {
+		method, path, origin string
+		body                 any
+		want                 want
+	}{
+		{http.MethodPost, "/sessions/nobody/api/offer", "http://127.0.0.1:5173", map[string]any{"sdp": "x", "type": "offer"},
+			want{http.StatusNotFound, "http://127.0.0.1:5173"}},
+		{http.MethodPatch, "/api/offer", "https://app.example", map[string]any{"pc_id": "nobody", "candidates": []any{}},
+			want{http.StatusNotFound, "https://app.example"}},
+		{http.MethodPost, "/sessions/nobody/api/offer", "https://evil.example", map[string]any{},
+			want{http.StatusNotFound, ""}},
+		// The worker answers: its headers, one Access-Control-Allow-Origin.
+		{http.MethodPost, "/start", "https://app.example", map[string]any{}, want{http.StatusOK, "https://app.example"}},
+		// The worker does not allow this origin; the front door adds nothing
+		// to the worker's answer.
+		{http.MethodPost, "/start", "http://127.0.0.1:5173", map[string]any{}, want{http.StatusOK, ""}},
+	} {
+		check(tc.method, tc.path, tc.origin, tc.body, tc.want)
 	}
 }

@@ -65,6 +65,16 @@ type FrontDoorOptions struct {
 	// MaxHeaderBytes bounds the forwarded headers together; a request
 	// over it gets a 431. Default: 16 KiB.
 	MaxHeaderBytes int
+	// AllowOrigins are the origins whose pages may read the answers the
+	// front door gives itself: its 404s for an id no worker owns, its
+	// 503s, its refusals of oversized requests. Without the CORS header
+	// the browser hides such an answer from a page of another origin, and
+	// the client sees a network error where the status matters (the
+	// transport gives up on a 4xx and retries anything else). The
+	// workers' answers, preflights included, carry the workers' own CORS
+	// headers, so set it as their webrtc.Options.AllowOrigins: "*" for
+	// any origin, "scheme://host:*" for a host on any port. Default: none.
+	AllowOrigins []string
 }
 
 var defaultForwardHeaders = []string{
@@ -320,6 +330,17 @@ func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
 
 // ServeHTTP implements http.Handler for the signalling routes.
 func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// For the answers the front door gives itself; a worker's answer
+	// replaces these headers with its own (write).
+	if origin := r.Header.Get("Origin"); origin != "" && originAllowed(f.opts.AllowOrigins, origin) {
+		h := w.Header()
+		if slices.Contains(f.opts.AllowOrigins, "*") {
+			h.Set("Access-Control-Allow-Origin", "*")
+		} else {
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+		}
+	}
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
@@ -568,9 +589,12 @@ func (f *FrontDoor) learn(rep reply) {
 	}
 }
 
-// write copies a worker's response to the client.
+// write copies a worker's response to the client: its status, body and
+// headers only (the worker's CORS policy, not the front door's, decides
+// who reads it).
 func (f *FrontDoor) write(w http.ResponseWriter, rep reply) {
 	h := w.Header()
+	clear(h)
 	for k, vs := range rep.Header {
 		switch http.CanonicalHeaderKey(k) {
 		case "Connection", "Content-Length", "Transfer-Encoding", "Keep-Alive", "Upgrade", "Trailer":
@@ -580,6 +604,40 @@ func (f *FrontDoor) write(w http.ResponseWriter, rep reply) {
 	}
 	w.WriteHeader(rep.Status)
 	_, _ = w.Write(rep.Body)
+}
+
+// originAllowed reports whether origin matches one of patterns: "*",
+// the origin itself (case-insensitive), or "scheme://host:*" (the same
+// scheme and host with any port, or none), as webrtc.Options.AllowOrigins.
+func originAllowed(patterns []string, origin string) bool {
+	for _, p := range patterns {
+		if p == "*" || strings.EqualFold(p, origin) || anyPort(p, origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyPort reports whether origin matches pattern "scheme://host:*".
+func anyPort(pattern, origin string) bool {
+	prefix, ok := strings.CutSuffix(pattern, ":*")
+	if !ok || len(origin) < len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
+		return false
+	}
+	rest := origin[len(prefix):]
+	if rest == "" {
+		return true
+	}
+	port, ok := strings.CutPrefix(rest, ":")
+	if !ok || port == "" || len(port) > 5 {
+		return false
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // unavailable answers a 503 with Retry-After, which the client retries.

@@ -167,8 +167,16 @@ type testFrontDoor struct {
 
 func startFrontDoor(t testing.TB, url string) *testFrontDoor {
 	t.Helper()
+	return startFrontDoorWith(t, url, FrontDoorOptions{})
+}
+
+// startFrontDoorWith starts a front door with opts (its logger and
+// request timeout are the tests').
+func startFrontDoorWith(t testing.TB, url string, opts FrontDoorOptions) *testFrontDoor {
+	t.Helper()
 	nc := connect(t, url)
-	f, err := NewFrontDoor(nc, FrontDoorOptions{Logger: testLogger(t).Named("frontdoor"), RequestTimeout: 10 * time.Second})
+	opts.Logger, opts.RequestTimeout = testLogger(t).Named("frontdoor"), 10*time.Second
+	f, err := NewFrontDoor(nc, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
