@@ -187,6 +187,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	addr := fs.String("addr", "127.0.0.1:7861", "HTTP listen address of the signalling routes, /healthz and /cluster")
 	metricsAddr := metricsAddrFlag(fs)
 	verbose := fs.Bool("v", false, "debug logs")
+	origins := fs.String("allow-origin", defaultOrigins, `comma-separated origins whose pages may read the front door's own answers (404s, 503s); set it as the workers' -allow-origin`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -211,7 +212,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer nc.Close()
-	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log})
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins)})
 	if err != nil {
 		return err
 	}
