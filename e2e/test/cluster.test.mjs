@@ -117,6 +117,33 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
   const sessions = [];
   const t0 = Date.now();
 
+  // open opens the test page and records the answers to its signalling
+  // requests through the front door, in page.__signalling: {method, path,
+  // status, at}.
+  async function open() {
+    const page = await target.open();
+    page.__signalling = [];
+    page.on("response", (r) => {
+      if (!r.url().startsWith(cluster.url + "/")) return;
+      page.__signalling.push({ method: r.request().method(), path: new URL(r.url()).pathname, status: r.status(), at: Date.now() });
+    });
+    return page;
+  }
+
+  // answered waits until the page saw an answer to method path (a RegExp)
+  // with status, after since (ms since the epoch).
+  async function answered(page, method, path, status, since = 0, timeout = 5000) {
+    const deadline = Date.now() + timeout;
+    const hit = () => page.__signalling.find((r) => r.method === method && path.test(r.path) && r.at >= since && r.status === status);
+    while (!hit()) {
+      if (Date.now() >= deadline) {
+        throw new Error(`no ${status} to ${method} ${path} within ${timeout} ms; the page's signalling: ${JSON.stringify(page.__signalling)}`);
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return hit();
+  }
+
   // workerOf names the worker that carries the page's media now.
   async function workerOf(page) {
     let port = null;
@@ -177,7 +204,7 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
   });
 
   it("six sessions through the front door: handshake, echo, a ui-command and bot audio on each, spread over the workers", { timeout: 90000 }, async () => {
-    const pages = await Promise.all(Array.from({ length: 6 }, () => target.open()));
+    const pages = await Promise.all(Array.from({ length: 6 }, () => open()));
     const ready = await Promise.all(pages.map((p) => target.connect(p)));
     for (const data of ready) {
       assert.equal(data.version, "2.1.0");
@@ -190,6 +217,9 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
       const m = await uiCommand(page, "toast", { title: "Saved", i });
       assert.equal(m.label, "rtvi-ai");
       assert.deepEqual(m.data, { command: "toast", payload: { title: "Saved", i } });
+      // The offer and the trickled candidates went through the front door.
+      await answered(page, "POST", /^\/api\/offer$/, 200);
+      await answered(page, "PATCH", /^\/api\/offer$/, 200);
       await until(page, () => window.__e2e.trackStarted.includes("audio"), undefined, 10000);
       const a = await audioFlows(page, 25, 15000);
       assert.match(a.mimeType, opus ? /^audio\/opus$/i : /^audio\/PCMU$/i);
@@ -211,9 +241,12 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
 
   it("the /start flow through the front door", { timeout: 60000 }, async () => {
     assert.equal(sessions.length, 6, "needs the six sessions of the test before");
-    const page = await target.open();
+    const page = await open();
     const data = await target.connect(page, { startFlow: true });
     assert.equal(data.version, "2.1.0");
+    await answered(page, "POST", /^\/start$/, 200);
+    await answered(page, "POST", /^\/sessions\/[\w-]+\/api\/offer$/, 200);
+    await answered(page, "PATCH", /^\/sessions\/[\w-]+\/api\/offer$/, 200);
     assert.deepEqual(await echo(page, "start flow"), "start flow");
     const m = await uiCommand(page, "navigate", { to: "/cart" });
     assert.deepEqual(m.data, { command: "navigate", payload: { to: "/cart" } });
@@ -244,11 +277,13 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
     // that owns the session.
     const r = sessions[1];
     const before = await r.page.evaluate(() => window.pcId());
+    const restartAt = Date.now();
     await r.page.evaluate(() => { window.__oldPC = window.__transport.pc; window.__transport.attemptReconnection(true); });
     await until(r.page, () => window.__transport.pc !== window.__oldPC && window.__transport.pc.connectionState === "connected" &&
       window.__transport.dc.readyState === "open" && window.__oldPC.connectionState === "closed", undefined, 20000);
     const after = await r.page.evaluate(() => window.pcId());
     console.log(`ICE restart: pc_id ${before} then ${after}`);
+    await answered(r.page, "POST", /^\/api\/offer$/, 200, restartAt);
     assert.deepEqual(await echo(r.page, "restarted"), "restarted");
     assert.equal(await workerOf(r.page), r.worker, "the restarted peer connection is on the session's worker");
     await audioFlows(r.page, 25, 15000);
@@ -310,7 +345,7 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
     }));
 
     // New sessions succeed, on the workers that are left.
-    const fresh = await Promise.all([target.open(), target.open()]);
+    const fresh = await Promise.all([open(), open()]);
     await Promise.all(fresh.map((p) => target.connect(p)));
     for (const [i, page] of fresh.entries()) {
       assert.deepEqual(await echo(page, { fresh: i }), { fresh: i });
@@ -329,12 +364,17 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
     await Promise.all(dead.map(async (s) => {
       if (s.startFlow) {
         await until(s.page, () => window.__e2e.log.includes("disconnected"), undefined, 30000);
+        // Its restart's offer: the front door knows no owner of the
+        // session path any more.
+        await answered(s.page, "POST", /^\/sessions\/[\w-]+\/api\/offer$/, 404, killedAt);
         assert.notEqual(await s.page.evaluate(() => window.__client.state), "ready");
-        console.log(`${s.name}: the /start flow client disconnected (${await s.page.evaluate(() => window.__client.state)})`);
+        console.log(`${s.name}: the /start flow client got a 404 and disconnected (${await s.page.evaluate(() => window.__client.state)}), ` +
+          `${Date.now() - killedAt} ms after the kill`);
         return;
       }
       await until(s.page, () => window.__transport.pc && window.__transport.pc_id !== window.__watch.pcId &&
         window.__transport.pc.connectionState === "connected" && window.__transport.dc.readyState === "open", undefined, 30000);
+      await answered(s.page, "POST", /^\/api\/offer$/, 200, killedAt);
       assert.deepEqual(await echo(s.page, { back: s.name }), { back: s.name });
       const worker = await workerOf(s.page);
       assert.notEqual(worker, victim);
