@@ -127,19 +127,22 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 	return &x, nil
 }
 
-// LateFrames counts n output audio frames that went out late. The WebRTC
-// output transport calls it where its governor counts a late frame.
+// LateFrames counts n output audio frames that went out late; the WebRTC
+// transport reports each session's when it ends. Zero is recorded too, so
+// the series exists (at 0) from the first session on and a dashboard sees
+// "none" rather than "no data".
 func (m *Metrics) LateFrames(ctx context.Context, n int64) {
-	if m == nil || n == 0 {
+	if m == nil || n < 0 {
 		return
 	}
 	m.lateFrames.Add(ctx, n)
 }
 
-// Underruns counts n output underruns (the bot was speaking and no audio
-// was ready for a frame deadline).
+// Underruns counts n output underruns (frames sent late enough for a
+// client to hear a gap); the WebRTC transport reports each session's when
+// it ends. Zero is recorded too, as for [Metrics.LateFrames].
 func (m *Metrics) Underruns(ctx context.Context, n int64) {
-	if m == nil || n == 0 {
+	if m == nil || n < 0 {
 		return
 	}
 	m.underruns.Add(ctx, n)
@@ -155,9 +158,10 @@ func (m *Metrics) OpusComplexity(ctx context.Context, level int) {
 }
 
 // ObserverDrops counts n observer events dropped. [Session.Attach] reports
-// a task's drops when it finishes; call it for tasks you run without one.
+// a task's drops when it finishes (zero too, so the series exists); call
+// it for tasks you run without one.
 func (m *Metrics) ObserverDrops(ctx context.Context, n uint64) {
-	if m == nil || n == 0 {
+	if m == nil {
 		return
 	}
 	m.observerDrops.Add(ctx, int64(n))
