@@ -167,7 +167,7 @@ func (e *Engine) compile(g *Grammar, ps *C.ps_decoder_t) *compiled {
 		cw := C.CString(w)
 		defer C.free(unsafe.Pointer(cw))
 		return C.fw_known(ps, cw) != 0
-	})
+	}, e.opts.NoSpelling)
 	c := &compiled{missing: missing, grammar: r}
 	if !r.empty() {
 		c.jsgf = r.JSGF()

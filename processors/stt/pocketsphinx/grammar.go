@@ -179,10 +179,10 @@ func writeAlternatives(b *strings.Builder, alts [][]string) {
 
 // restrict returns the grammar without the items and phrasings that use a
 // word known rejects, a word that is not in the decoder's dictionary, and
-// the words it left out. A word that is not known but whose letters are
-// ("usb") is spelled out instead ("u s b"). A grammar given as source is
-// returned as is.
-func (g *Grammar) restrict(known func(string) bool) (*Grammar, []string) {
+// the words it left out. Unless noSpelling, a word that is not known but
+// whose letters are ("usb") is spelled out instead ("u s b"). A grammar
+// given as source is returned as is.
+func (g *Grammar) restrict(known func(string) bool, noSpelling bool) (*Grammar, []string) {
 	if g.src != "" {
 		return g, nil
 	}
@@ -198,7 +198,11 @@ func (g *Grammar) restrict(known func(string) bool) (*Grammar, []string) {
 			}
 			sp, seen := memo[w]
 			if !seen {
-				sp = spell(w, known)
+				if noSpelling && !known(w) {
+					sp = nil
+				} else {
+					sp = spell(w, known)
+				}
 				memo[w] = sp
 				if sp == nil {
 					missing = append(missing, w)

@@ -134,7 +134,7 @@ func TestRestrict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, missing := g.restrict(func(w string) bool { return dict[w] })
+	r, missing := g.restrict(func(w string) bool { return dict[w] }, false)
 	want := "#JSGF V1.0;\ngrammar framewire;\n" +
 		"<item> = iphone seventeen | u s b cable;\n" +
 		"public <utterance> = where is the <item> | explain this;\n"
@@ -144,8 +144,20 @@ func TestRestrict(t *testing.T) {
 	if diff := cmp.Diff([]string{"zyxxy", "widget", "frobnicate"}, missing); diff != "" {
 		t.Errorf("missing (-want +got):\n%s", diff)
 	}
+	t.Run("without spelling, an item with an unknown word is left out", func(t *testing.T) {
+		r, missing := g.restrict(func(w string) bool { return dict[w] }, true)
+		want := "#JSGF V1.0;\ngrammar framewire;\n" +
+			"<item> = iphone seventeen;\n" +
+			"public <utterance> = where is the <item> | explain this;\n"
+		if diff := cmp.Diff(want, r.JSGF()); diff != "" {
+			t.Errorf("JSGF (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{"usb", "zyxxy", "widget", "frobnicate"}, missing); diff != "" {
+			t.Errorf("missing (-want +got):\n%s", diff)
+		}
+	})
 	t.Run("nothing known leaves an empty grammar", func(t *testing.T) {
-		r, _ := g.restrict(func(string) bool { return false })
+		r, _ := g.restrict(func(string) bool { return false }, false)
 		if !r.empty() {
 			t.Errorf("restricted to no word, the grammar is not empty:\n%s", r.JSGF())
 		}
@@ -226,7 +238,7 @@ func FuzzNewGrammar(f *testing.F) {
 			return
 		}
 		checkGrammar(t, g)
-		r, _ := g.restrict(func(w string) bool { return len(w)%2 == 0 })
+		r, _ := g.restrict(func(w string) bool { return len(w)%2 == 0 }, false)
 		if !r.empty() {
 			checkGrammar(t, r)
 		}

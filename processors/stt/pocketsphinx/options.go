@@ -35,6 +35,12 @@ type Options struct {
 	AcousticModel, LanguageModel, Dictionary string
 	// Grammar is the grammar to start with; see [Engine.SetGrammar].
 	Grammar *Grammar
+	// NoSpelling leaves out the items and phrasings with a word that is
+	// not in the dictionary, instead of spelling the word out letter by
+	// letter ("oppo" → "o p p o"). Spelled items are short strings of
+	// short sounds that much other speech fits: with many items on a page
+	// they draw in speech outside the grammar.
+	NoSpelling bool
 	// MaxPhoneRatio and MaxFit decide between the two searches: the
 	// grammar's result stands when [Result.PhoneRatio] is between 0.5 and
 	// MaxPhoneRatio and [Result.Fit] is at most MaxFit;
