@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/binary"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
+	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/stt"
@@ -215,4 +219,103 @@ func TestPageGrammarCompileTime(t *testing.T) {
 		t.Logf("words not in the dictionary, left out: %v", missing)
 	}
 	t.Logf("NewGrammar+SetGrammar %v; first 20 ms of the next utterance %v with the new grammar, %v without", build, compile, plain)
+}
+
+// espeakPCM returns text spoken by espeak-ng as 16 kHz mono PCM, with half a
+// second of silence on each side.
+func espeakPCM(t testing.TB, voice, text string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng is not installed")
+	}
+	path := filepath.Join(t.TempDir(), "speech.wav")
+	if out, err := exec.Command("espeak-ng", "-v", voice, "-s", "150", "-w", path, text).CombinedOutput(); err != nil {
+		t.Fatalf("espeak-ng: %v: %s", err, out)
+	}
+	wav, err := os.ReadFile(path)
+	if err != nil || len(wav) < 44 {
+		t.Fatalf("espeak-ng wrote %d bytes: %v", len(wav), err)
+	}
+	rate := int(binary.LittleEndian.Uint32(wav[24:]))
+	off := 12
+	for off+8 <= len(wav) && string(wav[off:off+4]) != "data" {
+		off += 8 + int(binary.LittleEndian.Uint32(wav[off+4:]))
+	}
+	pcm := wav[off+8:]
+	rs, err := audio.NewResampler(rate, 16000, 1, audio.ResamplerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pad := make([]byte, 16000)
+	return append(append(append([]byte(nil), pad...), rs.Resample(nil, pcm)...), pad...)
+}
+
+// The three phrases of the browser test, spoken by espeak-ng in two
+// voices, are recognised through the page's grammar and written in the
+// page's forms (the figures of docs/decisions/demo-offline-voice.md).
+func TestOfflineRecognitionOfTheDemoPhrases(t *testing.T) {
+	var last atomic.Pointer[pocketsphinx.Result]
+	o := offlineOptions()
+	o.OnResult = func(r pocketsphinx.Result) { last.Store(&r) }
+	eng, err := pocketsphinx.New(o)
+	if err != nil {
+		t.Skipf("no PocketSphinx: %v", err)
+	}
+	vocab := new(atomic.Pointer[vocabulary])
+	items := pageItems(demoSnapshot(t, "top.json"))
+	g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng.SetGrammar(g)
+	vocab.Store(newVocabulary(items))
+	st, err := pageSTT{eng: eng, vocab: vocab}.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Abort()
+	outside, fellBack := 0, 0
+	defer func() { t.Logf("outside the grammar: %d of %d fell back to the general model", fellBack, outside) }()
+	for _, voice := range []string{"en-us", "en-gb"} {
+		for said, want := range map[string]string{
+			"Where is the iPhone 17?":                     "where is the iPhone 17",
+			"My name is Ada Lovelace.":                    "my name is Ada Lovelace",
+			"Explain this.":                               "explain this",
+			"What is the weather like in Paris tomorrow?": "",
+			"Please book me a table for two.":             "",
+			"Tell me a joke about cats.":                  "",
+		} {
+			pcm := espeakPCM(t, voice, said)
+			for len(pcm) > 0 {
+				n := min(640, len(pcm))
+				if err := st.SendAudio(t.Context(), pcm[:n]); err != nil {
+					t.Fatal(err)
+				}
+				pcm = pcm[n:]
+			}
+			if err := st.Finalize(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			var ev stt.Event
+			for ev.Kind != stt.EventFinal {
+				if ev, err = st.Recv(t.Context()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			r := last.Load()
+			t.Logf("%s %q → %q (%s, confidence %.2f, phone ratio %.2f, fit %.2f; grammar heard %q, model %q)", voice, said, ev.Text, r.Source, ev.Confidence, r.PhoneRatio, r.Fit, r.Grammar, r.Model)
+			if want == "" {
+				// Outside the grammar: counted, not required (the bounds
+				// are thin; see offlineOptions).
+				if r.Source == pocketsphinx.SourceModel {
+					fellBack++
+				}
+				outside++
+				continue
+			}
+			if ev.Text != want || ev.Confidence <= 0.5 {
+				t.Errorf("%s %q → %q with confidence %.2f, want %q from the grammar", voice, said, ev.Text, ev.Confidence, want)
+			}
+		}
+	}
 }

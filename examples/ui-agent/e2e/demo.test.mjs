@@ -32,7 +32,10 @@ async function shot(name) {
 }
 
 before(async () => {
-  server = await startServer({}, "server.log");
+  // The text chat: with the offline speech built in (the pocketsphinx
+  // tag) the demo would have voice on with no configuration, so this
+  // test of typing turns it off (offline.test.mjs covers voice).
+  server = await startServer({ UI_AGENT_VOICE: "off" }, "server.log");
   url = server.url;
   browser = await launchBrowser();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -2,7 +2,7 @@
 // server, launch Debian Chromium with the flags of smallwebrtc.md §6.4.
 import { spawn, execFileSync } from "node:child_process";
 import { createRequire } from "node:module";
-import { mkdirSync, mkdtempSync, createWriteStream, existsSync } from "node:fs";
+import { mkdirSync, mkdtempSync, createWriteStream, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -94,3 +94,50 @@ export function launchBrowser(extra = []) {
     ],
   });
 }
+
+// speechWav synthesizes text with espeak-ng (voice en-us unless given)
+// into a 16-bit mono WAV for Chromium's fake microphone
+// (--use-file-for-fake-audio-capture), with lead seconds of silence before
+// the speech and tail seconds after it. Chromium loops the file, so a
+// long tail keeps the phrase from being said again during a test. It
+// returns the path and the speech's duration in seconds.
+export function speechWav(text, { lead = 0.5, tail = 40, voice = "en-us" } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "ui-agent-voice-"));
+  const raw = join(dir, "raw.wav");
+  execFileSync("espeak-ng", ["-v", voice, "-s", "150", "-w", raw, text]);
+  const buf = readFileSync(raw);
+  const rate = buf.readUInt32LE(24);
+  let off = 12;
+  while (off + 8 <= buf.length && buf.toString("ascii", off, off + 4) !== "data") off += 8 + buf.readUInt32LE(off + 4);
+  const pcm = buf.subarray(off + 8, off + 8 + buf.readUInt32LE(off + 4));
+  const data = Buffer.concat([Buffer.alloc(Math.round(rate * lead) * 2), pcm, Buffer.alloc(Math.round(rate * tail) * 2)]);
+  const hdr = Buffer.alloc(44);
+  hdr.write("RIFF", 0);
+  hdr.writeUInt32LE(36 + data.length, 4);
+  hdr.write("WAVE", 8);
+  hdr.write("fmt ", 12);
+  hdr.writeUInt32LE(16, 16);
+  hdr.writeUInt16LE(1, 20);
+  hdr.writeUInt16LE(1, 22);
+  hdr.writeUInt32LE(rate, 24);
+  hdr.writeUInt32LE(rate * 2, 28);
+  hdr.writeUInt16LE(2, 32);
+  hdr.writeUInt16LE(16, 34);
+  hdr.write("data", 36);
+  hdr.writeUInt32LE(data.length, 40);
+  const out = join(dir, "speech.wav");
+  writeFileSync(out, Buffer.concat([hdr, data]));
+  return { path: out, seconds: pcm.length / 2 / rate };
+}
+
+// unconfigured is the environment of a demo started with no
+// configuration: every variable that configures a model or a speech
+// service is cleared, whatever the caller's environment holds.
+export const unconfigured = Object.fromEntries(
+  [
+    "FRAMEWIRE_BRAIN", "UI_AGENT_VOICE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "OPENAI_REALTIME_MODEL",
+    "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "GOOGLE_API_KEY", "GEMINI_API_KEY", "GEMINI_BASE_URL",
+    "STT_BASE_URL", "STT_MODEL", "TTS_BASE_URL", "TTS_VOICE", "DEEPGRAM_API_KEY", "ASSEMBLYAI_API_KEY", "ASSEMBLYAI_BASE_URL",
+    "CARTESIA_API_KEY", "CARTESIA_VOICE_ID", "ELEVENLABS_API_KEY", "ELEVENLABS_VOICE_ID", "ELEVENLABS_BASE_URL",
+  ].map((k) => [k, ""]),
+);
