@@ -8,6 +8,11 @@
 // their peer connection drop, the other sessions keep their audio and
 // echo, the front door forgets the dead worker, and new sessions succeed.
 //
+// The dead worker's /api/offer clients come back by themselves (the
+// transport's restart_pc offer becomes a new session on a live worker);
+// its /start flow client reads the front door's 404 for the session path
+// and stops.
+//
 // Which worker carries a page's media is read from the page itself: each
 // worker has its own UDP port range (-port-min/-port-max), and the port
 // of the selected remote ICE candidate names it.
@@ -160,9 +165,8 @@ describe("examples/cluster: nats-server, a front door and three workers as proce
 
   // workerOf names the worker that carries the page's media now.
   async function workerOf(page) {
-    let port = null;
     await until(page, async (fn) => (await eval(fn)()) !== null, remotePort.toString(), 5000);
-    port = await page.evaluate(remotePort);
+    const port = await page.evaluate(remotePort);
     const id = cluster.workerOfPort(port);
     assert.ok(id, `the remote media port ${port} is in no worker's range`);
     return id;
