@@ -16,6 +16,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/internal/httpstatus"
 )
 
 // FrontDoorOptions configure a [FrontDoor]. Every zero field takes the
@@ -75,6 +77,10 @@ type FrontDoorOptions struct {
 	// headers, so set it as their webrtc.Options.AllowOrigins: "*" for
 	// any origin, "scheme://host:*" for a host on any port. Default: none.
 	AllowOrigins []string
+	// Metrics receives the front door's counters: responses by status and
+	// refusals by limit. Pass the program's *telemetry.Metrics. Default:
+	// none.
+	Metrics Metrics
 }
 
 var defaultForwardHeaders = []string{
@@ -85,6 +91,9 @@ var defaultForwardHeaders = []string{
 func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
+	}
+	if o.Metrics == nil {
+		o.Metrics = nopMetrics{}
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -330,6 +339,16 @@ func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
 
 // ServeHTTP implements http.Handler for the signalling routes.
 func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &httpstatus.Recorder{ResponseWriter: w}
+	defer func() {
+		if rec.Status != 0 {
+			f.opts.Metrics.SignallingResponse(r.Context(), rec.Status)
+		}
+	}()
+	f.serveHTTP(rec, r)
+}
+
+func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// For the answers the front door gives itself; a worker's answer
 	// replaces these headers with its own (write).
 	if origin := r.Header.Get("Origin"); origin != "" && originAllowed(f.opts.AllowOrigins, origin) {
@@ -345,6 +364,7 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
 	default:
+		f.opts.Metrics.LimitRefused(r.Context(), limitInFlight)
 		unavailable(w, 1, "the front door is busy; retry later")
 		return
 	}
@@ -503,6 +523,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
 			// No worker is in the queue group: none takes sessions.
 			f.log.Warn("no worker takes sessions")
+			f.opts.Metrics.LimitRefused(r.Context(), limitCapacity)
 			unavailable(w, retryAfter, "no worker can take a session now; retry later")
 			return
 		default:
@@ -517,6 +538,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 		}
 		subject = f.subj.worker(next)
 	}
+	f.opts.Metrics.LimitRefused(r.Context(), limitCapacity)
 	unavailable(w, retryAfter, "no worker can take a session now; retry later")
 }
 

@@ -212,7 +212,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	defer nc.Close()
-	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins)})
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins), Metrics: tel.Metrics()})
 	if err != nil {
 		return err
 	}

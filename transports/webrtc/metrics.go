@@ -2,7 +2,6 @@ package webrtc
 
 import (
 	"context"
-	"net/http"
 )
 
 // Metrics receives the transport's counters for an operator's dashboards.
@@ -56,29 +55,6 @@ func (nopMetrics) OpusComplexity(context.Context, int)         {}
 func (nopMetrics) SignallingResponse(context.Context, int)     {}
 func (nopMetrics) LimitRefused(context.Context, string)        {}
 func (nopMetrics) QueueHighWater(context.Context, string, int) {}
-
-// statusRecorder remembers the status code a handler wrote.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	return r.ResponseWriter.Write(b)
-}
-
-// Unwrap lets http.ResponseController reach the connection's writer.
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // reportOutput reports what a session's output counted, at its end.
 func (s *Session) reportOutput() {

@@ -22,6 +22,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/errorid"
+	"github.com/framewire/framewire/internal/httpstatus"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
@@ -420,10 +421,10 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 // per-address rate (Options.PerIP), a CORS preflight's answer,
 // Options.Authorize, then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &httpstatus.Recorder{ResponseWriter: w}
 	defer func() {
-		if rec.status != 0 {
-			s.opts.Metrics.SignallingResponse(r.Context(), rec.status)
+		if rec.Status != 0 {
+			s.opts.Metrics.SignallingResponse(r.Context(), rec.Status)
 		}
 	}()
 	s.serveHTTP(rec, r)
