@@ -128,9 +128,9 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 }
 
 // LateFrames counts n output audio frames that went out late; the WebRTC
-// transport reports each session's when it ends. Zero is recorded too, so
-// the series exists (at 0) from the first session on and a dashboard sees
-// "none" rather than "no data".
+// transport reports them as they go out, and 0 at each session's end.
+// Zero is recorded, so the series exists (at 0) from the first session on
+// and a dashboard sees "none" rather than "no data".
 func (m *Metrics) LateFrames(ctx context.Context, n int64) {
 	if m == nil || n < 0 {
 		return
@@ -139,8 +139,8 @@ func (m *Metrics) LateFrames(ctx context.Context, n int64) {
 }
 
 // Underruns counts n output underruns (frames sent late enough for a
-// client to hear a gap); the WebRTC transport reports each session's when
-// it ends. Zero is recorded too, as for [Metrics.LateFrames].
+// client to hear a gap); the WebRTC transport reports them as they
+// happen, and 0 at each session's end, as for [Metrics.LateFrames].
 func (m *Metrics) Underruns(ctx context.Context, n int64) {
 	if m == nil || n < 0 {
 		return

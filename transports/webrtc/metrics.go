@@ -11,10 +11,12 @@ import (
 // made from the server's goroutines and must be quick.
 type Metrics interface {
 	// LateFrames counts 20 ms output frames that another goroutine sent
-	// because the output's own had not run in time.
+	// because the output's own had not run in time, as they are sent (and
+	// 0 at each session's end, so the series exists).
 	LateFrames(ctx context.Context, n int64)
 	// Underruns counts output frames sent late enough for a client to
-	// hear a gap.
+	// hear a gap, and frames skipped after a stall, as they happen (and 0
+	// at each session's end).
 	Underruns(ctx context.Context, n int64)
 	// OpusComplexity records the Opus complexity a session's encoder
 	// ended at.
@@ -61,8 +63,10 @@ func (s *Session) reportOutput() {
 	m := s.srv.opts.Metrics
 	st := s.out.Stats()
 	ctx := context.WithoutCancel(s.ctx) // the session's, ended by now
-	m.LateFrames(ctx, int64(st.AssistedFrames))
-	m.Underruns(ctx, int64(st.Underruns))
+	// Late frames and underruns were counted as they happened; zero
+	// makes their series exist from the first session on.
+	m.LateFrames(ctx, 0)
+	m.Underruns(ctx, 0)
 	if st.OpusComplexity >= 0 {
 		m.OpusComplexity(ctx, st.OpusComplexity)
 	}

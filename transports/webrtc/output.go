@@ -381,21 +381,28 @@ func (p *player) step(now time.Time, assisted bool) bool {
 	if late > time.Duration(o.maxLate.Load()) {
 		o.maxLate.Store(int64(late)) // only the holder of the player writes it
 	}
+	underruns := 0
 	if late > maxCatchUp {
 		missed := int(late / period)
-		o.underruns.Add(uint64(missed))
+		underruns += missed
 		o.s.skipAudio(missed)
 		p.next = p.next.Add(time.Duration(missed) * period)
 		late = now.Sub(p.next)
 	}
 	if late > period {
-		o.underruns.Add(1)
+		underruns++
+	}
+	if underruns > 0 {
+		// Counted as they happen, so a scrape during a session sees them.
+		o.underruns.Add(uint64(underruns))
+		o.s.srv.opts.Metrics.Underruns(o.s.ctx, int64(underruns))
 	}
 	if g := o.s.srv.governor; g != nil {
 		p.setComplexity(g.tick(now, late, assisted))
 	}
 	if assisted {
 		o.assisted.Add(1)
+		o.s.srv.opts.Metrics.LateFrames(o.s.ctx, 1)
 	}
 	p.finished = p.tick(period)
 	p.next = p.next.Add(period)

@@ -276,6 +276,8 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 		t.Run(tc.stall.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := offlineSession(t)
+				m := newRecordingMetrics()
+				s.srv.opts.Metrics = m
 				stallEncoderOnce(s, 5, tc.stall)
 				task, done := runOutput(t, s, &sink{start: time.Now()})
 				for i := range 100 {
@@ -285,6 +287,13 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 				if st := s.Output().Stats(); st.FramesSent != tc.wantSent || st.Underruns != tc.wantUnderruns || st.MaxLate != tc.wantMaxLate {
 					t.Errorf("after 1 s: %d frames sent, %d underruns, %v the latest; want %d, %d and %v",
 						st.FramesSent, st.Underruns, st.MaxLate, tc.wantSent, tc.wantUnderruns, tc.wantMaxLate)
+				}
+				// The metrics have them already, while the session lives.
+				m.mu.Lock()
+				reported := m.underruns
+				m.mu.Unlock()
+				if reported != int64(tc.wantUnderruns) {
+					t.Errorf("after 1 s the metrics have %d underruns, want %d", reported, tc.wantUnderruns)
 				}
 				task.Cancel("done")
 				<-done

@@ -99,18 +99,23 @@ type externalResult struct {
 	LoadAvg      string  `json:"loadavg_before"`
 	StealPct     float64 `json:"host_steal_pct_of_cpu"`
 
-	// The servers' side, from -scrape: deltas from before the clients
-	// connected to after the servers counted the sessions ended.
-	Scraped     bool           `json:"scraped"`
-	Underruns   float64        `json:"output_underruns"`
-	LateFrames  float64        `json:"output_late_frames"`
-	Started     float64        `json:"sessions_started"`
-	Ended       float64        `json:"sessions_ended"`
-	Settled     bool           `json:"settled"` // every connected session was counted ended within -settle
-	PerServer   []serverCounts `json:"per_server,omitempty"`
-	SettleS     float64        `json:"settle_s"` // from the clients' close to the last session counted ended
-	ScrapeError string         `json:"scrape_error,omitempty"`
-	OK          bool           `json:"ok"`
+	// The servers' side, from -scrape. Underruns and LateFrames are the
+	// measured window's (the servers count them as they happen), like
+	// the in-process benchmark's; the Life ones add connecting and
+	// closing. The rest are deltas from before the clients connected to
+	// after the servers counted the sessions ended.
+	Scraped        bool           `json:"scraped"`
+	Underruns      float64        `json:"output_underruns"`
+	LateFrames     float64        `json:"output_late_frames"`
+	LifeUnderruns  float64        `json:"output_underruns_life"`
+	LifeLateFrames float64        `json:"output_late_frames_life"`
+	Started        float64        `json:"sessions_started"`
+	Ended          float64        `json:"sessions_ended"`
+	Settled        bool           `json:"settled"` // every connected session was counted ended within -settle
+	PerServer      []serverCounts `json:"per_server,omitempty"`
+	SettleS        float64        `json:"settle_s"` // from the clients' close to the last session counted ended
+	ScrapeError    string         `json:"scrape_error,omitempty"`
+	OK             bool           `json:"ok"`
 }
 
 // latency is the distribution of one kind of signalling request.
@@ -197,6 +202,13 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 	r.ConnectP50MS, r.ConnectP99MS, r.ConnectMaxMS = ms(percentile(connect, 0.5)), ms(percentile(connect, 0.99)), ms(percentile(connect, 1))
 
 	sleep(ctx, cfg.warmup)
+	var windowStart []counters
+	if r.Scraped {
+		var err error
+		if windowStart, err = scrapeAll(ctx, scrapec, cfg.scrape); err != nil {
+			return r, fmt.Errorf("scraping at the window's start: %w", err)
+		}
+	}
 	r.LoadAvg = loadAvg()
 	in0, out0 := packetTotals(clients)
 	each0 := packetsEach(clients)
@@ -226,6 +238,15 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 	r.InGaps, r.InGapClients, r.InGapMaxMS, r.PollLateMS = g.gaps, g.clients, ms(g.max), ms(g.pollLate)
 	r.ClientCPUPct = 100 * (cpu1 - cpu0).Seconds() / wall
 	r.StealPct = 100 * (steal1 - steal0).Seconds() / wall
+	if r.Scraped {
+		windowEnd, err := scrapeAll(ctx, scrapec, cfg.scrape)
+		if err != nil {
+			return r, fmt.Errorf("scraping at the window's end: %w", err)
+		}
+		var w externalResult
+		w.sum(windowStart, windowEnd)
+		r.Underruns, r.LateFrames = w.Underruns, w.LateFrames
+	}
 	closeClients(clients)
 	r.Offer, r.Patch = timer.latency(http.MethodPost), timer.latency(http.MethodPatch)
 
@@ -240,7 +261,10 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 				r.ScrapeError = err.Error()
 			} else {
 				r.ScrapeError = ""
-				r.sum(before, after)
+				var life externalResult
+				life.sum(before, after)
+				r.LifeUnderruns, r.LifeLateFrames = life.Underruns, life.LateFrames
+				r.Started, r.Ended, r.PerServer = life.Started, life.Ended, life.PerServer
 				if r.Settled = r.Ended >= float64(r.Connected); r.Settled {
 					r.SettleS = time.Since(start).Seconds()
 					break
