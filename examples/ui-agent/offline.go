@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -346,14 +347,33 @@ func (s *pageStream) Recv(ctx context.Context) (stt.Event, error) {
 //     "add email to my cart" at 1.17. The margin is thin: tune it on
 //     real speech.
 func offlineOptions() pocketsphinx.Options {
-	return pocketsphinx.Options{NoSpelling: true, MaxFit: 1.15, Args: []string{"-beam", "1e-60", "-wbeam", "1e-50"}}
+	return pocketsphinx.Options{NoSpelling: true, MaxFit: 1.3, Args: []string{"-beam", "1e-80", "-wbeam", "1e-60"}}
+}
+
+// checkOfflineSTT loads a decoder once, at start-up: it checks that the
+// models load (not only that their files exist), and it reads them into
+// the page cache, so the first session's decoder loads in well under a
+// second instead of seconds, while its user's audio waits.
+func checkOfflineSTT(ctx context.Context) error {
+	eng, err := pocketsphinx.New(offlineOptions())
+	if err != nil {
+		return err
+	}
+	s, err := eng.Connect(ctx, stt.Format{SampleRate: 16000, Channels: 1})
+	if err != nil {
+		return errors.New("its models do not load")
+	}
+	return s.Abort()
 }
 
 // offlineSTT is the speech input of the offline voice: one engine per
 // session (its decoder loads when the session's STT connects), the
 // grammar processor before the VAD, the STT after it.
 func offlineSTT(vad pipeline.Processor) ([]pipeline.Processor, error) {
-	eng, err := pocketsphinx.New(offlineOptions())
+	heard := &heardLog{}
+	o := offlineOptions()
+	o.OnResult = func(r pocketsphinx.Result) { heard.last.Store(&r) }
+	eng, err := pocketsphinx.New(o)
 	if err != nil {
 		return nil, err
 	}
@@ -362,5 +382,34 @@ func offlineSTT(vad pipeline.Processor) ([]pipeline.Processor, error) {
 		&pageGrammar{eng: eng, vocab: vocab},
 		vad,
 		stt.NewStreaming(pageSTT{eng: eng, vocab: vocab}, stt.StreamingOptions{}),
+		heard,
 	}, nil
+}
+
+// heardLog is the processor after the STT that logs each transcript with
+// what the recogniser made of it: which search (the page's grammar or the
+// general model), its confidence, and both hypotheses. The confidence does
+// not reach the page (RTVI has no field for it), so this is where the
+// fallback to the general model shows.
+type heardLog struct {
+	last atomic.Pointer[pocketsphinx.Result] // the engine's last final result (its audio goroutine stores it)
+}
+
+// Name implements pipeline.Namer.
+func (p *heardLog) Name() string { return "OfflineSTTLog" }
+
+// ProcessFrame implements pipeline.Processor: it logs transcriptions and
+// passes every frame on.
+func (p *heardLog) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
+	t, ok := f.(*frames.Transcription)
+	if !ok || dir != frames.Downstream {
+		return nil
+	}
+	fields := []zap.Field{zap.String("text", t.Text), zap.Float64("confidence", t.Confidence)}
+	if r := p.last.Load(); r != nil {
+		fields = append(fields, zap.Stringer("source", r.Source), zap.String("grammar", r.Grammar), zap.String("model", r.Model),
+			zap.Float64("phone_ratio", r.PhoneRatio), zap.Float64("fit", r.Fit), zap.Duration("audio", r.Audio), zap.Duration("decode", r.Decode))
+	}
+	h.Logger().Info("heard", fields...)
+	return nil
 }

@@ -154,6 +154,7 @@ var sttEngines = []sttEngine{
 			_, err := pocketsphinx.New(pocketsphinx.Options{})
 			return offlineSTTName, err == nil
 		},
+		check: func(ctx context.Context, _ func(string) string) error { return checkOfflineSTT(ctx) },
 		buildWith: func(vad pipeline.Processor) []pipeline.Processor {
 			procs, err := offlineSTT(vad)
 			if err != nil {

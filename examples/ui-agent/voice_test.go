@@ -127,7 +127,7 @@ func TestVoiceEnginesFromTheEnvironment(t *testing.T) {
 			procs := v.newSTT()
 			want := 3 // VAD, STT and turn tracker
 			if _, ok := procs[0].(*pageGrammar); ok {
-				want = 4 // the page's grammar before them
+				want = 5 // the page's grammar before them, the log of what was heard after the STT
 			}
 			if len(procs) != want {
 				t.Errorf("%s: speech input has %d processors, want %d: %v", tc.name, len(procs), want, procs)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh runs the ui-agent demo's browser tests (demo.test.mjs, inspector.test.mjs,
 # agent.test.mjs with a fake OpenAI-compatible model, and voice.test.mjs
-# with espeak-ng) from any directory: it installs Debian's
+# with espeak-ng, offline.test.mjs with no configuration: PocketSphinx and
+# espeak-ng, when TAGS has pocketsphinx) from any directory: it installs Debian's
 # Chromium and espeak-ng when they are missing (as root),
 # builds the page (../build.sh: npm ci and esbuild when needed), then runs
 # node's test runner. Screenshots and the server log go to E2E_OUT_DIR
@@ -25,4 +26,4 @@ if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
 fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/inspector.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/offline.test.mjs" "$here/inspector.test.mjs"
