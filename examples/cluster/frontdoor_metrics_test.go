@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -38,24 +37,7 @@ func TestFrontDoorServesItsMetrics(t *testing.T) {
 			t.Errorf("the front door after its context ended: %v", err)
 		}
 	}()
-	urls := make(chan [2]string, 1)
-	go func() {
-		var u [2]string
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if s, ok := strings.CutPrefix(sc.Text(), "frontdoor metrics on "); ok {
-				u[0] = s
-			}
-			if s, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				u[1] = s
-			}
-			if u[0] != "" && u[1] != "" {
-				urls <- u
-				u = [2]string{}
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
+	urls := announced(pr, "frontdoor metrics on ", "listening on ")
 	var metricsURL, base string
 	select {
 	case u := <-urls:

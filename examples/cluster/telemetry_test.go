@@ -43,24 +43,7 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 			"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, pw, io.Discard)
 		_ = pw.Close()
 	}()
-	addrs := make(chan [2]string, 1)
-	go func() {
-		var a [2]string
-		sc := bufio.NewScanner(pr)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "worker m1 metrics on "); ok {
-				a[0] = u
-			}
-			if u, ok := strings.CutPrefix(sc.Text(), "worker m1 signalling on "); ok {
-				a[1] = u
-			}
-			if a[0] != "" && a[1] != "" {
-				addrs <- a
-				a = [2]string{}
-			}
-		}
-		_, _ = io.Copy(io.Discard, pr)
-	}()
+	addrs := announced(pr, "worker m1 metrics on ", "worker m1 signalling on ")
 	defer func() {
 		cancel()
 		if err := <-ran; err != nil {
@@ -202,4 +185,30 @@ func TestLocalGivesEachChildItsOwnPort(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+}
+
+// announced reads a command's stdout from r until it has printed a line
+// starting with each of prefixes, and sends what follows each prefix, in
+// the order of prefixes. It reads (and discards) the rest until r ends, so
+// the command never blocks on its stdout.
+func announced(r io.Reader, prefixes ...string) <-chan []string {
+	out := make(chan []string, 1)
+	go func() {
+		got := make([]string, len(prefixes))
+		left := len(prefixes)
+		sc := bufio.NewScanner(r)
+		for left > 0 && sc.Scan() {
+			for i, p := range prefixes {
+				if v, ok := strings.CutPrefix(sc.Text(), p); ok && got[i] == "" {
+					got[i] = v
+					left--
+				}
+			}
+		}
+		if left == 0 {
+			out <- got
+		}
+		_, _ = io.Copy(io.Discard, r)
+	}()
+	return out
 }

@@ -350,17 +350,7 @@ func TestConcurrentSessionsAreIndependent(t *testing.T) {
 func TestRunServesUntilCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, config{Addr: "127.0.0.1:0", Settings: loopbackOnly}, pw)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	line, done := startRun(t, ctx)
 	base, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
 	if !ok || !strings.HasPrefix(base, "http://127.0.0.1:") {
 		t.Fatalf("run printed %q", line)
@@ -414,17 +404,7 @@ func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
 	t.Setenv("FRAMEWIRE_METRICS_ADDR", metricsAddr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, config{Addr: "127.0.0.1:0", Settings: loopbackOnly}, pw)
-		pw.Close()
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	line, done := startRun(t, ctx)
 	base := strings.TrimPrefix(strings.TrimSpace(line), "listening on ")
 	cctx, ccancel := context.WithTimeout(context.Background(), connectWait)
 	defer ccancel()
@@ -453,4 +433,22 @@ func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("run returned %v", err)
 	}
+}
+
+// startRun runs the program's run until ctx ends, returning the first
+// line it printed and a channel that gets run's result.
+func startRun(t *testing.T, ctx context.Context) (string, <-chan error) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, config{Addr: "127.0.0.1:0", Settings: loopbackOnly}, pw)
+		pw.Close()
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, pr) }()
+	return line, done
 }
