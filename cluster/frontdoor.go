@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/httpstatus"
+	"github.com/framewire/framewire/internal/origin"
 )
 
 // FrontDoorOptions configure a [FrontDoor]. Every zero field takes the
@@ -351,12 +352,12 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// For the answers the front door gives itself; a worker's answer
 	// replaces these headers with its own (write).
-	if origin := r.Header.Get("Origin"); origin != "" && originAllowed(f.opts.AllowOrigins, origin) {
+	if o := r.Header.Get("Origin"); o != "" && origin.Allowed(f.opts.AllowOrigins, o) {
 		h := w.Header()
 		if slices.Contains(f.opts.AllowOrigins, "*") {
 			h.Set("Access-Control-Allow-Origin", "*")
 		} else {
-			h.Set("Access-Control-Allow-Origin", origin)
+			h.Set("Access-Control-Allow-Origin", o)
 			h.Add("Vary", "Origin")
 		}
 	}
@@ -626,40 +627,6 @@ func (f *FrontDoor) write(w http.ResponseWriter, rep reply) {
 	}
 	w.WriteHeader(rep.Status)
 	_, _ = w.Write(rep.Body)
-}
-
-// originAllowed reports whether origin matches one of patterns: "*",
-// the origin itself (case-insensitive), or "scheme://host:*" (the same
-// scheme and host with any port, or none), as webrtc.Options.AllowOrigins.
-func originAllowed(patterns []string, origin string) bool {
-	for _, p := range patterns {
-		if p == "*" || strings.EqualFold(p, origin) || anyPort(p, origin) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyPort reports whether origin matches pattern "scheme://host:*".
-func anyPort(pattern, origin string) bool {
-	prefix, ok := strings.CutSuffix(pattern, ":*")
-	if !ok || len(origin) < len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
-		return false
-	}
-	rest := origin[len(prefix):]
-	if rest == "" {
-		return true
-	}
-	port, ok := strings.CutPrefix(rest, ":")
-	if !ok || port == "" || len(port) > 5 {
-		return false
-	}
-	for _, c := range port {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // unavailable answers a 503 with Retry-After, which the client retries.

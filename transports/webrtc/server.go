@@ -23,6 +23,7 @@ import (
 
 	"github.com/framewire/framewire/internal/errorid"
 	"github.com/framewire/framewire/internal/httpstatus"
+	"github.com/framewire/framewire/internal/origin"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
@@ -492,37 +493,7 @@ func logRequest(r *http.Request, err error) []zap.Field {
 		zap.String("remote", r.RemoteAddr), zap.Error(err)}
 }
 
-func (s *Server) originAllowed(origin string) bool {
-	for _, o := range s.opts.AllowOrigins {
-		if o == "*" || strings.EqualFold(o, origin) || anyPort(o, origin) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyPort reports whether origin matches pattern "scheme://host:*": the
-// same scheme and host with any port, or none.
-func anyPort(pattern, origin string) bool {
-	prefix, ok := strings.CutSuffix(pattern, ":*")
-	if !ok || len(origin) < len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
-		return false
-	}
-	rest := origin[len(prefix):]
-	if rest == "" {
-		return true
-	}
-	port, ok := strings.CutPrefix(rest, ":")
-	if !ok || port == "" || len(port) > 5 {
-		return false
-	}
-	for _, c := range port {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
+func (s *Server) originAllowed(o string) bool { return origin.Allowed(s.opts.AllowOrigins, o) }
 
 // Shutdown stops taking sessions and ends the running ones gracefully.
 // From the first call, new sessions are refused with a 503 and a

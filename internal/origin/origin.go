@@ -1,0 +1,37 @@
+package origin
+
+import "strings"
+
+// Allowed reports whether origin matches one of patterns: "*", the origin
+// itself (case-insensitive), or "scheme://host:*" (the same scheme and
+// host with any port, or none).
+func Allowed(patterns []string, origin string) bool {
+	for _, p := range patterns {
+		if p == "*" || strings.EqualFold(p, origin) || anyPort(p, origin) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyPort reports whether origin matches pattern "scheme://host:*".
+func anyPort(pattern, origin string) bool {
+	prefix, ok := strings.CutSuffix(pattern, ":*")
+	if !ok || len(origin) < len(prefix) || !strings.EqualFold(origin[:len(prefix)], prefix) {
+		return false
+	}
+	rest := origin[len(prefix):]
+	if rest == "" {
+		return true
+	}
+	port, ok := strings.CutPrefix(rest, ":")
+	if !ok || port == "" || len(port) > 5 {
+		return false
+	}
+	for _, c := range port {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
