@@ -126,7 +126,12 @@ func session(t *testing.T) (*pipeline.Task, *sink, func()) {
 			return "demo"
 		}
 		return ""
-	}), voice: chooseVoice(context.Background(), func(string) string { return "" }), log: zap.NewNop(), researchStep: time.Second}
+	}), voice: chooseVoice(context.Background(), func(k string) string {
+		if k == "UI_AGENT_VOICE" {
+			return "off" // these are text-chat sessions, whatever speech this build has
+		}
+		return ""
+	}), log: zap.NewNop(), researchStep: time.Second}
 	out := &sink{news: make(chan struct{}, 1)}
 	task := mustBuild(t, b, out)
 	done := make(chan error, 1)
