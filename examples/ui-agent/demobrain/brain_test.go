@@ -85,6 +85,9 @@ func TestDecide(t *testing.T) {
 		{"dictated name and email", "top", "My name is Ada Lovelace and my email is ada@example.com", all, want{
 			tool: ReplyTool, answer: []string{"first name Ada", "last name Lovelace", "email ada@example.com"},
 			scrollTo: "First name", fills: map[string]string{"First name": "Ada", "Last name": "Lovelace", "Email": "ada@example.com"}}},
+		{"fill in my name, as the offline voice hears it", "top", "fill in my name ada lovelace", all, want{
+			tool: ReplyTool, answer: []string{"first name Ada", "last name Lovelace"},
+			scrollTo: "First name", fills: map[string]string{"First name": "Ada", "Last name": "Lovelace"}}},
 		{"spoken email and phone", "form-filled", "my email is grace dot hopper at navy dot mil and my phone number is five five five one two three four", all, want{
 			tool: ReplyTool, answer: []string{"grace.hopper@navy.mil", "5551234"},
 			fills: map[string]string{"Email": "grace.hopper@navy.mil", "Phone": "5551234"}}},
@@ -207,6 +210,9 @@ func TestExtractValues(t *testing.T) {
 		want map[string]string
 	}{
 		{"my name is ada lovelace", map[string]string{"first": "Ada", "last": "Lovelace"}},
+		{"fill in my name Ada Lovelace", map[string]string{"first": "Ada", "last": "Lovelace"}},
+		{"fill in my name with grace hopper", map[string]string{"first": "Grace", "last": "Hopper"}},
+		{"fill in my name and email", map[string]string{}},
 		{"My name is Ada and my email is ADA@Example.com.", map[string]string{"first": "Ada", "email": "ada@example.com"}},
 		{"first name Grace, last name Hopper", map[string]string{"first": "Grace", "last": "Hopper"}},
 		{"email: mark at daily dot co", map[string]string{"email": "mark@daily.co"}},

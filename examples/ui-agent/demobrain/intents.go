@@ -413,7 +413,7 @@ func (d *decider) submit() Call {
 
 var (
 	nameWord      = `([\p{L}][\p{L}'’-]*)`
-	reMyName      = regexp.MustCompile(`(?i)\b(?:my name is|my name's|name is|i am called|call me)\s+` + nameWord + `(?:\s+` + nameWord + `)?`)
+	reMyName      = regexp.MustCompile(`(?i)\b(?:my name is|my name's|name is|i am called|call me|(?:fill in|put|enter) my name(?:\s+(?:with|as))?)\s+` + nameWord + `(?:\s+` + nameWord + `)?`)
 	reFirstName   = regexp.MustCompile(`(?i)\bfirst name(?:\s+is|\s*:)?\s+` + nameWord)
 	reLastName    = regexp.MustCompile(`(?i)\b(?:last name|surname|family name)(?:\s+is|\s*:)?\s+` + nameWord)
 	reEmail       = regexp.MustCompile(`(?i)[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}`)
