@@ -44,6 +44,9 @@ var demoPhrasings = []string{
 	"show me the phones from {item}", "click {item}", "click the {item} button",
 	"which is the cheapest phone", "what is the most expensive phone", "what's the phone at the top right",
 	"what's the phone at the top left", "which phones can i see", "scroll back to the top", "scroll to the top",
+	"what is the cheapest phone", "which one is the cheapest", "which one is the most expensive",
+	"tell me about the first phone", "tell me about the second phone", "tell me about the third phone",
+	"tell me about the last phone",
 	// The cart and research.
 	"add the {item} to my cart", "add {item} to my cart", "remove the {item} from my cart",
 	"compare prices for the {item}", "research the {item}",
@@ -51,7 +54,7 @@ var demoPhrasings = []string{
 	"explain this", "explain this paragraph", "explain that", "what does this mean", "summarize this",
 	"what is this article about", "where does it talk about {item}",
 	// The form (names: demoNames).
-	"what have i entered", "submit", "submit the application", "clear the form",
+	"what have i entered", "read the form back to me", "submit", "submit the application", "clear the form",
 	// The rest.
 	"help", "what can you do", "hello", "thank you", "goodbye",
 }
