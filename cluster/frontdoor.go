@@ -461,6 +461,11 @@ func (f *FrontDoor) envelope(w http.ResponseWriter, r *http.Request) (request, i
 	if size > f.opts.MaxHeaderBytes {
 		return request{}, http.StatusRequestHeaderFieldsTooLarge, fmt.Errorf("the headers are over %d bytes", f.opts.MaxHeaderBytes)
 	}
+	if r.ContentLength > f.opts.MaxBodyBytes {
+		// Refused before reading: a client that sent "Expect:
+		// 100-continue" never sends the body.
+		return request{}, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", f.opts.MaxBodyBytes)
+	}
 	if r.Body != nil {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
 		if err != nil {
