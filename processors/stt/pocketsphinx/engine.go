@@ -59,9 +59,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -118,6 +120,9 @@ func New(opts Options) (*Engine, error) {
 		if _, err := os.Stat(p); err != nil {
 			return nil, fmt.Errorf("pocketsphinx: model: %w", err)
 		}
+	}
+	if err := checkPronunciations(opts.Pronunciations); err != nil {
+		return nil, err
 	}
 	quiet.Do(func() { C.fw_quiet() })
 	e := &Engine{opts: opts, compiled: make(map[*Grammar]*compiled)}
@@ -219,7 +224,7 @@ func (e *Engine) Open(ctx context.Context, f stt.Format) (*Session, error) {
 	}
 	s.ps = e.load()
 	if s.ps == nil {
-		return nil, permanentError{fmt.Errorf("pocketsphinx: cannot load the models in %s", e.opts.ModelDir)}
+		return nil, permanentError{fmt.Errorf("pocketsphinx: cannot load the models in %s (or a phone of Options.Pronunciations is not the model's)", e.opts.ModelDir)}
 	}
 	s.lmSearch = C.GoString(C.ps_get_search(s.ps))
 	s.lmName = C.CString(s.lmSearch)
@@ -250,7 +255,31 @@ func (e *Engine) load() *C.ps_decoder_t {
 		}
 	}()
 	// argv holds C pointers only, so C may read it in place.
-	return C.fw_init(C.int(len(argv)), (**C.char)(unsafe.Pointer(&argv[0])))
+	ps := C.fw_init(C.int(len(argv)), (**C.char)(unsafe.Pointer(&argv[0])))
+	if ps == nil {
+		return nil
+	}
+	n := 0
+	for _, word := range slices.Sorted(maps.Keys(e.opts.Pronunciations)) {
+		n++
+		cw, cp := C.CString(word), C.CString(e.opts.Pronunciations[word])
+		// Only the last addition rebuilds the search's tables.
+		ok := C.ps_add_word(ps, cw, cp, C.int(boolInt(n == len(e.opts.Pronunciations)))) >= 0
+		C.free(unsafe.Pointer(cw))
+		C.free(unsafe.Pointer(cp))
+		if !ok {
+			C.ps_free(ps)
+			return nil
+		}
+	}
+	return ps
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func (o *Options) defaults() {

@@ -2,6 +2,9 @@ package pocketsphinx
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -19,6 +22,8 @@ const (
 	// measured on espeak-ng speech: see the package documentation.
 	DefaultMaxPhoneRatio = 1.4
 	DefaultMaxFit        = 1.1
+	// MaxPronunciations bounds Options.Pronunciations.
+	MaxPronunciations = 1000
 )
 
 // ErrUnavailable is what [New] returns when the package was built without
@@ -41,6 +46,15 @@ type Options struct {
 	// short sounds that much other speech fits: with many items on a page
 	// they draw in speech outside the grammar.
 	NoSpelling bool
+	// Pronunciations adds to the dictionary: a word, or another way of
+	// saying one already there named "word(2)", "word(3)", to its phones
+	// in the acoustic model's set ("EH K S P L EY N"). The dictionary
+	// lists one or two ways of saying most words, and people (and
+	// synthesizers) use others: "explain" is only IH K S P L EY N in the
+	// Debian dictionary. At most MaxPronunciations entries; [New] checks
+	// their form, and a phone the model does not know fails the session's
+	// start.
+	Pronunciations map[string]string
 	// MaxPhoneRatio and MaxFit decide between the two searches: the
 	// grammar's result stands when [Result.PhoneRatio] is between 0.5 and
 	// MaxPhoneRatio and [Result.Fit] is at most MaxFit;
@@ -121,4 +135,36 @@ type Result struct {
 	// Decode is the time spent decoding after the end of the utterance:
 	// the latency that the final result adds.
 	Decode time.Duration
+}
+
+// checkPronunciations checks the form of Options.Pronunciations: a word of
+// at most 64 bytes without spaces, optionally ending in "(2)" to "(99)",
+// and 1 to 32 phones of one to three capital letters.
+func checkPronunciations(p map[string]string) error {
+	if len(p) > MaxPronunciations {
+		return fmt.Errorf("pocketsphinx: %d pronunciations, at most %d", len(p), MaxPronunciations)
+	}
+	for word, phones := range p {
+		base := word
+		if i := strings.IndexByte(word, '('); i > 0 {
+			n, err := strconv.Atoi(strings.TrimSuffix(word[i+1:], ")"))
+			if !strings.HasSuffix(word, ")") || err != nil || n < 2 || n > 99 {
+				return fmt.Errorf("pocketsphinx: pronunciation of %q: an alternative is named word(2) to word(99)", word)
+			}
+			base = word[:i]
+		}
+		if base == "" || len(word) > 64 || strings.ContainsFunc(base, func(r rune) bool { return r <= ' ' || r == '(' || r == ')' || r == 0x7f }) {
+			return fmt.Errorf("pocketsphinx: pronunciation of %q: not a dictionary word", word)
+		}
+		ps := strings.Fields(phones)
+		if len(ps) == 0 || len(ps) > 32 {
+			return fmt.Errorf("pocketsphinx: pronunciation of %q: %d phones, want 1 to 32", word, len(ps))
+		}
+		for _, ph := range ps {
+			if len(ph) > 3 || strings.ContainsFunc(ph, func(r rune) bool { return r < 'A' || r > 'Z' }) {
+				return fmt.Errorf("pocketsphinx: pronunciation of %q: %q is not a phone", word, ph)
+			}
+		}
+	}
+	return nil
 }

@@ -14,7 +14,12 @@ type Engine struct{}
 
 // New returns [ErrUnavailable]: the package was built without the
 // pocketsphinx build tag or without cgo.
-func New(Options) (*Engine, error) { return nil, ErrUnavailable }
+func New(o Options) (*Engine, error) {
+	if err := checkPronunciations(o.Pronunciations); err != nil {
+		return nil, err
+	}
+	return nil, ErrUnavailable
+}
 
 // Model implements frames.Modeler.
 func (e *Engine) Model() string { return "pocketsphinx-en-us" }
