@@ -350,8 +350,14 @@ func (s *pageStream) Recv(ctx context.Context) (stt.Event, error) {
 //     "add email to my cart" at 1.17. The margin is thin: tune it on
 //     real speech.
 func offlineOptions() pocketsphinx.Options {
-	return pocketsphinx.Options{NoSpelling: true, MaxFit: 1.3, Args: []string{"-beam", "1e-80", "-wbeam", "1e-60"}}
+	return pocketsphinx.Options{NoSpelling: true, MaxFit: 1.3, Args: []string{"-beam", "1e-80", "-wbeam", "1e-60"},
+		Pronunciations: extraPronunciations}
 }
+
+// extraPronunciations are ways of saying the demo's words that the Debian
+// dictionary lacks: it has "explain" only as IH K S P L EY N, and many
+// speakers (espeak-ng among them) say EH K S P L EY N.
+var extraPronunciations = map[string]string{"explain(2)": "EH K S P L EY N"}
 
 // checkOfflineSTT loads a decoder once, at start-up: it checks that the
 // models load (not only that their files exist), and it reads them into
