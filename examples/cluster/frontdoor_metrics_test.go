@@ -7,23 +7,13 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nats-io/nats-server/v2/server"
 )
 
 // The front door command with -metrics-addr serves its own counters: a new
 // session that no worker can take is a 503 by status and a refusal by the
 // cluster's capacity.
 func TestFrontDoorServesItsMetrics(t *testing.T) {
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
+	ns := embeddedNATS(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	ran := make(chan error, 1)

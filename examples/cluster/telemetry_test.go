@@ -25,15 +25,7 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a NATS server and a WebRTC session")
 	}
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
+	ns := embeddedNATS(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -214,4 +206,20 @@ func announced(r io.Reader, prefixes ...string) <-chan []string {
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	return out
+}
+
+// embeddedNATS starts a NATS server on a free loopback port, shut down
+// when the test ends.
+func embeddedNATS(t *testing.T) *server.Server {
+	t.Helper()
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Start()
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	if !ns.ReadyForConnections(10 * time.Second) {
+		t.Fatal("NATS did not start")
+	}
+	return ns
 }

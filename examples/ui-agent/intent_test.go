@@ -88,23 +88,7 @@ func TestOfflineIntentShare(t *testing.T) {
 		var misses []string
 		for _, voice := range []string{"en-us", "en-gb"} {
 			for _, p := range intentPhrases {
-				pcm := espeakPCM(t, voice, p.said)
-				for len(pcm) > 0 {
-					n := min(640, len(pcm))
-					if err := s.SendAudio(t.Context(), pcm[:n]); err != nil {
-						t.Fatal(err)
-					}
-					pcm = pcm[n:]
-				}
-				if err := s.Finalize(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-				var ev stt.Event
-				for ev.Kind != stt.EventFinal {
-					if ev, err = s.Recv(t.Context()); err != nil {
-						t.Fatal(err)
-					}
-				}
+				ev := hear(t, s, espeakPCM(t, voice, p.said))
 				st := states[p.page]
 				want, got := demobrain.Decide(p.said, st, offered), demobrain.Decide(ev.Text, st, offered)
 				total++

@@ -290,23 +290,7 @@ func TestOfflineRecognitionOfTheDemoPhrases(t *testing.T) {
 			{"Tell me a joke about cats.", ""},
 		} {
 			said, want := p.said, p.want
-			pcm := espeakPCM(t, voice, said)
-			for len(pcm) > 0 {
-				n := min(640, len(pcm))
-				if err := st.SendAudio(t.Context(), pcm[:n]); err != nil {
-					t.Fatal(err)
-				}
-				pcm = pcm[n:]
-			}
-			if err := st.Finalize(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			var ev stt.Event
-			for ev.Kind != stt.EventFinal {
-				if ev, err = st.Recv(t.Context()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			ev := hear(t, st, espeakPCM(t, voice, said))
 			r := last.Load()
 			t.Logf("%s %q → %q (%s, confidence %.2f, phone ratio %.2f, fit %.2f; grammar heard %q, model %q)", voice, said, ev.Text, r.Source, ev.Confidence, r.PhoneRatio, r.Fit, r.Grammar, r.Model)
 			if want == "" {
@@ -321,6 +305,31 @@ func TestOfflineRecognitionOfTheDemoPhrases(t *testing.T) {
 			if ev.Text != want || ev.Confidence <= 0.5 {
 				t.Errorf("%s %q → %q with confidence %.2f, want %q from the grammar", voice, said, ev.Text, ev.Confidence, want)
 			}
+		}
+	}
+}
+
+// hear sends an utterance to s in 20 ms chunks, ends it, and returns its
+// final event.
+func hear(t *testing.T, s stt.Stream, pcm []byte) stt.Event {
+	t.Helper()
+	for len(pcm) > 0 {
+		n := min(640, len(pcm))
+		if err := s.SendAudio(t.Context(), pcm[:n]); err != nil {
+			t.Fatal(err)
+		}
+		pcm = pcm[n:]
+	}
+	if err := s.Finalize(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		ev, err := s.Recv(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind == stt.EventFinal {
+			return ev
 		}
 	}
 }
