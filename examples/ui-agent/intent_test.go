@@ -44,8 +44,8 @@ var intentPhrases = []struct{ page, said string }{
 // the demo brain does what it does for the typed phrase, through the
 // offline speech-to-text with the page's grammar and without it (the
 // general model alone). A measurement for docs/decisions and the issue's
-// note: about 80 utterances take minutes, so it runs only when
-// FRAMEWIRE_MEASURE_VOICE=1.
+// note, with a floor: about 80 utterances take minutes, so it runs only
+// when FRAMEWIRE_MEASURE_VOICE=1.
 func TestOfflineIntentShare(t *testing.T) {
 	if os.Getenv("FRAMEWIRE_MEASURE_VOICE") != "1" {
 		t.Skip("a measurement: set FRAMEWIRE_MEASURE_VOICE=1")
@@ -59,6 +59,7 @@ func TestOfflineIntentShare(t *testing.T) {
 		}
 		states[name] = st
 	}
+	right := map[bool]int{} // by grammar on
 	for _, grammar := range []bool{true, false} {
 		var last atomic.Pointer[pocketsphinx.Result]
 		o := offlineOptions()
@@ -84,7 +85,7 @@ func TestOfflineIntentShare(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		right, total := 0, 0
+		total := 0
 		var misses []string
 		for _, voice := range []string{"en-us", "en-gb"} {
 			for _, p := range intentPhrases {
@@ -93,14 +94,20 @@ func TestOfflineIntentShare(t *testing.T) {
 				want, got := demobrain.Decide(p.said, st, offered), demobrain.Decide(ev.Text, st, offered)
 				total++
 				if cmp.Equal(want, got) {
-					right++
+					right[grammar]++
 				} else {
 					misses = append(misses, fmt.Sprintf("%s %q heard %q", voice, p.said, ev.Text))
 				}
 			}
 		}
 		s.Abort()
-		t.Logf("grammar %v: the intent was right for %d of %d (%.0f%%)", grammar, right, total, 100*float64(right)/float64(total))
+		t.Logf("grammar %v: the intent was right for %d of %d (%.0f%%)", grammar, right[grammar], total, 100*float64(right[grammar])/float64(total))
 		t.Logf("grammar %v: missed:\n  %s", grammar, strings.Join(misses, "\n  "))
+	}
+	// Measured: 39 of 40 with the grammar, 7 without
+	// (docs/decisions/demo-offline-voice.md). The floor is the figure
+	// before the missed phrasings were added.
+	if right[true] < 35 || right[true] <= right[false] {
+		t.Errorf("the intent was right for %d of 40 with the grammar and %d without; want at least 35 with it, and more than without", right[true], right[false])
 	}
 }

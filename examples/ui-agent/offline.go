@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -161,6 +161,15 @@ func pageItems(s *wire.Snapshot) []pageItem {
 	return slices.CompactFunc(out, func(a, b pageItem) bool { return a.text == b.text })
 }
 
+// itemTexts returns the texts of items, for pocketsphinx.NewGrammar.
+func itemTexts(items []pageItem) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = it.text
+	}
+	return out
+}
+
 // spokenForm is a text of the page as the recogniser writes it.
 type spokenForm struct {
 	words []string // pocketsphinx.Words of text
@@ -281,11 +290,7 @@ func (p *pageGrammar) ProcessFrame(_ context.Context, h *pipeline.Handle, f fram
 		return nil
 	}
 	start := time.Now()
-	texts := make([]string, len(items))
-	for i, it := range items {
-		texts[i] = it.text
-	}
-	g, err := pocketsphinx.NewGrammar(phrasings, texts)
+	g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
 	if err != nil {
 		h.Logger().Warn("the page gives no grammar: listening with the general model", zap.Error(err))
 		return nil
@@ -337,7 +342,8 @@ func (s *pageStream) Recv(ctx context.Context) (stt.Event, error) {
 }
 
 // offlineOptions are the demo's PocketSphinx settings, measured on the
-// phrases of the browser test (TestOfflineRecognitionOfTheDemoPhrases):
+// phrases of the browser test (TestOfflineRecognitionOfTheDemoPhrases and
+// docs/decisions/demo-offline-voice.md):
 //   - no spelling: names the dictionary lacks ("OPPO") are left out, not
 //     spelled "o p p o", a string of short sounds that drew in speech
 //     outside the grammar ("tell me a joke about cats" → "add the OPPO to
@@ -345,10 +351,12 @@ func (s *pageStream) Recv(ctx context.Context) (stt.Event, error) {
 //   - wider beams, so that the grammar finds a path through short
 //     phrases said unlike the dictionary ("explain this" in espeak-ng's
 //     en-us voice found none at the default -beam 1e-48);
-//   - MaxFit 1.15 instead of 1.1: "explain this" fits at 1.02 to 1.08
-//     (1.14 at the default beams); "tell me a joke about cats" fitted
-//     "add email to my cart" at 1.17. The margin is thin: tune it on
-//     real speech.
+//   - MaxFit 1.3 instead of 1.1: what comes through a browser's audio
+//     processing and Opus fits the grammar worse than the synthesizer's
+//     own audio. The margin against outside speech is thin ("tell me a
+//     joke about cats" fits a phrasing at 1.22 to 1.30): tune it on real
+//     speech;
+//   - extraPronunciations.
 func offlineOptions() pocketsphinx.Options {
 	return pocketsphinx.Options{NoSpelling: true, MaxFit: 1.3, Args: []string{"-beam", "1e-80", "-wbeam", "1e-60"},
 		Pronunciations: extraPronunciations}
@@ -370,7 +378,7 @@ func checkOfflineSTT(ctx context.Context) error {
 	}
 	s, err := eng.Connect(ctx, stt.Format{SampleRate: 16000, Channels: 1})
 	if err != nil {
-		return errors.New("its models do not load")
+		return fmt.Errorf("its models do not load: %w", err)
 	}
 	return s.Abort()
 }

@@ -33,14 +33,6 @@ func demoSnapshot(t testing.TB, name string) *wire.Snapshot {
 	return s
 }
 
-func itemTexts(items []pageItem) []string {
-	out := make([]string, len(items))
-	for i, it := range items {
-		out[i] = it.text
-	}
-	return out
-}
-
 // The items of the demo page are what a user names: product cards and
 // their brands, headings, buttons and form labels; never the prose.
 func TestPageItemsAreTheNamesThePageShows(t *testing.T) {
