@@ -346,6 +346,10 @@ type Session struct {
 	applied  *Grammar
 	phrases  *Grammar // the applied grammar restricted, for matching
 	active   bool     // the grammar search holds the applied grammar
+	// adapted tells that an utterance with speech has ended, so the
+	// decoder's cepstral mean has moved from the model's default to this
+	// session's audio (see finish).
+	adapted bool
 
 	rs   *audio.Resampler
 	mono []byte
@@ -555,9 +559,28 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	r := Result{Final: true, Finalized: finalized, Model: lmText, Audio: time.Duration(len(s.utt)/2) * time.Second / rate}
 	var gScores C.fw_scores
 	grammar := s.active && s.speech
+	// refScores are the general model's on the grammar's footing: the
+	// grammar's fit is measured against them.
+	refScores := lmScores
+	if grammar && !s.adapted {
+		// The live pass of a session's first utterance was normalised
+		// with the model's default cepstral mean, which suits few
+		// channels. Ending the utterance moved the mean towards this
+		// audio, and the grammar's pass below uses the moved one; so that
+		// the costs compare on the same footing, the general model decodes
+		// the utterance again first. Its live text stays the transcript,
+		// and the phone ratio's measure of length.
+		var err error
+		if _, refScores, err = s.decodeAgain(s.lmName); err != nil {
+			return err
+		}
+	}
+	if s.speech {
+		s.adapted = true
+	}
 	if grammar {
 		var err error
-		if r.Grammar, gScores, err = s.decodeGrammar(); err != nil {
+		if r.Grammar, gScores, err = s.decodeAgain(s.gramName); err != nil {
 			return err
 		}
 	}
@@ -565,7 +588,7 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	if grammar {
 		lmPhones, gPhones = s.phones(r.Model), s.phones(r.Grammar)
 	}
-	decide(&r, grammar, lmScores, gScores, lmPhones, gPhones, &s.e.opts)
+	decide(&r, grammar, lmScores, refScores, gScores, lmPhones, gPhones, &s.e.opts)
 	r.Decode = time.Since(start)
 	s.utt, s.fed = s.utt[:0], 0
 	if fn := s.e.opts.OnResult; fn != nil {
@@ -589,15 +612,17 @@ func (s *Session) phones(text string) int {
 	return n
 }
 
-// decodeGrammar decodes the utterance's audio again with the grammar and
-// returns its hypothesis, then makes the general model's search the
-// active one again.
-func (s *Session) decodeGrammar() (string, C.fw_scores, error) {
+// decodeAgain decodes the utterance's audio again with the search named
+// name and returns its hypothesis; the general model's search is the
+// active one again afterwards.
+func (s *Session) decodeAgain(name *C.char) (string, C.fw_scores, error) {
 	var none C.fw_scores
-	if C.ps_set_search(s.ps, s.gramName) < 0 {
-		return "", none, errors.New("pocketsphinx: cannot switch to the grammar")
+	if name != s.lmName {
+		if C.ps_set_search(s.ps, name) < 0 {
+			return "", none, errors.New("pocketsphinx: cannot switch to the grammar")
+		}
+		defer C.ps_set_search(s.ps, s.lmName)
 	}
-	defer C.ps_set_search(s.ps, s.lmName)
 	if C.ps_start_utt(s.ps) < 0 {
 		return "", none, errors.New("pocketsphinx: cannot start an utterance")
 	}
@@ -615,11 +640,13 @@ func (s *Session) decodeGrammar() (string, C.fw_scores, error) {
 }
 
 // decide picks the result of an utterance and its confidence; see the
-// package documentation for the rule. lmPhones and gPhones are the phone
-// counts of the two hypotheses; costs are the best paths' acoustic scores
+// package documentation for the rule. lm scores the general model's text,
+// ref the general model on the grammar's footing (the same normalisation)
+// and g the grammar's; lmPhones and gPhones are the phone counts
+// of the two hypotheses compared; costs are the best paths' acoustic scores
 // per frame, negated (PocketSphinx normalises each frame's scores to its
 // best senone, so a path that fits the audio well costs little).
-func decide(r *Result, grammar bool, lm, g C.fw_scores, lmPhones, gPhones int, o *Options) {
+func decide(r *Result, grammar bool, lm, ref, g C.fw_scores, lmPhones, gPhones int, o *Options) {
 	lmCost := cost(lm)
 	r.Source, r.Text = SourceModel, r.Model
 	modelConf := 0.5 * clamp01(float64(lm.post)) * clamp01(1-lmCost/fullCost)
@@ -630,8 +657,8 @@ func decide(r *Result, grammar bool, lm, g C.fw_scores, lmPhones, gPhones int, o
 		r.Confidence = modelConf
 		return
 	}
-	if r.Grammar != "" && r.Model != "" && gPhones > 0 && lmCost > 0 {
-		r.Fit = cost(g) / lmCost
+	if refCost := cost(ref); r.Grammar != "" && r.Model != "" && gPhones > 0 && refCost > 0 {
+		r.Fit = cost(g) / refCost
 		r.PhoneRatio = float64(lmPhones) / float64(gPhones)
 		if r.PhoneRatio <= o.MaxPhoneRatio && r.PhoneRatio >= minPhoneRatio && r.Fit <= o.MaxFit {
 			// Confidence falls as either measure nears its bound.
