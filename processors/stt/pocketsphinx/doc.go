@@ -53,10 +53,13 @@
 //     1.38 on espeak-ng speech) and speech outside it, forced onto the
 //     nearest (shorter) phrase, a ratio well above 1 (1.43 to 2.9). Fit is
 //     the grammar's acoustic cost per frame over the general model's (0.3
-//     to 1.04 for speech in the grammar). Both costs come from the same
-//     cepstral normalisation: a session's first utterance, which the live
-//     pass normalised with the model's default mean, is decoded again by
-//     the general model for the comparison. The phrase stands when
+//     to 1.04 for speech in the grammar). The live pass of a session's
+//     first utterance is normalised with the model's default cepstral
+//     mean, the grammar's pass with one adapted to the utterance; before
+//     the phrase of a first utterance is rejected, the general model
+//     decodes it again with the grammar's mean and the fit is measured
+//     against that (a decode more, about half a second per second of
+//     audio on the demo's beams). The phrase stands when
 //     PhoneRatio is between 0.5 and [Options.MaxPhoneRatio] (1.4) and Fit
 //     is at most [Options.MaxFit] (1.1), with a confidence from 1 down to
 //     0.51 as either measure nears its bound. (The general model often

@@ -7,6 +7,8 @@ package pocketsphinx
 #include <stdlib.h>
 #include <pocketsphinx.h>
 #include <sphinxbase/err.h>
+#include <sphinxbase/feat.h>
+#include <sphinxbase/cmn.h>
 
 // fw_init makes a decoder from command-line style arguments. The decoder
 // keeps its own reference to the configuration.
@@ -39,6 +41,30 @@ static void fw_score(ps_decoder_t *ps, fw_scores *s) {
 		int32 ascr = 0, lscr = 0, lback = 0;
 		ps_seg_prob(seg, &ascr, &lscr, &lback);
 		s->ascr += ascr;
+	}
+}
+
+// fw_mean holds a decoder's cepstral mean.
+typedef struct {
+	mfcc_t v[64];
+	int n;
+} fw_mean;
+
+// fw_mean_get copies the decoder's cepstral mean into m.
+static void fw_mean_get(ps_decoder_t *ps, fw_mean *m) {
+	cmn_t *cmn = ps_get_feat(ps)->cmn_struct;
+	m->n = 0;
+	if (cmn != NULL && cmn->veclen <= 64) {
+		cmn_live_get(cmn, m->v);
+		m->n = cmn->veclen;
+	}
+}
+
+// fw_mean_set makes m the decoder's cepstral mean.
+static void fw_mean_set(ps_decoder_t *ps, fw_mean const *m) {
+	cmn_t *cmn = ps_get_feat(ps)->cmn_struct;
+	if (cmn != NULL && m->n == cmn->veclen) {
+		cmn_live_set(cmn, m->v);
 	}
 }
 
@@ -347,8 +373,8 @@ type Session struct {
 	phrases  *Grammar // the applied grammar restricted, for matching
 	active   bool     // the grammar search holds the applied grammar
 	// adapted tells that an utterance with speech has ended, so the
-	// decoder's cepstral mean has moved from the model's default to this
-	// session's audio (see finish).
+	// decoder's cepstral mean has moved from the model's default towards
+	// this session's audio (see finish).
 	adapted bool
 
 	rs   *audio.Resampler
@@ -559,26 +585,9 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	r := Result{Final: true, Finalized: finalized, Model: lmText, Audio: time.Duration(len(s.utt)/2) * time.Second / rate}
 	var gScores C.fw_scores
 	grammar := s.active && s.speech
-	// refScores are the general model's on the grammar's footing: the
-	// grammar's fit is measured against them.
-	refScores := lmScores
-	if grammar && !s.adapted {
-		// The live pass of a session's first utterance was normalised
-		// with the model's default cepstral mean, which suits few
-		// channels. Ending the utterance moved the mean towards this
-		// audio, and the grammar's pass below uses the moved one; so that
-		// the costs compare on the same footing, the general model decodes
-		// the utterance again first. Its live text stays the transcript,
-		// and the phone ratio's measure of length.
-		var err error
-		if _, refScores, err = s.decodeAgain(s.lmName); err != nil {
-			return err
-		}
-	}
-	if s.speech {
-		s.adapted = true
-	}
+	var mean C.fw_mean // the cepstral mean the grammar's pass decodes with
 	if grammar {
+		C.fw_mean_get(s.ps, &mean)
 		var err error
 		if r.Grammar, gScores, err = s.decodeAgain(s.gramName); err != nil {
 			return err
@@ -588,7 +597,27 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	if grammar {
 		lmPhones, gPhones = s.phones(r.Model), s.phones(r.Grammar)
 	}
-	decide(&r, grammar, lmScores, refScores, gScores, lmPhones, gPhones, &s.e.opts)
+	decide(&r, grammar, lmScores, lmScores, gScores, lmPhones, gPhones, &s.e.opts)
+	if grammar && !s.adapted && r.Source == SourceModel && r.Grammar != "" {
+		// The live pass of a session's first utterance was normalised
+		// with the model's default cepstral mean, which suits few
+		// channels; ending it moved the mean towards this audio, and the
+		// grammar's pass used the moved one. Before the grammar's phrase
+		// is rejected, the general model decodes the utterance again with
+		// that mean, so that the costs compare under one normalisation.
+		// Its live text stays the transcript and the phone ratio's
+		// measure. This costs a decode of the utterance, once per session
+		// at most.
+		C.fw_mean_set(s.ps, &mean)
+		_, ref, err := s.decodeAgain(s.lmName)
+		if err != nil {
+			return err
+		}
+		decide(&r, grammar, lmScores, ref, gScores, lmPhones, gPhones, &s.e.opts)
+	}
+	if s.speech {
+		s.adapted = true
+	}
 	r.Decode = time.Since(start)
 	s.utt, s.fed = s.utt[:0], 0
 	if fn := s.e.opts.OnResult; fn != nil {
@@ -640,11 +669,11 @@ func (s *Session) decodeAgain(name *C.char) (string, C.fw_scores, error) {
 }
 
 // decide picks the result of an utterance and its confidence; see the
-// package documentation for the rule. lm scores the general model's text,
-// ref the general model on the grammar's footing (the same normalisation)
-// and g the grammar's; lmPhones and gPhones are the phone counts
-// of the two hypotheses compared; costs are the best paths' acoustic scores
-// per frame, negated (PocketSphinx normalises each frame's scores to its
+// package documentation for the rule. lm scores the general model's
+// text, ref is what the grammar's scores g are measured against (lm, or
+// the general model decoded again, see finish); lmPhones and gPhones are
+// the phone counts of the two hypotheses; costs are the best paths'
+// acoustic scores per frame, negated (PocketSphinx normalises each frame's scores to its
 // best senone, so a path that fits the audio well costs little).
 func decide(r *Result, grammar bool, lm, ref, g C.fw_scores, lmPhones, gPhones int, o *Options) {
 	lmCost := cost(lm)
