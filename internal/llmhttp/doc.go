@@ -16,6 +16,6 @@
 //
 // It sits below those clients, beside internal/openaiapi (whose error and
 // retry rules it follows), and imports only package frames (for error
-// categories) and internal/jsontext. Each client keeps its own request
+// categories). Each client keeps its own request
 // encoder, event decoder and exported APIError type.
 package llmhttp

@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/internal/llmhttp"
+	"github.com/framewire/framewire/internal/jsontext"
 )
 
 // toolBuilder assembles one streamed tool call from its deltas.
@@ -21,7 +21,7 @@ type toolBuilder struct {
 // calls and usage. It reuses its buffers: decoding a text chunk allocates
 // nothing, the caller turns the text into a string once.
 type chunkDecoder struct {
-	sc    llmhttp.Scanner
+	sc    jsontext.Scanner
 	text  []byte
 	tools []*toolBuilder
 
