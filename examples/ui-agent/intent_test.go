@@ -4,14 +4,11 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/examples/ui-agent/demobrain"
-	"github.com/framewire/framewire/processors/stt"
-	"github.com/framewire/framewire/processors/stt/pocketsphinx"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -61,30 +58,11 @@ func TestOfflineIntentShare(t *testing.T) {
 	}
 	right := map[bool]int{} // by grammar on
 	for _, grammar := range []bool{true, false} {
-		var last atomic.Pointer[pocketsphinx.Result]
-		o := offlineOptions()
-		o.OnResult = func(r pocketsphinx.Result) { last.Store(&r) }
-		eng, err := pocketsphinx.New(o)
-		if err != nil {
-			t.Skipf("no PocketSphinx: %v", err)
-		}
-		vocab := new(atomic.Pointer[vocabulary])
 		var items []pageItem
 		for _, name := range []string{"top", "article-selection", "form-filled"} {
 			items = append(items, pageItems(demoSnapshot(t, name+".json"))...)
 		}
-		vocab.Store(newVocabulary(items))
-		if grammar {
-			g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
-			if err != nil {
-				t.Fatal(err)
-			}
-			eng.SetGrammar(g)
-		}
-		s, err := pageSTT{eng: eng, vocab: vocab}.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, _ := offlineHearing(t, items, grammar)
 		total := 0
 		var misses []string
 		for _, voice := range []string{"en-us", "en-gb"} {

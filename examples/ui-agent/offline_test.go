@@ -246,26 +246,7 @@ func espeakPCM(t testing.TB, voice, text string) []byte {
 // voices, are recognised through the page's grammar and written in the
 // page's forms (the figures of docs/decisions/demo-offline-voice.md).
 func TestOfflineRecognitionOfTheDemoPhrases(t *testing.T) {
-	var last atomic.Pointer[pocketsphinx.Result]
-	o := offlineOptions()
-	o.OnResult = func(r pocketsphinx.Result) { last.Store(&r) }
-	eng, err := pocketsphinx.New(o)
-	if err != nil {
-		t.Skipf("no PocketSphinx: %v", err)
-	}
-	vocab := new(atomic.Pointer[vocabulary])
-	items := pageItems(demoSnapshot(t, "top.json"))
-	g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng.SetGrammar(g)
-	vocab.Store(newVocabulary(items))
-	st, err := pageSTT{eng: eng, vocab: vocab}.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Abort()
+	st, last := offlineHearing(t, pageItems(demoSnapshot(t, "top.json")), true)
 	outside, fellBack := 0, 0
 	defer func() { t.Logf("outside the grammar: %d of %d fell back to the general model", fellBack, outside) }()
 	for _, voice := range []string{"en-us", "en-gb"} {
@@ -315,32 +296,43 @@ func TestTheFirstUtteranceAsTheBrowserSendsItIsHeard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var last atomic.Pointer[pocketsphinx.Result]
-	o := offlineOptions()
-	o.OnResult = func(r pocketsphinx.Result) { last.Store(&r) }
-	eng, err := pocketsphinx.New(o)
-	if err != nil {
-		t.Skipf("no PocketSphinx: %v", err)
-	}
-	vocab := new(atomic.Pointer[vocabulary])
-	items := pageItems(demoSnapshot(t, "top.json"))
-	g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng.SetGrammar(g)
-	vocab.Store(newVocabulary(items))
-	st, err := pageSTT{eng: eng, vocab: vocab}.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Abort()
+	st, last := offlineHearing(t, pageItems(demoSnapshot(t, "top.json")), true)
 	ev := hear(t, st, pcm)
 	r := last.Load()
 	if ev.Text != "explain this" || r.Source != pocketsphinx.SourceGrammar {
 		t.Errorf("heard %q from the %v (fit %.2f, phone ratio %.2f, model %q); want \"explain this\" from the grammar", ev.Text, r.Source, r.Fit, r.PhoneRatio, r.Model)
 	}
 	t.Logf("fit %.2f, phone ratio %.2f, model heard %q, decoded %v after the utterance", r.Fit, r.PhoneRatio, r.Model, r.Decode)
+}
+
+// offlineHearing connects the demo's offline speech input to a decoder
+// of its own: PocketSphinx with the demo's settings, the grammar of items
+// when grammar is set, and the page's forms for the transcripts. last
+// holds the engine's latest result.
+func offlineHearing(t *testing.T, items []pageItem, grammar bool) (s stt.Stream, last *atomic.Pointer[pocketsphinx.Result]) {
+	t.Helper()
+	last = new(atomic.Pointer[pocketsphinx.Result])
+	o := offlineOptions()
+	o.OnResult = func(r pocketsphinx.Result) { last.Store(&r) }
+	eng, err := pocketsphinx.New(o)
+	if err != nil {
+		t.Skipf("no PocketSphinx: %v", err)
+	}
+	if grammar {
+		g, err := pocketsphinx.NewGrammar(phrasings, itemTexts(items))
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.SetGrammar(g)
+	}
+	vocab := new(atomic.Pointer[vocabulary])
+	vocab.Store(newVocabulary(items))
+	s, err = pageSTT{eng: eng, vocab: vocab}.Connect(t.Context(), stt.Format{SampleRate: 16000, Channels: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Abort() })
+	return s, last
 }
 
 // hear sends an utterance to s in 20 ms chunks, ends it, and returns its
