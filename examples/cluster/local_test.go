@@ -119,6 +119,14 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 // offerer returns a peer connection whose gathered offer is ready.
 func offerer(t *testing.T) *pion.PeerConnection {
 	t.Helper()
+	pc, _ := offererWithChat(t)
+	return pc
+}
+
+// offererWithChat is offerer that also returns the offer's chat data
+// channel.
+func offererWithChat(t *testing.T) (*pion.PeerConnection, *pion.DataChannel) {
+	t.Helper()
 	var se pion.SettingEngine
 	se.SetIncludeLoopbackCandidate(true)
 	se.SetInterfaceFilter(func(name string) bool { return name == "lo" })
@@ -136,7 +144,8 @@ func offerer(t *testing.T) *pion.PeerConnection {
 	if _, err := pc.AddTransceiverFromKind(pion.RTPCodecTypeAudio, pion.RTPTransceiverInit{Direction: pion.RTPTransceiverDirectionRecvonly}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pc.CreateDataChannel("chat", nil); err != nil {
+	chat, err := pc.CreateDataChannel("chat", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	offer, err := pc.CreateOffer(nil)
@@ -152,7 +161,7 @@ func offerer(t *testing.T) *pion.PeerConnection {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ICE gathering did not complete")
 	}
-	return pc
+	return pc, chat
 }
 
 func getJSON(t *testing.T, c *http.Client, url string, out any) int {

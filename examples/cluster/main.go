@@ -269,6 +269,8 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	portMax := fs.Uint("port-max", 0, "highest UDP port for media (0: any)")
 	publicIPs := fs.String("public-ip", "", "comma-separated addresses to announce as host candidates (1:1 NAT, containers)")
 	grace := fs.Duration("grace", 10*time.Second, "on SIGTERM, how long sessions may take to end before they are cancelled")
+	pingTimeout := fs.Duration("ping-timeout", 3*time.Second, "end a session whose client sent no ping for that long (negative: never); raise it where browsers may be starved of CPU")
+	restartGrace := fs.Duration("restart-grace", 0, "keep a session whose client stopped pinging that much longer, for the client to replace its peer connection (browsers do 5 s into an ICE outage); 0: end it when the pings stop")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "ICE on IPv4 loopback only (tests)")
 	bot := fs.String("bot", "conformance", `the sessions' pipeline: "conformance" (the conformance bot) or "echo" (the user's audio sent back, for load tests: audio encoded both ways)`)
@@ -278,6 +280,12 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	}
 	if *portMin > 65535 || *portMax > 65535 {
 		return errors.New("-port-min and -port-max must be UDP ports")
+	}
+	if *pingTimeout == 0 {
+		return errors.New("-ping-timeout must not be 0 (negative: never)")
+	}
+	if *restartGrace < 0 {
+		return errors.New("-restart-grace must not be negative")
 	}
 	newBot, ok := bots[*bot]
 	if !ok {
@@ -316,6 +324,8 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		PublicIPs:       splitList(*publicIPs),
 		MaxSessions:     *capacity,
 		ShutdownGrace:   *grace,
+		PingTimeout:     *pingTimeout,
+		RestartGrace:    *restartGrace,
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals); nil, which ignores them, when metrics are
 		// off.
@@ -421,6 +431,8 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workerAddr := fs.String("worker-addr", "", "the first worker's direct signalling address HOST:PORT; worker i listens on PORT+i-1 (default: none; port 0: any free ports, printed)")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "the workers' ICE on IPv4 loopback only (tests)")
+	pingTimeout := fs.Duration("ping-timeout", 3*time.Second, "the workers' -ping-timeout")
+	restartGrace := fs.Duration("restart-grace", 0, "the workers' -restart-grace")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -506,7 +518,8 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if *loopbackOnly {
 			args = append(args, "-loopback-only")
 		}
-		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i), "-bot", *bot)
+		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i), "-bot", *bot,
+			"-ping-timeout", pingTimeout.String(), "-restart-grace", restartGrace.String())
 		if err := startChild("worker "+id, args...); err != nil {
 			return err
 		}

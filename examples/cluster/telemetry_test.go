@@ -25,58 +25,10 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs a NATS server and a WebRTC session")
 	}
-	ns := embeddedNATS(t)
-
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	ran := make(chan error, 1)
-	go func() {
-		ran <- workerCommand(ctx, []string{"-nats", ns.ClientURL(), "-id", "m1", "-capacity", "2", "-loopback-only",
-			"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, pw, io.Discard)
-		_ = pw.Close()
-	}()
-	addrs := announced(pr, "worker m1 metrics on ", "worker m1 signalling on ")
-	defer func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("the worker after its context ended: %v", err)
-		}
-	}()
-	var metricsURL, base string
-	select {
-	case a := <-addrs:
-		metricsURL, base = a[0], a[1]
-	case err := <-ran:
-		ran <- err
-		t.Fatalf("the worker exited: %v", err)
-	case <-time.After(20 * time.Second):
-		t.Fatal("the worker did not announce its addresses")
-	}
+	metricsURL, base := runWorker(t, "m1", "-capacity", "2")
 
 	client := &http.Client{Timeout: 20 * time.Second}
-	pc := offerer(t)
-	var ans struct {
-		SDP  string `json:"sdp"`
-		Type string `json:"type"`
-	}
-	offer := map[string]any{"sdp": pc.LocalDescription().SDP, "type": "offer", "pc_id": nil, "restart_pc": false}
-	if status := postJSON(t, client, base+"/api/offer", offer, &ans); status != http.StatusOK || ans.Type != "answer" {
-		t.Fatalf("POST /api/offer: %d %+v", status, ans)
-	}
-	connected := make(chan struct{})
-	pc.OnConnectionStateChange(func(s pion.PeerConnectionState) {
-		if s == pion.PeerConnectionStateConnected {
-			close(connected)
-		}
-	})
-	if err := pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeAnswer, SDP: ans.SDP}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-connected:
-	case <-time.After(20 * time.Second):
-		t.Fatal("the session did not connect")
-	}
+	pc, _ := connect(t, client, base)
 	if got := scrape(t, client, metricsURL); got["framewire_sessions_active"] != 1 {
 		t.Errorf("framewire_sessions_active = %v while the session runs, want 1", got["framewire_sessions_active"])
 	}
@@ -111,6 +63,66 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 	if c, ok := got["framewire_opus_complexity"]; !ok || c < 0 || c > 10 {
 		t.Errorf("framewire_opus_complexity = %v (present: %v) after the session ended, want a level 0 to 10", c, ok)
 	}
+}
+
+// runWorker runs the worker command in this process with id, its own
+// embedded NATS server, loopback ICE, and signalling and metrics on free
+// ports, plus args; it returns the metrics URL and the signalling base
+// URL. The worker is stopped, and its error checked, when the test ends.
+func runWorker(t *testing.T, id string, args ...string) (metricsURL, base string) {
+	t.Helper()
+	ns := embeddedNATS(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	ran := make(chan error, 1)
+	go func() {
+		ran <- workerCommand(ctx, append([]string{"-nats", ns.ClientURL(), "-id", id, "-loopback-only",
+			"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		_ = pw.Close()
+	}()
+	addrs := announced(pr, "worker "+id+" metrics on ", "worker "+id+" signalling on ")
+	t.Cleanup(func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("the worker after its context ended: %v", err)
+		}
+	})
+	select {
+	case a := <-addrs:
+		return a[0], a[1]
+	case err := <-ran:
+		ran <- err
+		t.Fatalf("the worker exited: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("the worker did not announce its addresses")
+	}
+	return "", ""
+}
+
+// connect makes a session with the worker at base and waits until its
+// peer connection and its chat data channel are open.
+func connect(t *testing.T, client *http.Client, base string) (*pion.PeerConnection, *pion.DataChannel) {
+	t.Helper()
+	pc, chat := offererWithChat(t)
+	var ans struct {
+		SDP  string `json:"sdp"`
+		Type string `json:"type"`
+	}
+	offer := map[string]any{"sdp": pc.LocalDescription().SDP, "type": "offer", "pc_id": nil, "restart_pc": false}
+	if status := postJSON(t, client, base+"/api/offer", offer, &ans); status != http.StatusOK || ans.Type != "answer" {
+		t.Fatalf("POST /api/offer: %d %+v", status, ans)
+	}
+	open := make(chan struct{})
+	chat.OnOpen(func() { close(open) })
+	if err := pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeAnswer, SDP: ans.SDP}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-open:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session's data channel did not open")
+	}
+	return pc, chat
 }
 
 // scrape reads a Prometheus text endpoint into series name{labels} →
