@@ -56,9 +56,9 @@
 //     to 1.04 for speech in the grammar). The live pass of a session's
 //     first utterance is normalised with the model's default cepstral
 //     mean, the grammar's pass with one adapted to the utterance; before
-//     the phrase of a first utterance is rejected, the general model
-//     decodes it again with the grammar's mean and the fit is measured
-//     against that (a decode more, about half a second per second of
+//     the phrase of a first utterance is rejected for its fit, the general
+//     model decodes it again with the grammar's mean and the fit is
+//     measured against that (a decode more, about half a second per second of
 //     audio on the demo's beams). The phrase stands when
 //     PhoneRatio is between 0.5 and [Options.MaxPhoneRatio] (1.4) and Fit
 //     is at most [Options.MaxFit] (1.1), with a confidence from 1 down to

@@ -597,23 +597,25 @@ func (s *Session) finish(ctx context.Context, finalized bool) error {
 	if grammar {
 		lmPhones, gPhones = s.phones(r.Model), s.phones(r.Grammar)
 	}
-	decide(&r, grammar, lmScores, lmScores, gScores, lmPhones, gPhones, &s.e.opts)
-	if grammar && !s.adapted && r.Source == SourceModel && r.Grammar != "" {
+	o := &s.e.opts
+	decide(&r, grammar, lmScores, lmScores, gScores, lmPhones, gPhones, o)
+	if grammar && !s.adapted && r.Source == SourceModel && r.Fit > o.MaxFit &&
+		r.PhoneRatio >= minPhoneRatio && r.PhoneRatio <= o.MaxPhoneRatio {
 		// The live pass of a session's first utterance was normalised
 		// with the model's default cepstral mean, which suits few
 		// channels; ending it moved the mean towards this audio, and the
 		// grammar's pass used the moved one. Before the grammar's phrase
-		// is rejected, the general model decodes the utterance again with
-		// that mean, so that the costs compare under one normalisation.
-		// Its live text stays the transcript and the phone ratio's
-		// measure. This costs a decode of the utterance, once per session
-		// at most.
+		// is rejected for its fit, the general model decodes the
+		// utterance again with that mean, so that the costs compare under
+		// one normalisation. Its live text stays the transcript and the
+		// phone ratio's measure. This costs a decode of the utterance,
+		// once per session at most.
 		C.fw_mean_set(s.ps, &mean)
 		_, ref, err := s.decodeAgain(s.lmName)
 		if err != nil {
 			return err
 		}
-		decide(&r, grammar, lmScores, ref, gScores, lmPhones, gPhones, &s.e.opts)
+		decide(&r, grammar, lmScores, ref, gScores, lmPhones, gPhones, o)
 	}
 	if s.speech {
 		s.adapted = true
