@@ -42,13 +42,28 @@ func TestTurnTrackerTimerEndsWithTheTask(t *testing.T) {
 			task.OnStarted(func() { close(started) })
 			done := make(chan error, 1)
 			go func() { done <- task.Run(context.Background()) }()
+			ended := false
+			defer func() {
+				if !ended { // a failed check: leave nothing running for the next case
+					task.Cancel("test failed")
+					<-done
+				}
+			}()
 			<-started
-			// A turn in progress, its stop armed on the timer.
+			// A turn in progress, its stop armed on the timer. The frames
+			// are queued, so the tracker sees them a moment later.
 			task.QueueFrame(&frames.VADUserStartedSpeaking{})
 			task.QueueFrame(&frames.VADUserStoppedSpeaking{})
-			if n := goroutinesIn(timer); n != 1 {
+			n := 0
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if n = goroutinesIn(timer); n == 1 {
+					break
+				}
+			}
+			if n != 1 {
 				t.Fatalf("%d timer goroutines while the task runs, want 1", n)
 			}
+			ended = true
 			tc.end(task)
 			select {
 			case err := <-done:
