@@ -340,27 +340,13 @@ func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
 
 // ServeHTTP implements http.Handler for the signalling routes.
 func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &httpstatus.Recorder{ResponseWriter: w}
-	defer func() {
-		if rec.Status != 0 {
-			f.opts.Metrics.SignallingResponse(r.Context(), rec.Status)
-		}
-	}()
-	f.serveHTTP(rec, r)
+	httpstatus.Report(w, r, f.serveHTTP, f.opts.Metrics.SignallingResponse)
 }
 
 func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	// For the answers the front door gives itself; a worker's answer
 	// replaces these headers with its own (write).
-	if o := r.Header.Get("Origin"); o != "" && origin.Allowed(f.opts.AllowOrigins, o) {
-		h := w.Header()
-		if slices.Contains(f.opts.AllowOrigins, "*") {
-			h.Set("Access-Control-Allow-Origin", "*")
-		} else {
-			h.Set("Access-Control-Allow-Origin", o)
-			h.Add("Vary", "Origin")
-		}
-	}
+	origin.Allow(w.Header(), f.opts.AllowOrigins, r.Header.Get("Origin"))
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()

@@ -1,8 +1,10 @@
 package httpstatus
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 	"time"
 )
@@ -43,5 +45,27 @@ func TestRecorderUnwraps(t *testing.T) {
 	rec := &Recorder{ResponseWriter: under}
 	if err := http.NewResponseController(rec).SetWriteDeadline(time.Now()); err != nil || !under.set {
 		t.Errorf("SetWriteDeadline through the recorder: %v, reached the writer: %v", err, under.set)
+	}
+}
+
+// Report gives the status a handler answered with, and nothing for a
+// handler that wrote nothing.
+func TestReportGivesTheStatusServed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		serve http.HandlerFunc
+		want  []int
+	}{
+		{"an answer", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }, []int{418}},
+		{"nothing written", func(http.ResponseWriter, *http.Request) {}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []int
+			Report(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil), tc.serve,
+				func(_ context.Context, status int) { got = append(got, status) })
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("reported %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

@@ -1,6 +1,10 @@
 package origin
 
-import "strings"
+import (
+	"net/http"
+	"slices"
+	"strings"
+)
 
 // Allowed reports whether origin matches one of patterns: "*", the origin
 // itself (case-insensitive), or "scheme://host:*" (the same scheme and
@@ -12,6 +16,23 @@ func Allowed(patterns []string, origin string) bool {
 		}
 	}
 	return false
+}
+
+// Allow sets the CORS headers that let a page of origin o read the
+// response, when o (the request's Origin header) matches patterns:
+// Access-Control-Allow-Origin "*" under the "*" pattern, else o itself
+// with "Vary: Origin". It reports whether o matched.
+func Allow(h http.Header, patterns []string, o string) bool {
+	if o == "" || !Allowed(patterns, o) {
+		return false
+	}
+	if slices.Contains(patterns, "*") {
+		h.Set("Access-Control-Allow-Origin", "*")
+	} else {
+		h.Set("Access-Control-Allow-Origin", o)
+		h.Add("Vary", "Origin")
+	}
+	return true
 }
 
 // anyPort reports whether origin matches pattern "scheme://host:*".

@@ -1,6 +1,11 @@
 package origin
 
-import "testing"
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
 
 func TestAllowed(t *testing.T) {
 	patterns := []string{"https://app.example.com", "http://127.0.0.1:*"}
@@ -27,6 +32,32 @@ func TestAllowed(t *testing.T) {
 	}
 	if Allowed(nil, "http://127.0.0.1") {
 		t.Error("no patterns allowed an origin")
+	}
+}
+
+func TestAllowSetsTheHeadersOfAMatch(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		patterns []string
+		origin   string
+		ok       bool
+		want     http.Header
+	}{
+		{"any origin", []string{"*"}, "https://a.example", true, http.Header{"Access-Control-Allow-Origin": {"*"}}},
+		{"a listed origin", []string{"http://127.0.0.1:*"}, "http://127.0.0.1:5173", true,
+			http.Header{"Access-Control-Allow-Origin": {"http://127.0.0.1:5173"}, "Vary": {"Origin"}}},
+		{"another origin", []string{"https://a.example"}, "https://b.example", false, http.Header{}},
+		{"no Origin header", []string{"*"}, "", false, http.Header{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{}
+			if ok := Allow(h, tc.patterns, tc.origin); ok != tc.ok {
+				t.Errorf("Allow = %v, want %v", ok, tc.ok)
+			}
+			if d := cmp.Diff(tc.want, h); d != "" {
+				t.Errorf("headers (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -422,29 +421,11 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 // per-address rate (Options.PerIP), a CORS preflight's answer,
 // Options.Authorize, then the route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &httpstatus.Recorder{ResponseWriter: w}
-	defer func() {
-		if rec.Status != 0 {
-			s.opts.Metrics.SignallingResponse(r.Context(), rec.Status)
-		}
-	}()
-	s.serveHTTP(rec, r)
+	httpstatus.Report(w, r, s.serveHTTP, s.opts.Metrics.SignallingResponse)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	preflight := false
-	if len(s.opts.AllowOrigins) > 0 {
-		if origin := r.Header.Get("Origin"); origin != "" && s.originAllowed(origin) {
-			h := w.Header()
-			if slices.Contains(s.opts.AllowOrigins, "*") {
-				h.Set("Access-Control-Allow-Origin", "*")
-			} else {
-				h.Set("Access-Control-Allow-Origin", origin)
-				h.Add("Vary", "Origin")
-			}
-			preflight = r.Method == http.MethodOptions
-		}
-	}
+	preflight := origin.Allow(w.Header(), s.opts.AllowOrigins, r.Header.Get("Origin")) && r.Method == http.MethodOptions
 	if s.ips != nil && s.opts.PerIP.Rate > 0 && !s.allowRequest(w, r) {
 		return
 	}
@@ -492,8 +473,6 @@ func logRequest(r *http.Request, err error) []zap.Field {
 	return []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
 		zap.String("remote", r.RemoteAddr), zap.Error(err)}
 }
-
-func (s *Server) originAllowed(o string) bool { return origin.Allowed(s.opts.AllowOrigins, o) }
 
 // Shutdown stops taking sessions and ends the running ones gracefully.
 // From the first call, new sessions are refused with a 503 and a
