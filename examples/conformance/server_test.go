@@ -6,15 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/framewire/framewire/internal/metricstest"
 )
 
 // These tests run the whole bot over HTTP and WebRTC with an in-process
@@ -395,12 +395,7 @@ func TestSplitList(t *testing.T) {
 // With FRAMEWIRE_METRICS_ADDR set, run serves Prometheus metrics there for
 // as long as it serves the bot: the sessions and the transport's counters.
 func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := ln.Addr().String()
-	ln.Close()
+	metricsAddr := metricstest.FreeAddr(t)
 	t.Setenv("FRAMEWIRE_METRICS_ADDR", metricsAddr)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -410,25 +405,10 @@ func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
 	defer ccancel()
 	connect(cctx, t, base+"/api/offer", "2.1.0")
 
-	var body string
-	want := []string{
+	metricstest.WaitFor(t, testHTTP, metricsAddr,
 		`target_info{service_name="framewire-conformance"`,
 		`framewire_sessions_started_total 1`,
-		`framewire_signalling_responses_total{http_response_status_code="200"}`,
-	}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := testHTTP.Get("http://" + metricsAddr + "/metrics"); err == nil {
-			b, _ := io.ReadAll(res.Body)
-			res.Body.Close()
-			body = string(b)
-			if !slices.ContainsFunc(want, func(s string) bool { return !strings.Contains(body, s) }) {
-				break
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the metrics at %s lack one of %q:\n%.3000s", metricsAddr, want, body)
-		}
-	}
+		`framewire_signalling_responses_total{http_response_status_code="200"}`)
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run returned %v", err)

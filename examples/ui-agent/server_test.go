@@ -13,6 +13,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -179,12 +180,7 @@ func TestServeUntilCancelled(t *testing.T) {
 // With FRAMEWIRE_METRICS_ADDR the demo serves Prometheus metrics there,
 // for as long as it runs.
 func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	metricsAddr := ln.Addr().String()
-	ln.Close()
+	metricsAddr := metricstest.FreeAddr(t)
 	t.Setenv("FRAMEWIRE_METRICS_ADDR", metricsAddr)
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -204,25 +200,11 @@ func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
 	} else if res.Body.Close(); res.StatusCode != http.StatusUnsupportedMediaType {
 		t.Fatalf("POST /start as text/plain: %d, want 415", res.StatusCode)
 	}
-	var body []byte
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		res, err := client.Get("http://" + metricsAddr + "/metrics")
-		if err == nil {
-			body, _ = io.ReadAll(res.Body)
-			res.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no metrics endpoint at %s: %v", metricsAddr, err)
-		}
-	}
-	// Instruments show once something is recorded; the resource shows at once.
-	if !strings.Contains(string(body), `target_info{service_name="framewire-ui-agent"`) {
-		t.Errorf("the metrics are not the demo's:\n%.500s", body)
-	}
-	if !strings.Contains(string(body), `framewire_signalling_responses_total{http_response_status_code="415"`) {
-		t.Errorf("the transport's signalling responses are not exported:\n%.2000s", body)
-	}
+	// Instruments show once something is recorded; the resource shows at
+	// once: the metrics are the demo's, the transport's counters among
+	// them.
+	metricstest.WaitFor(t, client, metricsAddr, `target_info{service_name="framewire-ui-agent"`,
+		`framewire_signalling_responses_total{http_response_status_code="415"`)
 	cancel()
 	if err := <-errc; err != nil {
 		t.Errorf("serve: %v", err)

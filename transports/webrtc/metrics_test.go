@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
 // recordingMetrics records what the transport reports.
 type recordingMetrics struct {
+	metricstest.Signalling
 	mu         sync.Mutex
-	statuses   map[int]int
-	refused    map[string]int
 	underruns  int64
 	late       int64
 	complexity []int
@@ -22,7 +22,7 @@ type recordingMetrics struct {
 }
 
 func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{statuses: map[int]int{}, refused: map[string]int{}, queues: map[string][]int{}}
+	return &recordingMetrics{queues: map[string][]int{}}
 }
 
 func (m *recordingMetrics) LateFrames(_ context.Context, n int64) {
@@ -40,17 +40,6 @@ func (m *recordingMetrics) OpusComplexity(_ context.Context, level int) {
 	m.complexity = append(m.complexity, level)
 	m.mu.Unlock()
 }
-func (m *recordingMetrics) SignallingResponse(_ context.Context, status int) {
-	m.mu.Lock()
-	m.statuses[status]++
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) LimitRefused(_ context.Context, limit string) {
-	m.mu.Lock()
-	m.refused[limit]++
-	m.mu.Unlock()
-}
-
 func (m *recordingMetrics) QueueHighWater(_ context.Context, queue string, depth int) {
 	m.mu.Lock()
 	m.queues[queue] = append(m.queues[queue], depth)
@@ -80,11 +69,11 @@ func TestTheTransportReportsItsMetrics(t *testing.T) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.statuses[200] < 1 || m.statuses[503] < 1 || m.statuses[415] != 1 {
-		t.Errorf("signalling responses by status: %v, want the offer's 200, the refused offer's 503 and one 415", m.statuses)
+	if st := m.Statuses(); st[200] < 1 || st[503] < 1 || st[415] != 1 {
+		t.Errorf("signalling responses by status: %v, want the offer's 200, the refused offer's 503 and one 415", st)
 	}
-	if m.refused[limitSessions] < 1 {
-		t.Errorf("refusals by limit: %v, want the sessions limit", m.refused)
+	if refused := m.Refused(); refused[limitSessions] < 1 {
+		t.Errorf("refusals by limit: %v, want the sessions limit", refused)
 	}
 	if want := map[bool]int{true: 1, false: 0}[opus]; len(m.complexity) != want {
 		t.Errorf("complexity reported %v, want %d report for the one session that ended", m.complexity, want)
