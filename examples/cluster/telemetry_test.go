@@ -77,31 +77,41 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 func runWorker(t *testing.T, id string, args ...string) (metricsURL, base string) {
 	t.Helper()
 	ns := embeddedNATS(t)
+	a := runCommand(t, workerCommand, append([]string{"-nats", ns.ClientURL(), "-id", id, "-loopback-only",
+		"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, args...),
+		"worker "+id+" metrics on ", "worker "+id+" signalling on ")
+	return a[0], a[1]
+}
+
+// runCommand runs command in this process with args until the test ends,
+// then checks its error, and returns what it announced after each of
+// prefixes on its stdout (see announced).
+func runCommand(t *testing.T, command func(ctx context.Context, args []string, stdout, stderr io.Writer) error, args []string, prefixes ...string) []string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	ran := make(chan error, 1)
 	go func() {
-		ran <- workerCommand(ctx, append([]string{"-nats", ns.ClientURL(), "-id", id, "-loopback-only",
-			"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, args...), pw, io.Discard)
+		ran <- command(ctx, args, pw, io.Discard)
 		_ = pw.Close()
 	}()
-	addrs := announced(pr, "worker "+id+" metrics on ", "worker "+id+" signalling on ")
+	addrs := announced(pr, prefixes...)
 	t.Cleanup(func() {
 		cancel()
 		if err := <-ran; err != nil {
-			t.Errorf("the worker after its context ended: %v", err)
+			t.Errorf("the command after its context ended: %v", err)
 		}
 	})
 	select {
 	case a := <-addrs:
-		return a[0], a[1]
+		return a
 	case err := <-ran:
 		ran <- err
-		t.Fatalf("the worker exited: %v", err)
+		t.Fatalf("the command exited: %v", err)
 	case <-time.After(20 * time.Second):
-		t.Fatal("the worker did not announce its addresses")
+		t.Fatalf("the command did not announce %q", prefixes)
 	}
-	return "", ""
+	return nil
 }
 
 // connect makes a session with the worker at base and waits until its

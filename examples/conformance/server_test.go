@@ -405,7 +405,7 @@ func TestRunExportsMetricsWhenAskedTo(t *testing.T) {
 	defer ccancel()
 	connect(cctx, t, base+"/api/offer", "2.1.0")
 
-	metricstest.WaitFor(t, testHTTP, metricsAddr,
+	metricstest.WaitFor(t, testHTTP, "http://"+metricsAddr+"/metrics",
 		`target_info{service_name="framewire-conformance"`,
 		`framewire_sessions_started_total 1`,
 		`framewire_signalling_responses_total{http_response_status_code="200"}`)

@@ -203,7 +203,7 @@ func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
 	// Instruments show once something is recorded; the resource shows at
 	// once: the metrics are the demo's, the transport's counters among
 	// them.
-	metricstest.WaitFor(t, client, metricsAddr, `target_info{service_name="framewire-ui-agent"`,
+	metricstest.WaitFor(t, client, "http://"+metricsAddr+"/metrics", `target_info{service_name="framewire-ui-agent"`,
 		`framewire_signalling_responses_total{http_response_status_code="415"`)
 	cancel()
 	if err := <-errc; err != nil {

@@ -38,7 +38,7 @@ func TestServeExportsMetricsWhenAskedTo(t *testing.T) {
 	if res.StatusCode != http.StatusUnsupportedMediaType {
 		t.Fatalf("POST /start as text/plain: %d, want 415", res.StatusCode)
 	}
-	metricstest.WaitFor(t, client, metricsAddr, `target_info{service_name="framewire-voice-bot"`,
+	metricstest.WaitFor(t, client, "http://"+metricsAddr+"/metrics", `target_info{service_name="framewire-voice-bot"`,
 		`framewire_signalling_responses_total{http_response_status_code="415"} 1`)
 	cancel()
 	if err := <-done; err != nil {

@@ -69,13 +69,13 @@ func FreeAddr(t testing.TB) string {
 	return addr
 }
 
-// WaitFor reads http://addr/metrics with client until the text holds
-// every one of want, and returns it; it fails the test after 5 s.
-func WaitFor(t testing.TB, client *http.Client, addr string, want ...string) string {
+// WaitFor reads the Prometheus endpoint at url with client until the text
+// holds every one of want, and returns it; it fails the test after 5 s.
+func WaitFor(t testing.TB, client *http.Client, url string, want ...string) string {
 	t.Helper()
 	var body string
 	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if res, err := client.Get("http://" + addr + "/metrics"); err == nil {
+		if res, err := client.Get(url); err == nil {
 			b, _ := io.ReadAll(io.LimitReader(res.Body, 16<<20))
 			_ = res.Body.Close()
 			if body = string(b); containsAll(body, want) {
@@ -83,7 +83,7 @@ func WaitFor(t testing.TB, client *http.Client, addr string, want ...string) str
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the metrics at %s lack one of %q:\n%.3000s", addr, want, body)
+			t.Fatalf("the metrics at %s lack one of %q:\n%.3000s", url, want, body)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func TestWaitForReadsUntilTheTextHoldsEveryLine(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	body := WaitFor(t, srv.Client(), strings.TrimPrefix(srv.URL, "http://"), "a_total 1", "b_total 2")
+	body := WaitFor(t, srv.Client(), srv.URL+"/metrics", "a_total 1", "b_total 2")
 	if !strings.Contains(body, "b_total 2") || reads.Load() < 3 {
 		t.Errorf("returned after %d reads:\n%s", reads.Load(), body)
 	}
