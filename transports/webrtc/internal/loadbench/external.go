@@ -127,13 +127,14 @@ type latency struct {
 	MaxMS  float64 `json:"max_ms"`
 }
 
-// serverCounts are one server's counter deltas.
+// serverCounts are one server's counter deltas over the sessions' whole
+// lives (per_server), or any servers' between two scrapes (delta).
 type serverCounts struct {
 	URL        string  `json:"url"`
 	Started    float64 `json:"sessions_started"`
 	Ended      float64 `json:"sessions_ended"`
-	Underruns  float64 `json:"output_underruns"`
-	LateFrames float64 `json:"output_late_frames"`
+	Underruns  float64 `json:"output_underruns_life"`
+	LateFrames float64 `json:"output_late_frames_life"`
 }
 
 // offerURLOf returns the offer URL of a -url value: a base URL gets
@@ -243,8 +244,7 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 		if err != nil {
 			return r, fmt.Errorf("scraping at the window's end: %w", err)
 		}
-		var w externalResult
-		w.sum(windowStart, windowEnd)
+		w, _ := delta(windowStart, windowEnd)
 		r.Underruns, r.LateFrames = w.Underruns, w.LateFrames
 	}
 	closeClients(clients)
@@ -261,10 +261,9 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 				r.ScrapeError = err.Error()
 			} else {
 				r.ScrapeError = ""
-				var life externalResult
-				life.sum(before, after)
+				life, each := delta(before, after)
 				r.LifeUnderruns, r.LifeLateFrames = life.Underruns, life.LateFrames
-				r.Started, r.Ended, r.PerServer = life.Started, life.Ended, life.PerServer
+				r.Started, r.Ended, r.PerServer = life.Started, life.Ended, each
 				if r.Settled = r.Ended >= float64(r.Connected); r.Settled {
 					r.SettleS = time.Since(start).Seconds()
 					break
@@ -280,10 +279,9 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 	return r, ctx.Err()
 }
 
-// sum fills the servers' deltas from two scrapes of every server.
-func (r *externalResult) sum(before, after []counters) {
-	r.PerServer = r.PerServer[:0]
-	r.Underruns, r.LateFrames, r.Started, r.Ended = 0, 0, 0, 0
+// delta returns the counters' change between two scrapes of every server:
+// their total and each server's.
+func delta(before, after []counters) (total serverCounts, each []serverCounts) {
 	for i := range after {
 		d := serverCounts{
 			URL:        after[i].url,
@@ -292,12 +290,13 @@ func (r *externalResult) sum(before, after []counters) {
 			Underruns:  after[i].underruns - before[i].underruns,
 			LateFrames: after[i].lateFrames - before[i].lateFrames,
 		}
-		r.PerServer = append(r.PerServer, d)
-		r.Started += d.Started
-		r.Ended += d.Ended
-		r.Underruns += d.Underruns
-		r.LateFrames += d.LateFrames
+		each = append(each, d)
+		total.Started += d.Started
+		total.Ended += d.Ended
+		total.Underruns += d.Underruns
+		total.LateFrames += d.LateFrames
 	}
+	return total, each
 }
 
 // dialMeasured connects n clients, parallel at a time, through httpc; it
