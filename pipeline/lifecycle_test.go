@@ -540,3 +540,34 @@ func TestErrorsClassifyThemselves(t *testing.T) {
 		t.Fatalf("category = %v, want permanent", got)
 	}
 }
+
+type ctxKey struct{}
+
+// cleanupContext records the context its Cleanup was given.
+type cleanupContext struct {
+	pipeline.PassThrough
+	value any
+	err   error
+}
+
+func (c *cleanupContext) Cleanup(ctx context.Context) error {
+	c.value, c.err = ctx.Value(ctxKey{}), ctx.Err()
+	return nil
+}
+
+// Cleanup runs with the values of the context the task ran under (its
+// logger, its trace span) even when that context was cancelled, and is
+// not cancelled with it.
+func TestCleanupKeepsTheRunContextsValues(t *testing.T) {
+	c := &cleanupContext{}
+	task := pipeline.NewTask(pipeline.New(c), pipeline.TaskOptions{})
+	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "session-7"))
+	done := make(chan error, 1)
+	go func() { done <- task.Run(ctx) }()
+	cancel()
+	task.Cancel("test over")
+	waitDone(t, done, 3*time.Second)
+	if c.value != "session-7" || c.err != nil {
+		t.Errorf("Cleanup saw value %v and err %v, want session-7 and nil", c.value, c.err)
+	}
+}

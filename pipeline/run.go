@@ -53,7 +53,7 @@ func (t *Task) Run(ctx context.Context) error {
 	var runErr error
 	stopped := false
 	defer func() {
-		t.teardown(!stopped)
+		t.teardown(ctx, !stopped)
 		t.hub.close(t.opts.DrainTimeout)
 		for _, fn := range handlersOf(t, &t.finishedFn) {
 			fn(reason)
@@ -345,11 +345,14 @@ func (t *Task) setup(callerCtx, runCtx context.Context) error {
 }
 
 // teardown cleans processors up (unless the task stopped, which keeps them).
-func (t *Task) teardown(cleanup bool) {
+// The cleanup keeps ctx's values (loggers, trace spans) but not its
+// cancellation: a task whose caller has gone still releases what it holds,
+// within CancelTimeout.
+func (t *Task) teardown(ctx context.Context, cleanup bool) {
 	if !cleanup {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), t.opts.CancelTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), t.opts.CancelTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
 	for _, n := range t.nodes {
