@@ -126,6 +126,25 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 		body.Messages = appendMerged(body.Messages, role, blocks)
 	}
 	body.Messages = slices.DeleteFunc(body.Messages, func(m wireMessage) bool { return len(m.Content) == 0 })
+	if len(body.Messages) == 0 {
+		// The Messages API needs at least one message (an empty list is a
+		// 400 invalid_request_error, API reference: "messages"), and the
+		// first one from the user. A context of system messages only is the
+		// bot speaking first: its prompt becomes that user turn, as
+		// Pipecat's Anthropic context does with a lone system message.
+		if len(body.System) == 0 {
+			return nil, errors.New("anthropic: the context has no message to send (no system prompt and no conversation)")
+		}
+		m := wireMessage{Role: "user"}
+		for _, b := range body.System {
+			raw, err := marshal(b)
+			if err != nil {
+				return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
+			}
+			m.Content = append(m.Content, raw)
+		}
+		body.System, body.Messages = nil, []wireMessage{m}
+	}
 	for _, t := range req.Tools {
 		w, err := encodeTool(t)
 		if err != nil {

@@ -110,9 +110,6 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 		}
 		msgs = msgs[1:]
 	}
-	if len(system) > 0 {
-		body.SystemInstruction = &wireContent{Parts: system}
-	}
 	offset := len(req.Messages) - len(msgs)
 	refs := map[string]callRef{}
 	for i, m := range msgs {
@@ -123,6 +120,18 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 		body.Contents = appendMerged(body.Contents, role, parts)
 	}
 	body.Contents = slices.DeleteFunc(body.Contents, func(c wireContent) bool { return len(c.Parts) == 0 })
+	switch {
+	case len(body.Contents) == 0 && len(system) == 0:
+		return nil, errors.New("gemini: the context has no message to send (no system prompt and no conversation)")
+	case len(body.Contents) == 0:
+		// generateContent needs at least one content (an empty contents
+		// is a 400 INVALID_ARGUMENT, API reference: "contents[] Required").
+		// A context of system messages only is the bot speaking first: its
+		// prompt becomes the user turn, as for Anthropic.
+		body.Contents = []wireContent{{Role: "user", Parts: system}}
+	case len(system) > 0:
+		body.SystemInstruction = &wireContent{Parts: system}
+	}
 	if len(req.Tools) > 0 {
 		var decls []json.RawMessage
 		for _, t := range req.Tools {

@@ -143,3 +143,29 @@ func TestToolChoice(t *testing.T) {
 		}
 	}
 }
+
+// A context of system messages only (the bot speaks first) still sends one
+// user content: generateContent answers 400 to empty contents. The system
+// prompt becomes that content.
+func TestRequestSystemOnlyGolden(t *testing.T) {
+	srv := llmhttptest.New(t, sse(t, "text.sse"))
+	conv := &frames.LLMContext{Messages: []frames.LLMMessage{
+		llm.SystemMessage("You are a helpful voice assistant. Greet the user."),
+	}}
+	if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{SystemInstruction: "Answer in English."}), conv); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "request_system_only.golden.json", srv.Requests()[0].Body)
+}
+
+// An empty context is refused before any request is sent.
+func TestEmptyContextIsRefusedWithoutARequest(t *testing.T) {
+	srv := llmhttptest.New(t, sse(t, "text.sse"))
+	_, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), &frames.LLMContext{})
+	if err == nil {
+		t.Fatal("an empty context was sent")
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent, want 0", n)
+	}
+}
