@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 )
 
@@ -29,6 +30,12 @@ const (
 	interpPhases   = 512
 	maxRate        = 1_000_000
 	maxChannels    = 64
+	// MaxResampleRatio bounds how far apart the two rates of a [Resampler]
+	// may be, either way: the filter's length grows with the ratio when
+	// down-sampling, and the output's with it when up-sampling, so a rate
+	// of 1 Hz (a client's claim) must not reach either. 8 kHz to 48 kHz
+	// is 6.
+	MaxResampleRatio = 16
 )
 
 // Resampler converts 16-bit PCM from one sample rate to another, chunk by
@@ -56,7 +63,7 @@ type Resampler struct {
 	half                      int // taps on each side of the centre
 	taps                      int // 2*half
 	interp                    bool
-	coeffs                    []float32 // rows of taps: l rows, or interpPhases+1 rows
+	coeffs                    []float32 // rows of taps: l rows, or interpPhases+1 rows; shared, read only
 
 	hist    [][]float32 // per channel: past input, from the first tap of the next output
 	pos     int         // index in hist of the next output's first tap
@@ -69,10 +76,18 @@ type Resampler struct {
 
 // NewResampler returns a resampler from inRate to outRate (in Hz) for
 // interleaved audio with channels channels. Equal rates give a resampler
-// that only copies.
+// that only copies. The rates must be at most [MaxResampleRatio] apart.
+//
+// Resamplers of the same ratio and options share one filter design, kept
+// in a bounded process-wide cache, so a stream that switches between a few
+// rates, or many streams at the same rates, design each filter once (a
+// design takes up to several milliseconds).
 func NewResampler(inRate, outRate, channels int, opts ResamplerOptions) (*Resampler, error) {
 	if inRate <= 0 || inRate > maxRate || outRate <= 0 || outRate > maxRate {
 		return nil, fmt.Errorf("audio: resampler rates must be between 1 and %d Hz, got %d to %d", maxRate, inRate, outRate)
+	}
+	if hi, lo := max(inRate, outRate), min(inRate, outRate); hi > MaxResampleRatio*lo {
+		return nil, fmt.Errorf("audio: resampler rates %d Hz and %d Hz are more than %d times apart", inRate, outRate, MaxResampleRatio)
 	}
 	if channels <= 0 || channels > maxChannels {
 		return nil, fmt.Errorf("audio: resampler channel count must be between 1 and %d, got %d", maxChannels, channels)
@@ -96,16 +111,112 @@ func NewResampler(inRate, outRate, channels int, opts ResamplerOptions) (*Resamp
 		hist: make([][]float32, channels),
 	}
 	if r.l != 1 || r.m != 1 {
-		r.design(opts)
+		f := filters.get(filterKey{l: r.l, m: r.m, attenuation: opts.Attenuation, passband: opts.Passband})
+		r.half, r.taps, r.interp, r.coeffs = f.half, f.taps, f.interp, f.coeffs
 	}
 	r.Reset()
 	return r, nil
 }
 
-// design computes the polyphase filter bank.
-func (r *Resampler) design(opts ResamplerOptions) {
-	in := float64(r.inRate)
-	low := float64(min(r.inRate, r.outRate))
+// filter is one polyphase filter bank, shared by every resampler of its
+// key; nothing writes to it once designed.
+type filter struct {
+	half, taps int
+	interp     bool
+	coeffs     []float32
+}
+
+// filterKey is what a design depends on: the reduced ratio (the design is
+// the same for 48 kHz to 16 kHz and 24 kHz to 8 kHz) and the options.
+type filterKey struct {
+	l, m                  int
+	attenuation, passband float64
+}
+
+// Bounds of the filter cache. The largest design the ratio bound allows
+// (16:1 down with interpolated phases) holds about 0.8 M coefficients.
+const (
+	maxCachedFilters = 64
+	maxCachedCoeffs  = 4 << 20 // 16 MiB of float32
+)
+
+// filterCache keeps the most recently used designs, within
+// maxCachedFilters and maxCachedCoeffs.
+type filterCache struct {
+	mu      sync.Mutex
+	entries map[filterKey]*cachedFilter
+	coeffs  int    // total held
+	clock   uint64 // of the last use
+}
+
+type cachedFilter struct {
+	f       *filter
+	lastUse uint64
+}
+
+var filters filterCache
+
+// get returns the design for k, designing it (outside the lock) when the
+// cache does not hold it. Two streams that miss at once both design it;
+// the cache keeps one.
+func (c *filterCache) get(k filterKey) *filter {
+	c.mu.Lock()
+	c.clock++
+	if e, ok := c.entries[k]; ok {
+		e.lastUse = c.clock
+		c.mu.Unlock()
+		return e.f
+	}
+	c.mu.Unlock()
+	f := design(k)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.entries[k]; ok {
+		return e.f
+	}
+	if len(f.coeffs) > maxCachedCoeffs {
+		return f
+	}
+	for len(c.entries) >= maxCachedFilters || c.coeffs+len(f.coeffs) > maxCachedCoeffs {
+		c.evictOldestLocked()
+	}
+	if c.entries == nil {
+		c.entries = make(map[filterKey]*cachedFilter)
+	}
+	c.entries[k] = &cachedFilter{f: f, lastUse: c.clock}
+	c.coeffs += len(f.coeffs)
+	return f
+}
+
+func (c *filterCache) evictOldestLocked() {
+	var (
+		oldest filterKey
+		e      *cachedFilter
+	)
+	for k, v := range c.entries {
+		if e == nil || v.lastUse < e.lastUse {
+			oldest, e = k, v
+		}
+	}
+	c.coeffs -= len(e.f.coeffs)
+	delete(c.entries, oldest)
+}
+
+// size returns the number of designs held (for tests).
+func (c *filterCache) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// design computes the polyphase filter bank for k. Rates enter only as
+// their ratio: frequencies are relative to the input rate, which is m
+// units when the output rate is l.
+func design(key filterKey) *filter {
+	in := float64(key.m)
+	low := float64(min(key.l, key.m))
+	opts := ResamplerOptions{Attenuation: key.attenuation, Passband: key.passband}
+	r := &filter{}
 	stop := low / 2
 	pass := opts.Passband * stop
 	cutoff := (pass + stop) / 2 / in * 2 // relative to the input Nyquist frequency
@@ -123,23 +234,24 @@ func (r *Resampler) design(opts ResamplerOptions) {
 	half += half & 1 // an even half makes the tap count a multiple of 4
 	r.half, r.taps = half, 2*half
 
-	rows := r.l
+	rows := key.l
 	if rows > maxExactPhases {
 		r.interp = true
 		rows = interpPhases + 1
 	}
 	r.coeffs = make([]float32, rows*r.taps)
 	i0b := besselI0(beta)
+	vals := make([]float64, r.taps)
 	for p := 0; p < rows; p++ {
 		var frac float64
 		if r.interp {
 			frac = float64(p) / interpPhases
 		} else {
-			frac = float64(p) / float64(r.l)
+			frac = float64(p) / float64(key.l)
 		}
 		row := r.coeffs[p*r.taps : (p+1)*r.taps]
 		var sum float64
-		vals := make([]float64, r.taps)
+		clear(vals)
 		for k := range vals {
 			t := float64(half-1) + frac - float64(k) // distance from the output instant, in input samples
 			x := t / float64(half)
@@ -154,6 +266,7 @@ func (r *Resampler) design(opts ResamplerOptions) {
 			row[k] = float32(v / sum) // unity gain at DC for every phase
 		}
 	}
+	return r
 }
 
 func sinc(x float64) float64 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -295,6 +296,10 @@ func TestNewResamplerRejectsBadArguments(t *testing.T) {
 		{16000, 48000, 0, ResamplerOptions{}},
 		{16000, 48000, 65, ResamplerOptions{}},
 		{16000, 2_000_000, 1, ResamplerOptions{}},
+		{1, 16000, 1, ResamplerOptions{}},      // 16000:1 up
+		{16000, 1, 1, ResamplerOptions{}},      // 16000:1 down
+		{8000, 192000, 1, ResamplerOptions{}},  // 24:1
+		{192001, 12000, 1, ResamplerOptions{}}, // just over 16:1
 		{16000, 48000, 1, ResamplerOptions{Passband: 0.2}},
 		{16000, 48000, 1, ResamplerOptions{Attenuation: 5}},
 	} {
@@ -385,4 +390,84 @@ func FuzzResampler(f *testing.F) {
 			t.Fatalf("chunks of %d bytes differ from one shot", step)
 		}
 	})
+}
+
+// A rate a client claims (1 Hz) is refused before any filter is designed
+// or any buffer sized for it: the call allocates only its error.
+func TestNewResamplerRefusesInsaneRatioCheaply(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		if _, err := NewResampler(1, 16000, 1, ResamplerOptions{}); err == nil {
+			t.Fatal("1 Hz to 16 kHz gave no error")
+		}
+		if _, err := NewResampler(16000, 1, 1, ResamplerOptions{}); err == nil {
+			t.Fatal("16 kHz to 1 Hz gave no error")
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Fatalf("20 refused resamplers allocated %d bytes, want under 64 KiB", got)
+	}
+	// The widest ratio allowed is accepted.
+	if _, err := NewResampler(48000, 3000, 1, ResamplerOptions{}); err != nil {
+		t.Fatalf("16:1 refused: %v", err)
+	}
+}
+
+// Resamplers of one ratio and options share one design: a stream that
+// switches back to a rate it used (or another stream at that ratio) does
+// not design the filter again.
+func TestResamplersShareCachedFilterDesign(t *testing.T) {
+	a := mustResampler(t, 47123, 16000, 1)
+	b := mustResampler(t, 47123, 16000, 2)
+	if &a.coeffs[0] != &b.coeffs[0] {
+		t.Fatal("two resamplers of the same rates designed two filters")
+	}
+	c := mustResampler(t, 48000, 16000, 1)
+	d := mustResampler(t, 24000, 8000, 1) // the same ratio, 3:1
+	if &c.coeffs[0] != &d.coeffs[0] {
+		t.Fatal("48k:16k and 24k:8k designed two filters")
+	}
+	e, err := NewResampler(48000, 16000, 1, lighter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &c.coeffs[0] == &e.coeffs[0] {
+		t.Fatal("different options share a design")
+	}
+	// A cached design costs only the stream's own state: the design of
+	// this prime ratio alone is 600 KB of coefficients.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		mustResampler(t, 47123, 16000, 1)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 10*16<<10 {
+		t.Errorf("10 resamplers of a cached ratio allocated %d bytes, want under 16 KiB each", got)
+	}
+}
+
+// The cache holds at most maxCachedFilters designs and maxCachedCoeffs
+// coefficients, however many rates are asked for.
+func TestFilterCacheIsBounded(t *testing.T) {
+	for rate := 40000; rate < 40000+3*maxCachedFilters; rate++ {
+		mustResampler(t, rate, 16000, 1)
+		filters.mu.Lock()
+		n, coeffs := len(filters.entries), filters.coeffs
+		filters.mu.Unlock()
+		if n > maxCachedFilters || coeffs > maxCachedCoeffs {
+			t.Fatalf("after %d Hz: %d designs and %d coefficients cached, want at most %d and %d",
+				rate, n, coeffs, maxCachedFilters, maxCachedCoeffs)
+		}
+	}
+	if filters.size() == 0 {
+		t.Fatal("nothing cached")
+	}
+	// The most recent design is still held.
+	a, b := mustResampler(t, 40000+3*maxCachedFilters-1, 16000, 1), mustResampler(t, 40000+3*maxCachedFilters-1, 16000, 1)
+	if &a.coeffs[0] != &b.coeffs[0] {
+		t.Fatal("the most recently used design was evicted")
+	}
 }
