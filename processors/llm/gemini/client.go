@@ -197,6 +197,7 @@ type events interface {
 // read parses the event stream and yields its events.
 func (c *Client) read(s events, prefix string, yield func(llm.Event, error) bool) {
 	var dec decoder
+	var answer []byte // the text, for the key of its signature
 	for {
 		data, _, err := s.Next()
 		if err == io.EOF {
@@ -211,6 +212,7 @@ func (c *Client) read(s events, prefix string, yield func(llm.Event, error) bool
 			yield(llm.Event{}, err)
 			return
 		}
+		answer = append(answer, text...)
 		if len(text) > 0 && !yield(llm.TextEvent(string(text)), nil) {
 			return
 		}
@@ -222,6 +224,11 @@ func (c *Client) read(s events, prefix string, yield func(llm.Event, error) bool
 		}
 		yield(llm.Event{}, err)
 		return
+	}
+	if dec.textSig != "" {
+		if key, ok := textKey(string(answer)); ok {
+			c.sigs.put(key, dec.textSig)
+		}
 	}
 	calls := dec.calls(prefix)
 	for i, call := range calls {
@@ -238,8 +245,9 @@ func (c *Client) read(s events, prefix string, yield func(llm.Event, error) bool
 }
 
 // signatures remembers the thought signatures Gemini attached to function
-// calls, by call id, so the calls go back with them (Gemini 3 models
-// require it). It holds at most maxSignatures, forgetting the oldest.
+// calls, by call id, and to answers' text, by [textKey], so they go back
+// as they came (Gemini 3 models require it of calls and recommend it for
+// text). It holds at most maxSignatures, forgetting the oldest.
 type signatures struct {
 	mu    sync.Mutex
 	byID  map[string]string
@@ -268,4 +276,18 @@ func (s *signatures) get(id string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.byID[id]
+}
+
+// textKey is the key of the signature of an answer's text: a hash of the
+// text as the context records it (trimmed, as the assistant aggregator
+// does), so an answer cut short by an interruption, whose signature no
+// longer belongs to its text, finds none. Empty text has no key.
+func textKey(text string) (string, bool) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", false
+	}
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return fmt.Sprintf("text:%016x", h.Sum64()), true
 }

@@ -329,7 +329,10 @@ func TestUnencodableRequestsFailClearly(t *testing.T) {
 
 // The thought signature Gemini attached to a call goes back with that
 // call in the next request, and a call Gemini gave an id keeps it in both
-// the call and its result.
+// the call and its result. Calls Gemini sent unsigned (a model without
+// thinking) take the placeholder; so does the second of parallel calls,
+// which the aggregator records as an assistant/tool pair of its own, so
+// that it starts a model turn (without one, Gemini 3 refuses the step).
 func TestCallsGoBackAsGeminiSentThem(t *testing.T) {
 	srv := llmhttptest.New(t, sse(t, "function_call.sse"), sse(t, "calls_with_ids.sse"), sse(t, "text.sse"))
 	c := client(srv, gemini.Options{})
@@ -361,9 +364,9 @@ func TestCallsGoBackAsGeminiSentThem(t *testing.T) {
 		`{"role":"user","parts":[{"text":"weather?"}]}`,
 		`{"role":"model","parts":[{"functionCall":{"name":"get_weather","args":{"city":"Paris","unit":"celsius"}},"thoughtSignature":"CiQB0e2Kb7mJcR4kZrW0eXGz1oB7bq0yq6o0dYcBEd3uYgV6M1s="}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"name":"get_weather","response":{"result":"done"}}}]}`,
-		`{"role":"model","parts":[{"functionCall":{"id":"ka5kd2yq","name":"get_weather","args":{"city":"Paris"}}}]}`,
+		`{"role":"model","parts":[{"functionCall":{"id":"ka5kd2yq","name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"skip_thought_signature_validator"}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"id":"ka5kd2yq","name":"get_weather","response":{"result":"done"}}}]}`,
-		`{"role":"model","parts":[{"functionCall":{"id":"p0v3n8xw","name":"get_time","args":{}}}]}`,
+		`{"role":"model","parts":[{"functionCall":{"id":"p0v3n8xw","name":"get_time","args":{}},"thoughtSignature":"skip_thought_signature_validator"}]}`,
 		`{"role":"user","parts":[{"functionResponse":{"id":"p0v3n8xw","name":"get_time","response":{"result":"done"}}}]}`,
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -408,4 +411,72 @@ func TestNegativeTimeoutDisablesTheBound(t *testing.T) {
 		t.Errorf("err = %v, want only the caller's deadline", err)
 	}
 	llmhttptest.WaitClosed(t, srv.Closed, "request")
+}
+
+// A call whose signature this client never saw (history from another
+// client, a restart, an evicted entry) goes back with the placeholder
+// Gemini documents; of parallel calls in one turn only the first carries
+// it, as Gemini sends them.
+func TestUnknownCallsTakeThePlaceholderSignature(t *testing.T) {
+	srv := llmhttptest.New(t, sse(t, "text.sse"))
+	conv := &frames.LLMContext{Messages: []frames.LLMMessage{
+		llm.UserMessage("weather and time?"),
+		{Role: "assistant", ToolCalls: []frames.LLMToolCall{
+			{ID: "c1", Name: "get_weather", Arguments: `{"city":"Paris"}`},
+			{ID: "c2", Name: "get_time", Arguments: `{}`},
+		}},
+		{Role: "tool", ToolCallID: "c1", Content: `"sunny"`},
+		{Role: "tool", ToolCallID: "c2", Content: `"noon"`},
+	}}
+	if _, err := llmhttptest.Collect(t.Context(), client(srv, gemini.Options{}), conv); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(srv.Requests()[0].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"role":"model","parts":[{"functionCall":{"id":"c1","name":"get_weather","args":{"city":"Paris"}},"thoughtSignature":"skip_thought_signature_validator"},{"functionCall":{"id":"c2","name":"get_time","args":{}}}]}`
+	if len(body.Contents) != 3 || string(body.Contents[1]) != want {
+		t.Errorf("contents %s\nwant the model turn %s", body.Contents, want)
+	}
+}
+
+// The signature Gemini put on an answer's text (in a stream, on a last
+// empty text part) goes back on that text in the next request; text the
+// client did not receive that way goes back without one.
+func TestTextSignatureGoesBackWithItsText(t *testing.T) {
+	srv := llmhttptest.New(t, sse(t, "text_signature.sse"), sse(t, "text.sse"))
+	c := client(srv, gemini.Options{})
+	conv := llm.NewContext(llm.UserMessage("hi"))
+	evs, err := llmhttptest.Collect(t.Context(), c, conv.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := llmhttptest.Text(evs)
+	conv.Add(llm.AssistantMessage(text), llm.UserMessage("thanks"), llm.AssistantMessage("You're welcome."), llm.UserMessage("bye"))
+	if _, err := llmhttptest.Collect(t.Context(), c, conv.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	var body struct {
+		Contents []json.RawMessage `json:"contents"`
+	}
+	if err := json.Unmarshal(srv.Requests()[1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		`{"role":"user","parts":[{"text":"hi"}]}`,
+		`{"role":"model","parts":[{"text":"Hi! I can check the weather for you.","thoughtSignature":"EjQKMgHRqeQ1xXwq3c0y7JkVb9n3pT0mQ2a8sF4dK6hL1jN5rP7tV9xZ2bD4fH6kM8oQ"}]}`,
+		`{"role":"user","parts":[{"text":"thanks"}]}`,
+		`{"role":"model","parts":[{"text":"You're welcome."}]}`,
+		`{"role":"user","parts":[{"text":"bye"}]}`,
+	}
+	var got []string
+	for _, c := range body.Contents {
+		got = append(got, string(c))
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("contents (-want +got):\n%s", d)
+	}
 }

@@ -27,6 +27,10 @@ type decoder struct {
 	gotUsage                                bool
 	finish                                  string
 
+	// textSig is the thought signature of the answer's text: Gemini puts it
+	// on the last text part (in a stream, often an empty one).
+	textSig string
+
 	// Scratch for one part.
 	thought bool
 	partTxt []byte
@@ -171,6 +175,9 @@ func (d *decoder) part() error {
 	}
 	if !d.thought {
 		d.text = append(d.text, d.partTxt...)
+		if fc == nil && sig != "" {
+			d.textSig = sig
+		}
 	}
 	return nil
 }

@@ -120,6 +120,11 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 		body.Contents = appendMerged(body.Contents, role, parts)
 	}
 	body.Contents = slices.DeleteFunc(body.Contents, func(c wireContent) bool { return len(c.Parts) == 0 })
+	for i := range body.Contents {
+		if body.Contents[i].Role == "model" {
+			signFirstCall(body.Contents[i].Parts)
+		}
+	}
 	switch {
 	case len(body.Contents) == 0 && len(system) == 0:
 		return nil, errors.New("gemini: the context has no message to send (no system prompt and no conversation)")
@@ -247,6 +252,18 @@ func (c *Client) encodeMessage(m frames.LLMMessage, refs map[string]callRef) (st
 				ThoughtSignature: c.sigs.get(tc.ID),
 			})
 		}
+		if len(m.ToolCalls) == 0 {
+			if key, ok := textKey(messageText(m)); ok {
+				if sig := c.sigs.get(key); sig != "" {
+					for i := len(parts) - 1; i >= 0; i-- {
+						if parts[i].Text != "" {
+							parts[i].ThoughtSignature = sig
+							break
+						}
+					}
+				}
+			}
+		}
 		return "model", parts, nil
 	case "user", "developer", "system":
 		// Developer messages (the UI agent's <ui_state>) and system messages
@@ -256,6 +273,28 @@ func (c *Client) encodeMessage(m frames.LLMMessage, refs map[string]callRef) (st
 		return "user", parts, err
 	}
 	return "", nil, fmt.Errorf("unknown role %q", m.Role)
+}
+
+// skipSignature is the placeholder Gemini documents for a function call
+// whose thought signature is not known: history from another model or
+// client, written by hand, or evicted here (ai.google.dev/gemini-api/docs/
+// thought-signatures, FAQ: "dummy signatures"). Gemini 3 answers 400 to a
+// step whose first function call carries no signature.
+const skipSignature = "skip_thought_signature_validator"
+
+// signFirstCall gives the first function call of a model turn the
+// placeholder signature when it has none of its own. Only the first call
+// of a step carries one (parallel calls after it never do), so the others
+// are left as they are.
+func signFirstCall(parts []wirePart) {
+	for i := range parts {
+		if parts[i].FunctionCall != nil {
+			if parts[i].ThoughtSignature == "" {
+				parts[i].ThoughtSignature = skipSignature
+			}
+			return
+		}
+	}
 }
 
 // argsObject returns a call's arguments as the JSON object Gemini wants;
