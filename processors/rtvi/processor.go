@@ -522,8 +522,12 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 		case errors.As(err, &dataErr):
 			switch m.Type {
 			case wire.TypeRawAudio, wire.TypeRawAudioBatch:
-				// Python only logs audio problems.
+				// Python only logs audio problems; a rate or channel count
+				// out of bounds is answered, so the client learns the bound.
 				log.Error("invalid audio message", zap.String("id", m.ID), zap.Error(err))
+				if errors.Is(err, wire.ErrAudioFormat) {
+					p.sendErrorResponse(m.ID, dataErr.Error())
+				}
 			default:
 				log.Warn("invalid RTVI message", zap.String("type", m.Type), zap.String("id", m.ID), zap.Error(err))
 				p.sendErrorResponse(m.ID, dataErr.Error())

@@ -102,6 +102,9 @@ type Streaming struct {
 	// Owned by the node goroutine.
 	rs   *audio.Resampler
 	mono []byte
+	// badRate is the last input rate the resampler refused (too far from
+	// the session's): its frames are dropped without trying again.
+	badRate int
 	mgr  *manager // the running session manager, nil when none
 
 	// testHookManage, when set, runs first on the manager goroutine: tests
@@ -207,10 +210,17 @@ func (s *Streaming) enqueue(f *frames.InputAudioRaw) {
 			pcm = s.mono
 		}
 		if f.SampleRate != s.format.SampleRate {
+			if f.SampleRate == s.badRate {
+				return
+			}
 			if s.rs == nil || s.rs.InRate() != f.SampleRate {
+				// The resampler refuses rates too far from the session's
+				// (a client's 1 Hz), and shares filter designs, so a
+				// stream switching rates costs no new design each time.
 				rs, err := audio.NewResampler(f.SampleRate, s.format.SampleRate, 1, audio.ResamplerOptions{})
 				if err != nil {
-					s.log.Warn("stt: cannot resample input audio", zap.Int("rate", f.SampleRate), zap.Error(err))
+					s.badRate = f.SampleRate
+					s.log.Warn("stt: cannot resample input audio; dropping audio at this rate", zap.Int("rate", f.SampleRate), zap.Error(err))
 					return
 				}
 				s.rs = rs

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -383,6 +384,33 @@ func TestStreamingResamplesOtherRates(t *testing.T) {
 	// 20 ms of 48 kHz stereo becomes 20 ms of 16 kHz mono.
 	if n := len(st.sent()); n != 640 {
 		t.Errorf("sent %d bytes, want 640", n)
+	}
+}
+
+// Audio at a rate no resampler should serve (1 Hz, which made 16000
+// samples of each one: 245 MB for 10 KB of input) is dropped, and costs no
+// allocation that grows with the ratio; a frame at a real rate after it
+// still goes through.
+func TestStreamingDropsAudioAtAnInsaneRateCheaply(t *testing.T) {
+	s := NewStreaming(newFakeStreamer(), StreamingOptions{})
+	s.format = frames.Audio{SampleRate: 16000, Channels: 1}
+	s.maxBytes.Store(1 << 40)
+	bomb := &frames.InputAudioRaw{Audio: frames.Audio{PCM: make([]byte, 8000), SampleRate: 1, Channels: 1}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 5 {
+		s.enqueue(bomb)
+	}
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 64<<10 {
+		t.Fatalf("5 frames at 1 Hz allocated %d bytes, want under 64 KiB", got)
+	}
+	if n := s.q.Len(); n != 0 {
+		t.Fatalf("%d frames queued at 1 Hz", n)
+	}
+	s.enqueue(&frames.InputAudioRaw{Audio: frames.Audio{PCM: make([]byte, 1920), SampleRate: 48000, Channels: 1}})
+	if n := s.q.Len(); n != 1 {
+		t.Fatalf("%d frames queued after a 48 kHz frame, want 1", n)
 	}
 }
 

@@ -6,6 +6,11 @@ package wire
 // the about and snapshot models), so a decoded message re-encodes to an
 // equal JSON value.
 
+import (
+	"errors"
+	"strconv"
+)
+
 // OptBool is a boolean that may be absent on the wire, for options whose
 // default is not false.
 type OptBool uint8
@@ -590,22 +595,56 @@ func appendAudioFormat(dst []byte, rate, channels int) []byte {
 	return appendInt(appendKey(dst, "numChannels", false), int64(channels))
 }
 
+// ClientAudioRates are the sample rates a client's raw-audio may have: the
+// rates real capture devices and codecs use, from 8 kHz to 48 kHz. Any
+// other rate is refused before the audio is decoded, so a client cannot
+// make the server resample from 1 Hz (16000 output samples per input
+// sample) or design a filter for every prime rate it names.
+var ClientAudioRates = [...]int{8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100, 48000}
+
+// MaxClientAudioChannels is the most channels a client's raw-audio may have.
+const MaxClientAudioChannels = 2
+
+// ErrAudioFormat is wrapped by the [*DataError] of a raw-audio or
+// raw-audio-batch whose sampleRate is not one of [ClientAudioRates] or
+// whose numChannels is not 1 or 2. Unlike other audio problems, which
+// Python only logs, the processor answers it with an error-response that
+// names the bound.
+var ErrAudioFormat = errors.New("unsupported audio format")
+
+// audioRateError is the refusal of a rate not in ClientAudioRates; it
+// names what is allowed so the client can tell what to send.
+const audioRateError = "unsupported sample rate: want 8000, 11025, 12000, 16000, 22050, 24000, 32000, 44100 or 48000 Hz"
+
+func clientAudioRate(v int64) bool {
+	for _, r := range ClientAudioRates {
+		if int64(r) == v {
+			return true
+		}
+	}
+	return false
+}
+
 func decodeAudioFormat(r *reader, key string, rate, channels *int, seen *uint8) (bool, error) {
 	switch key {
 	case "sampleRate":
 		*seen |= 2
 		v, err := r.readInt()
-		*rate = int(v)
-		if err == nil && (v <= 0 || v > 1<<20) {
-			err = &fieldError{msg: "sample rate out of range"}
+		if err == nil && !clientAudioRate(v) {
+			err = &fieldError{msg: audioRateError + ", got " + strconv.FormatInt(v, 10), cause: ErrAudioFormat}
+		}
+		if err == nil {
+			*rate = int(v)
 		}
 		return true, at(err, "sampleRate")
 	case "numChannels":
 		*seen |= 4
 		v, err := r.readInt()
-		*channels = int(v)
-		if err == nil && (v <= 0 || v > 64) {
-			err = &fieldError{msg: "channel count out of range"}
+		if err == nil && (v < 1 || v > MaxClientAudioChannels) {
+			err = &fieldError{msg: "unsupported channel count: want 1 or 2, got " + strconv.FormatInt(v, 10), cause: ErrAudioFormat}
+		}
+		if err == nil {
+			*channels = int(v)
 		}
 		return true, at(err, "numChannels")
 	}

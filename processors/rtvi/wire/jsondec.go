@@ -467,9 +467,12 @@ func validJSON(b []byte) error {
 // fieldError is a validation failure inside a message's data, with the
 // path of the offending member ("tree.root.children[2].ref").
 type fieldError struct {
-	path []string // innermost first
-	msg  string
+	path  []string // innermost first
+	msg   string
+	cause error // a sentinel the error wraps (ErrAudioFormat), or nil
 }
+
+func (e *fieldError) Unwrap() error { return e.cause }
 
 func (e *fieldError) Error() string {
 	var sb strings.Builder
