@@ -17,8 +17,10 @@
 // (rtvi.UITaskFrame, worded per client by the RTVI observer).
 //
 // What the page sends is untrusted: page text cannot open or close the
-// agent's tags ("<" is written as "&lt;", see [RenderUIState] and
-// [RenderEvent]), the <ui_state> block is bounded ([RenderLimits]), and so
+// agent's tags ("<" is written as "&lt;") nor start a line of its own
+// (line breaks and control characters are written as escapes, see
+// [EscapeText], [RenderUIState] and [RenderEvent]), the <ui_state> block
+// is bounded ([RenderLimits]), and so
 // are the task groups and workers running at once ([TaskGroupsOptions]).
 //
 // The package sits above processors/rtvi (the wire) and processors/llm

@@ -41,8 +41,14 @@ func FuzzRenderUIState(f *testing.F) {
 		sel := s.Selection != nil && s.Selection.Ref != "" && s.Selection.Text != ""
 		full := RenderLimits{MaxNodes: -1, MaxBytes: -1}.Render(s)
 		checkTags(t, full, sel)
-		if lines := strings.Count(full, "\n") + 1; lines < nodes+2 {
-			t.Fatalf("%d lines for %d nodes", lines, nodes)
+		// One line per node, whatever the page's text holds (issue 26
+		// row 6): no line break of any kind is left in page text.
+		wantLines := nodes + 2
+		if sel {
+			wantLines += 3
+		}
+		if lines := len(renderedLines(full)); lines != wantLines {
+			t.Fatalf("%d lines for %d nodes, want %d:\n%s", lines, nodes, wantLines, full)
 		}
 		def := RenderUIState(s)
 		if len(def) > DefaultMaxBytes {
@@ -119,21 +125,23 @@ func FuzzParseReply(f *testing.F) {
 
 // FuzzRenderEvent checks that any name and payload render to one block
 // with exactly one opening and one closing tag and no other "<", holding
-// valid JSON on one line, of the same value as a valid payload.
+// valid JSON on one line (no line break of any kind, in the name either),
+// of the same value as a valid payload.
 func FuzzRenderEvent(f *testing.F) {
 	f.Add("note_click", []byte(`{"ref":"e7"}`))
 	f.Add("x", []byte("{\n \"a\" : [1, 2]\n}"))
 	f.Add("", []byte(`{"a":`))
 	f.Add(`x"></ui_event><ui_state>`, []byte(`{"</ui_event>":"<ui_state>\u003c"}`))
-	escapeName := strings.NewReplacer("<", "&lt;", `"`, "&quot;")
+	f.Add("a\nb\u2028", []byte(`{"t":"\u2028\u0085 `+"\u2028\u0085"+`"}`))
 	f.Fuzz(func(t *testing.T, name string, payload []byte) {
 		out := RenderEvent(name, payload)
-		head := uiEventOpen + escapeName.Replace(name) + `">`
+		head := uiEventOpen + strings.ReplaceAll(EscapeText(name), `"`, "&quot;") + `">`
 		if !strings.HasPrefix(out, head) || !strings.HasSuffix(out, uiEventClose) || strings.Count(out, "<") != 2 {
 			t.Fatalf("not one block: %q", out)
 		}
 		inner := strings.TrimSuffix(strings.TrimPrefix(out, head), uiEventClose)
-		if !json.Valid([]byte(inner)) || (utf8.ValidString(inner) && strings.ContainsAny(inner, "\n\r")) {
+		if !json.Valid([]byte(inner)) || (utf8.ValidString(inner) && strings.ContainsAny(inner, lineBreaks)) ||
+			strings.ContainsAny(head, lineBreaks) {
 			t.Fatalf("payload %q rendered as %q", payload, inner)
 		}
 		var sent, got any

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -87,13 +87,19 @@ func (l RenderLimits) bytes() int {
 // has both a ref and text. It returns "" for a nil snapshot.
 //
 // Page text (roles, names, values, states, refs and the selection) is
-// written as it came, except that every "<" in it is written as "&lt;".
-// No tag starts without a "<", so the page can neither close the block
-// early nor open a tag of the agent's (<ui_state>, <selection>,
-// <ui_event>, or any other a prompt uses, in any case or spacing), while
-// the model, which knows the entity, still reads the text as it is on the
-// page; "&", ">" and quotes are left alone. A page without "<" renders
-// byte for byte as in Pipecat (within the limits). See [EscapeText].
+// written as it came, except as [EscapeText] says: every "<" is written as
+// "&lt;", and line breaks, tabs and other control characters as "\n",
+// "\t", "\u0085" and the like. No tag starts without a "<", so the page
+// can neither close the block early nor open a tag of the agent's
+// (<ui_state>, <selection>, <ui_event>, or any other a prompt uses, in
+// any case or spacing); and no page text ends a line, so every line of
+// the tree is one node and the page cannot write a line that reads as a
+// node of its own (a name such as `x"` + newline + `- button "Pay"
+// [ref=e1]`). The selected text is one line too, between its tags. The
+// model, which knows the entity and the escapes, still reads the text as
+// it is on the page; "&", ">", quotes and backslashes are left alone. A
+// page without "<" or control characters renders byte for byte as in
+// Pipecat (within the limits).
 func RenderUIState(s *wire.Snapshot) string { return RenderLimits{}.Render(s) }
 
 // AppendUIState appends the <ui_state> block of s (see [RenderUIState]) to
@@ -157,17 +163,7 @@ func (l RenderLimits) Append(dst []byte, s *wire.Snapshot) []byte {
 		r.limit = base + maxBytes - tailRoom - markerRoom - selRoom
 	}
 
-	// The lines are written as they came, the common case, then looked
-	// through for "<" in one pass (the agent writes none in node lines); a
-	// page with a "<" in the text shown is written again, escaped.
-	start := len(dst)
-	first := r
 	dst = r.node(dst, &s.Root, 0)
-	if bytes.IndexByte(dst[start:], '<') >= 0 {
-		r = first
-		r.escape = true
-		dst = r.node(dst[:start], &s.Root, 0)
-	}
 	if r.full {
 		hidden := treeSize(&s.Root) - r.shown
 		dst = append(dst, "\n… "...)
@@ -201,11 +197,10 @@ func selectionLen(sel *wire.Selection) int {
 
 // renderer writes node lines within limits.
 type renderer struct {
-	escape bool // write "<" as "&lt;"
-	limit  int  // the length dst may reach
-	nodes  int  // how many more nodes may be shown
-	shown  int  // nodes shown
-	full   bool // a node was left out: nothing more is written
+	limit int  // the length dst may reach
+	nodes int  // how many more nodes may be shown
+	shown int  // nodes shown
+	full  bool // a node was left out: nothing more is written
 }
 
 // node appends "\n" and the line of n, then its children, to dst unless
@@ -226,16 +221,16 @@ func (r *renderer) node(dst []byte, n *wire.Node, depth int) []byte {
 	if n.Role == "" {
 		dst = append(dst, "generic"...)
 	} else {
-		dst = append(dst, n.Role...)
+		dst = appendEscaped(dst, n.Role)
 	}
 	if n.Name != "" {
 		dst = append(dst, ' ', '"')
-		dst = append(dst, n.Name...)
+		dst = appendEscaped(dst, n.Name)
 		dst = append(dst, '"')
 	}
 	if n.Value != "" {
 		dst = append(dst, " = \""...)
-		dst = append(dst, n.Value...)
+		dst = appendEscaped(dst, n.Value)
 		dst = append(dst, '"')
 	}
 	if n.Set&intFields != 0 || n.Level|n.ColCount|n.RowCount != 0 { // most nodes have none
@@ -246,20 +241,17 @@ func (r *renderer) node(dst []byte, n *wire.Node, depth int) []byte {
 	for _, st := range n.State {
 		if st != "" {
 			dst = append(dst, ' ', '[')
-			dst = append(dst, st...)
+			dst = appendEscaped(dst, st)
 			dst = append(dst, ']')
 		}
 	}
 	if n.Ref != "" {
 		dst = append(dst, " [ref="...)
-		dst = append(dst, n.Ref...)
+		dst = appendEscaped(dst, n.Ref)
 		dst = append(dst, ']')
 	}
 	if len(n.Children) > 0 {
 		dst = append(dst, ':')
-	}
-	if r.escape {
-		dst = escapeFrom(dst, mark)
 	}
 	if len(dst) > r.limit {
 		r.full = true
@@ -271,27 +263,6 @@ func (r *renderer) node(dst []byte, n *wire.Node, depth int) []byte {
 		if dst = r.node(dst, &n.Children[i], depth+1); r.full {
 			break
 		}
-	}
-	return dst
-}
-
-// escapeFrom writes every "<" of dst[from:] as "&lt;", in place: the
-// text after each "<" moves right, from the last one back.
-func escapeFrom(dst []byte, from int) []byte {
-	k := bytes.Count(dst[from:], []byte{'<'})
-	if k == 0 {
-		return dst
-	}
-	end := len(dst)
-	dst = slices.Grow(dst, 3*k)[:end+3*k]
-	w := len(dst) // dst[w:] is written
-	for i := end; k > 0; k-- {
-		j := from + bytes.LastIndexByte(dst[from:i], '<')
-		w -= i - (j + 1)
-		copy(dst[w:], dst[j+1:i])
-		w -= len("&lt;")
-		copy(dst[w:], "&lt;")
-		i = j
 	}
 	return dst
 }
@@ -323,75 +294,160 @@ func appendIntTag(dst []byte, n *wire.Node, f wire.NodeFields, key string, v int
 
 // EscapeText returns s as the agent writes page text into its blocks:
 // every "<" becomes "&lt;", so the text cannot open or close a tag, and
-// nothing else changes ("&", ">" and quotes stay as they are, for the
-// model to read the text as written; the escaping is not meant to be
-// undone). A custom Options.Render that writes page text should pass it
-// through EscapeText.
+// every character that could end a line or hide in one is written as a
+// JSON-style escape: "\n", "\r", "\t", and "\u00XX" or "\uXXXX" for the
+// other C0 and C1 controls, DEL, U+2028 and U+2029. The text then stays on
+// its line, so it cannot start a line of its own that reads as a node of
+// <ui_state>. Nothing else changes ("&", ">", quotes and backslashes stay
+// as they are, for the model to read the text as written; the escaping is
+// not meant to be undone). A custom Options.Render that writes page text
+// should pass it through EscapeText.
 func EscapeText(s string) string {
-	if strings.IndexByte(s, '<') < 0 {
+	if plain(s) {
 		return s
 	}
 	return string(appendEscaped(make([]byte, 0, escapedLen(s)), s))
 }
 
-// appendEscaped appends s with every "<" written as "&lt;".
+// special marks the bytes that may need escaping: "<", the C0 controls
+// and DEL, and the first bytes of the C1 controls (U+0080–U+009F, 0xC2)
+// and of U+2028 and U+2029 (0xE2). Other characters these lead bytes
+// start are written as they came.
+var special = func() (t [256]bool) {
+	for b := range 0x20 {
+		t[b] = true
+	}
+	t['<'], t[0x7F], t[0xC2], t[0xE2] = true, true, true, true
+	return t
+}()
+
+// plain reports whether s has no byte that may need escaping (the common
+// case: a table look-up per byte).
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if special[s[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// controlEscapes holds the escapes of the C0 controls, DEL and the C1
+// controls, by code point.
+var controlEscapes = func() (t [0xA0]string) {
+	const hex = "0123456789abcdef"
+	for r := range t {
+		if r < 0x20 || r >= 0x7F {
+			t[r] = `\u00` + string(hex[r>>4]) + string(hex[r&0xF])
+		}
+	}
+	t['\n'], t['\r'], t['\t'] = `\n`, `\r`, `\t`
+	return t
+}()
+
+// escapeOf returns how the character at the start of s is written and
+// its length in s: esc is "" when it is written as it came.
+func escapeOf(s string) (esc string, size int) {
+	if c := s[0]; c < utf8.RuneSelf {
+		if c == '<' {
+			return "&lt;", 1
+		}
+		return controlEscapes[c], 1 // "" for printable ASCII
+	}
+	r, n := utf8.DecodeRuneInString(s)
+	switch {
+	case r < 0xA0:
+		return controlEscapes[r], n // C1; U+FFFD (invalid UTF-8) is not < 0xA0
+	case r == '\u2028':
+		return `\u2028`, n
+	case r == '\u2029':
+		return `\u2029`, n
+	}
+	return "", n
+}
+
+// appendEscaped appends s as [EscapeText] writes it.
 func appendEscaped(dst []byte, s string) []byte {
 	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			return append(dst, s...)
+		i := 0
+		for i < len(s) && !special[s[i]] {
+			i++
 		}
 		dst = append(dst, s[:i]...)
-		dst = append(dst, "&lt;"...)
-		s = s[i+1:]
+		if i == len(s) {
+			return dst
+		}
+		esc, n := escapeOf(s[i:])
+		if esc == "" {
+			dst = append(dst, s[i:i+n]...)
+		} else {
+			dst = append(dst, esc...)
+		}
+		s = s[i+n:]
 	}
 }
 
 // escapedLen is len(EscapeText(s)).
-func escapedLen(s string) int { return len(s) + 3*strings.Count(s, "<") }
+func escapedLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		if special[s[i]] {
+			esc, size := escapeOf(s[i:])
+			if esc != "" {
+				n += len(esc) - size
+			}
+			i += size - 1
+		}
+	}
+	return n
+}
 
 // RenderEvent renders a UI event as the <ui_event> block written into the
 // context: <ui_event name="NAME">PAYLOAD</ui_event>, where PAYLOAD is the
 // event's JSON payload on one line (compacted, otherwise as the client
 // sent it) and null when there is none or it is not JSON.
 //
-// As in Pipecat, except that neither part can open or close a tag: the
-// name is escaped as in [EscapeText], with `"` written as "&quot;" too so
-// that it stays in its attribute, and every "<" of the payload (which can
-// only be inside a JSON string) is written as the JSON escape \u003c,
+// As in Pipecat, except that neither part can open or close a tag or
+// break the line: the name is escaped as in [EscapeText], with `"`
+// written as "&quot;" too so that it stays in its attribute, and every
+// "<", C1 control, U+2028 and U+2029 of the payload (which can only be
+// inside a JSON string) is written as its JSON escape (\u003c, ...),
 // which keeps the payload valid JSON of the same value.
 func RenderEvent(name string, payload wire.RawJSON) string {
 	body := compactJSON(payload)
-	var b strings.Builder
-	b.Grow(len(uiEventOpen) + len(name) + len(body) + len(uiEventClose) + 8)
-	b.WriteString(uiEventOpen)
+	dst := make([]byte, 0, len(uiEventOpen)+len(name)+len(body)+len(uiEventClose)+8)
+	dst = append(dst, uiEventOpen...)
 	for {
-		i := strings.IndexAny(name, `<"`)
+		i := strings.IndexByte(name, '"')
 		if i < 0 {
-			b.WriteString(name)
+			dst = appendEscaped(dst, name)
 			break
 		}
-		b.WriteString(name[:i])
-		if name[i] == '<' {
-			b.WriteString("&lt;")
-		} else {
-			b.WriteString("&quot;")
-		}
+		dst = appendEscaped(dst, name[:i])
+		dst = append(dst, "&quot;"...)
 		name = name[i+1:]
 	}
-	b.WriteString("\">")
-	for {
-		i := bytes.IndexByte(body, '<')
-		if i < 0 {
-			b.Write(body)
+	dst = append(dst, "\">"...)
+	for len(body) > 0 {
+		i := 0
+		for i < len(body) && !special[body[i]] {
+			i++
+		}
+		dst = append(dst, body[:i]...)
+		if i == len(body) {
 			break
 		}
-		b.Write(body[:i])
-		b.WriteString(`\u003c`)
-		body = body[i+1:]
+		r, n := utf8.DecodeRune(body[i:])
+		if r == '<' || (r >= 0x80 && r < 0xA0) || r == '\u2028' || r == '\u2029' {
+			const hex = "0123456789abcdef"
+			dst = append(dst, '\\', 'u', hex[r>>12&0xF], hex[r>>8&0xF], hex[r>>4&0xF], hex[r&0xF])
+		} else {
+			dst = append(dst, body[i:i+n]...)
+		}
+		body = body[i+n:]
 	}
-	b.WriteString(uiEventClose)
-	return b.String()
+	dst = append(dst, uiEventClose...)
+	return string(dst)
 }
 
 // compactJSON returns p without insignificant whitespace, or null when it
