@@ -74,6 +74,11 @@ type Options struct {
 	RetryBackoff time.Duration
 	// MaxLineBytes bounds one SSE line and one event. Default: 1 MiB.
 	MaxLineBytes int
+	// MaxContinuations bounds how many times one answer is continued after
+	// the service paused it (stop_reason pause_turn, which its server tools
+	// cause in long turns). Default: 4; negative means never (a paused
+	// answer is then an error).
+	MaxContinuations int
 }
 
 // Timeouts bound the phases of one streamed answer; a zero field takes the
@@ -125,6 +130,12 @@ func New(o Options) *Client {
 	if o.MaxRetries < 0 {
 		o.MaxRetries = 0
 	}
+	if o.MaxContinuations == 0 {
+		o.MaxContinuations = 4
+	}
+	if o.MaxContinuations < 0 {
+		o.MaxContinuations = 0
+	}
 	if o.RetryBackoff <= 0 {
 		o.RetryBackoff = 500 * time.Millisecond
 	}
@@ -148,26 +159,68 @@ func (c *Client) Model() string { return c.opts.Model }
 // it streams: text pieces as they come, then the tool calls in block
 // order, then the token usage. The request is cancelled and the body
 // closed as soon as ctx is done or the consumer stops.
+//
+// When the service pauses a long turn of its own tools (stop_reason
+// pause_turn, after web searches for example), the answer so far goes
+// back as the last assistant message and the turn continues in a new
+// request, up to MaxContinuations times; the text of every part streams
+// as one answer, and the usage is their sum.
 func (c *Client) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
-		body, err := c.encodeRequest(req)
+		body, err := c.buildRequest(req)
 		if err != nil {
 			yield(llm.Event{}, err)
 			return
 		}
-		s, err := llmhttp.Open(ctx, &llmhttp.Request{
-			Provider: "anthropic", Client: c.opts.HTTPClient, URL: c.url, Header: c.header, Body: body,
-			Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
-			Timeouts: c.opts.Timeouts, MaxLineBytes: c.opts.MaxLineBytes,
-			Failed: func(resp *http.Response) error { return readAPIError(resp) },
-		})
-		if err != nil {
-			yield(llm.Event{}, err)
-			return
+		var t turn
+		for part := 0; ; part++ {
+			raw, err := body.encode()
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			var dec decoder
+			if !c.streamPart(ctx, raw, &dec, yield) {
+				return
+			}
+			t.add(&dec)
+			if dec.stopReason != "pause_turn" {
+				break
+			}
+			if part == c.opts.MaxContinuations {
+				yield(llm.Event{}, fmt.Errorf("anthropic: the service paused the turn (pause_turn) %d times; MaxContinuations is %d", part+1, c.opts.MaxContinuations))
+				return
+			}
+			content, err := dec.content()
+			if err != nil {
+				yield(llm.Event{}, err)
+				return
+			}
+			body.Messages = appendMerged(body.Messages, "assistant", content)
+			if dec.container != "" {
+				body.Container = dec.container
+			}
 		}
-		defer s.Close()
-		read(s, yield)
+		t.finish(yield)
 	}
+}
+
+// streamPart sends one request of a turn and yields its text. It reports
+// whether the response ended well (message_stop); otherwise the error has
+// been yielded, or the consumer stopped.
+func (c *Client) streamPart(ctx context.Context, body []byte, dec *decoder, yield func(llm.Event, error) bool) bool {
+	s, err := llmhttp.Open(ctx, &llmhttp.Request{
+		Provider: "anthropic", Client: c.opts.HTTPClient, URL: c.url, Header: c.header, Body: body,
+		Retries: c.opts.MaxRetries, Backoff: c.opts.RetryBackoff, MaxBackoff: maxBackoff,
+		Timeouts: c.opts.Timeouts, MaxLineBytes: c.opts.MaxLineBytes,
+		Failed: func(resp *http.Response) error { return readAPIError(resp) },
+	})
+	if err != nil {
+		yield(llm.Event{}, err)
+		return false
+	}
+	defer s.Close()
+	return readPart(s, dec, yield)
 }
 
 // events is what read needs of a stream: [llmhttp.Stream] or, in tests, a
@@ -177,9 +230,20 @@ type events interface {
 	ContentType() string
 }
 
-// read parses the event stream and yields its events.
+// read parses the event stream of a one-part answer and yields its events.
 func read(s events, yield func(llm.Event, error) bool) {
 	var dec decoder
+	if !readPart(s, &dec, yield) {
+		return
+	}
+	var t turn
+	t.add(&dec)
+	t.finish(yield)
+}
+
+// readPart parses one response's events and yields its text. It reports
+// whether the response ended with message_stop.
+func readPart(s events, dec *decoder, yield func(llm.Event, error) bool) bool {
 	for !dec.stopped {
 		data, event, err := s.Next()
 		if err == io.EOF {
@@ -187,15 +251,15 @@ func read(s events, yield func(llm.Event, error) bool) {
 		}
 		if err != nil {
 			yield(llm.Event{}, err)
-			return
+			return false
 		}
 		text, err := dec.decode(event, data)
 		if err != nil {
 			yield(llm.Event{}, err)
-			return
+			return false
 		}
 		if len(text) > 0 && !yield(llm.TextEvent(string(text)), nil) {
-			return
+			return false
 		}
 	}
 	if !dec.stopped {
@@ -204,18 +268,46 @@ func read(s events, yield func(llm.Event, error) bool) {
 			err = fmt.Errorf("anthropic: the server answered %q instead of an event stream", ct)
 		}
 		yield(llm.Event{}, err)
-		return
+		return false
 	}
-	if dec.stopReason == "refusal" {
+	return true
+}
+
+// turn gathers what the parts of one answer end with: the stop reason of
+// the last, the tool calls and usage of all.
+type turn struct {
+	stopReason string
+	calls      []frames.LLMToolCall
+	usage      frames.LLMTokenUsage
+	gotUsage   bool
+}
+
+func (t *turn) add(d *decoder) {
+	t.stopReason = d.stopReason
+	t.calls = append(t.calls, d.calls()...)
+	if d.gotUsage {
+		u := d.usage()
+		t.gotUsage = true
+		t.usage.PromptTokens += u.PromptTokens
+		t.usage.CompletionTokens += u.CompletionTokens
+		t.usage.TotalTokens += u.TotalTokens
+		t.usage.CacheReadTokens += u.CacheReadTokens
+	}
+}
+
+// finish yields the answer's end: a refusal error, or its tool calls in
+// block order and its usage.
+func (t *turn) finish(yield func(llm.Event, error) bool) {
+	if t.stopReason == "refusal" {
 		yield(llm.Event{}, &APIError{StatusCode: http.StatusOK, Type: "refusal", Message: "the model declined to answer (stop_reason refusal)"})
 		return
 	}
-	for _, call := range dec.calls() {
+	for _, call := range t.calls {
 		if !yield(llm.ToolCallEvent(call), nil) {
 			return
 		}
 	}
-	if dec.gotUsage {
-		yield(llm.UsageEvent(dec.usage()), nil)
+	if t.gotUsage {
+		yield(llm.UsageEvent(t.usage), nil)
 	}
 }

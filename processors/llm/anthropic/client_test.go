@@ -229,7 +229,7 @@ func TestStreamProblemsAreClearErrors(t *testing.T) {
 		{"bad JSON", llmhttptest.Answer{Body: []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a}}\n\n")}, anthropic.Options{}, "",
 			"anthropic: invalid stream event JSON", frames.ErrorUnknown},
 		{"input for a text block", llmhttptest.Answer{Body: []byte("data: {\"type\":\"content_block_delta\",\"index\":4,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n")}, anthropic.Options{}, "",
-			"anthropic: input_json_delta for block 4, which is not a tool_use block", frames.ErrorUnknown},
+			"anthropic: input_json_delta for block 4, which is not a tool use block", frames.ErrorUnknown},
 		{"line too long", llmhttptest.Answer{Body: []byte("data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + strings.Repeat("x", 300) + "\"}}\n\n")}, anthropic.Options{MaxLineBytes: 128}, "",
 			"SSE line too long: more than 128 bytes", frames.ErrorUnknown},
 	}

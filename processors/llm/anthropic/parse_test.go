@@ -170,7 +170,7 @@ func BenchmarkParseToken(b *testing.B) {
 func BenchmarkParseToolDelta(b *testing.B) {
 	event := []byte("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"city\\\": \\\"\"}}\n\n")
 	rd := llmhttp.NewReader(llmhttptest.Repeat(event), 0)
-	d := decoder{tools: []*toolBlock{{index: 1, id: "toolu_1", name: "get_weather"}}}
+	d := decoder{blocks: []*contentBlock{{index: 1, typ: "tool_use", id: "toolu_1", name: "get_weather"}}}
 	b.ReportAllocs()
 	for b.Loop() {
 		data, ev, err := rd.Next()
@@ -180,7 +180,7 @@ func BenchmarkParseToolDelta(b *testing.B) {
 		if _, err := d.decode(ev, data); err != nil {
 			b.Fatal(err)
 		}
-		d.tools[0].input = d.tools[0].input[:0]
+		d.blocks[0].input, d.kept = d.blocks[0].input[:0], 0
 	}
 }
 

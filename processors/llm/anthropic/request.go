@@ -20,6 +20,7 @@ type messagesRequest struct {
 	Tools       []wireTool      `json:"tools,omitempty"`
 	ToolChoice  *wireToolChoice `json:"tool_choice,omitempty"`
 	Temperature *float64        `json:"temperature,omitempty"`
+	Container   string          `json:"container,omitempty"`
 	Stream      bool            `json:"stream"`
 }
 
@@ -46,6 +47,12 @@ type toolUseBlock struct {
 	ID    string          `json:"id"`
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+}
+
+type thinkingBlock struct {
+	Type      string `json:"type"`
+	Thinking  string `json:"thinking"`
+	Signature string `json:"signature"`
 }
 
 type toolResultBlock struct {
@@ -101,7 +108,25 @@ var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // encodeRequest builds the JSON body for req.
 func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
-	body := messagesRequest{
+	body, err := c.buildRequest(req)
+	if err != nil {
+		return nil, err
+	}
+	return body.encode()
+}
+
+// encode marshals the request body.
+func (body *messagesRequest) encode() ([]byte, error) {
+	out, err := marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
+	}
+	return out, nil
+}
+
+// buildRequest builds the request body for req.
+func (c *Client) buildRequest(req *frames.LLMContext) (*messagesRequest, error) {
+	body := &messagesRequest{
 		Model:       c.opts.Model,
 		MaxTokens:   c.opts.MaxTokens,
 		Temperature: c.opts.Temperature,
@@ -170,11 +195,7 @@ func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
 			body.Tools[n-1].CacheControl = ephemeral
 		}
 	}
-	out, err := marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("anthropic: encoding the request: %w", err)
-	}
-	return out, nil
+	return body, nil
 }
 
 // block is one encoded content block and whether it is a tool_result
