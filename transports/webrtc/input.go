@@ -26,6 +26,13 @@ type InputOptions struct {
 	Channels int
 	// FrameDuration of each frames.InputAudioRaw. Default: 20 ms.
 	FrameDuration time.Duration
+	// MaxAhead bounds how far ahead of real time a track's audio may
+	// arrive: each track may deliver at most real time plus MaxAhead, and
+	// packets beyond are dropped before they are decoded (see
+	// [Input.PacketsDropped]), so no client can push audio into the
+	// pipeline faster than it plays. Default: [DefaultMaxAhead];
+	// negative: no bound.
+	MaxAhead time.Duration
 }
 
 func (o InputOptions) withDefaults() InputOptions {
@@ -34,6 +41,9 @@ func (o InputOptions) withDefaults() InputOptions {
 	}
 	if o.FrameDuration <= 0 {
 		o.FrameDuration = 20 * time.Millisecond
+	}
+	if o.MaxAhead == 0 {
+		o.MaxAhead = DefaultMaxAhead
 	}
 	return o
 }
@@ -53,6 +63,7 @@ type Input struct {
 	out    pipeline.Pusher
 	format atomic.Pointer[inputFormat]
 	frames atomic.Uint64
+	paced  atomic.Uint64 // packets dropped for arriving ahead of real time
 }
 
 // inputFormat is the PCM format of the frames Input pushes.
@@ -99,6 +110,10 @@ func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Fr
 // FramesPushed returns how many audio frames the input has pushed.
 func (in *Input) FramesPushed() uint64 { return in.frames.Load() }
 
+// PacketsDropped returns how many audio packets the input dropped because
+// they arrived more than InputOptions.MaxAhead ahead of real time.
+func (in *Input) PacketsDropped() uint64 { return in.paced.Load() }
+
 // readTrack decodes one remote audio track until it ends. It runs on the
 // goroutine pion gave the track; each track has its own decoder state, so
 // the old and new tracks of a restart never share it.
@@ -109,7 +124,7 @@ func (in *Input) readTrack(t *pion.TrackRemote) {
 		log.Warn("cannot decode the client's audio", zap.Error(err))
 		return
 	}
-	r := audioReader{in: in, codec: c}
+	r := audioReader{in: in, codec: c, pace: newPacer(in.opts.MaxAhead)}
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
 	for {
@@ -139,6 +154,9 @@ type audioReader struct {
 	rs       resampler
 	acc      []int16 // at the frame rate, waiting to fill a frame
 	failures int
+	// pace drops what arrives ahead of real time (the zero pacer, which
+	// the offline tests use, admits everything).
+	pace pacer
 
 	// Frames and their samples are allocated a second at a time (see
 	// frames.Block): one allocation per frame made this goroutine assist
@@ -183,11 +201,20 @@ func (r *audioReader) packet(payload []byte) {
 		}
 		return
 	}
+	// Pace before decoding: audio past real time costs no decoder time.
+	// A payload whose length cannot be read is paced by what it decodes to.
+	d, known := payloadDuration(r.codec.Params.MimeType, payload)
+	if known && !r.admit(d) {
+		return
+	}
 	n, err := r.dec.Decode(payload, r.pcm)
 	if err != nil {
 		if r.failures++; r.failures == 1 || r.failures%500 == 0 {
 			in.s.log.Info("undecodable audio packet", zap.Error(err), zap.Int("failures", r.failures))
 		}
+		return
+	}
+	if !known && !r.admit(time.Duration(n)*time.Second/time.Duration(r.decRate)) {
 		return
 	}
 	if r.rs != nil {
@@ -209,4 +236,18 @@ func (r *audioReader) packet(payload []byte) {
 		in.frames.Add(1)
 	}
 	in.s.srv.assist.help()
+}
+
+// admit passes a packet of d of audio through the track's pacer, counting
+// and (sampled) logging what it drops.
+func (r *audioReader) admit(d time.Duration) bool {
+	if r.pace.admit(d) {
+		return true
+	}
+	r.in.paced.Add(1)
+	if n := r.pace.dropped; n == 1 || n%1000 == 0 {
+		r.in.s.messageLog().Warn("the client's audio arrives faster than real time; dropping what is ahead",
+			zap.Duration("max_ahead", r.pace.burst), zap.Uint64("dropped", n))
+	}
+	return false
 }
