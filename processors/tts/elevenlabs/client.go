@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -114,7 +116,12 @@ type Options struct {
 	Transport Transport
 	// SampleRate is the rate of the PCM asked for: 8000, 16000, 22050,
 	// 24000, 44100 or 48000. 0 asks for the pipeline's output rate when
-	// ElevenLabs has it (which spares resampling), else DefaultSampleRate.
+	// every ElevenLabs plan may have it (8000 to 24000; which spares
+	// resampling), else DefaultSampleRate, which the tts.Service resamples.
+	// 44100 and 48000 are for the plans that allow them (pcm_44100 needs
+	// the Pro tier): when ElevenLabs refuses the rate for the account's
+	// tier, the client falls back to DefaultSampleRate for that request
+	// and every later one.
 	SampleRate int
 	// VoiceSettings, when set, override the voice's stored settings.
 	VoiceSettings *VoiceSettings
@@ -157,6 +164,10 @@ type Client struct {
 	opts  Options
 	ws    string // the websocket URL without its query
 	query url.Values
+
+	// tierLimited is set once ElevenLabs refused a rate for the
+	// account's tier: later requests ask for DefaultSampleRate instead.
+	tierLimited atomic.Bool
 
 	mu     sync.Mutex
 	conn   *conn
@@ -251,11 +262,7 @@ func (c *Client) Warm(ctx context.Context) error {
 	if c.opts.Transport == HTTP {
 		return nil
 	}
-	rate := c.opts.SampleRate
-	if rate <= 0 {
-		rate = DefaultSampleRate
-	}
-	_, err := c.connection(ctx, rate)
+	_, err := c.connection(ctx, c.rate(0))
 	return err
 }
 
@@ -276,13 +283,48 @@ func (c *Client) Close() error {
 // Rates ElevenLabs produces as raw PCM (output_format pcm_<rate>).
 var rates = []int{8000, 16000, 22050, 24000, 44100, 48000}
 
-func supported(rate int) bool {
-	for _, r := range rates {
-		if r == rate {
-			return true
+// everyTier are the rates every plan may ask for. ElevenLabs' API
+// reference (output_format) says 44.1 kHz PCM "requires you to be
+// subscribed to Pro tier or above"; 48 kHz is taken to be gated alike.
+var everyTier = []int{8000, 16000, 22050, 24000}
+
+func supported(rate int) bool { return slices.Contains(rates, rate) }
+
+// rate returns the rate to ask for when the pipeline plays at out: the
+// configured one, else out when every plan has it, else
+// DefaultSampleRate; and DefaultSampleRate for a rate the account's tier
+// refused before.
+func (c *Client) rate(out int) int {
+	rate := c.opts.SampleRate
+	if rate <= 0 {
+		rate = out
+		if !slices.Contains(everyTier, rate) {
+			rate = DefaultSampleRate
 		}
 	}
-	return false
+	if c.tierLimited.Load() && !slices.Contains(everyTier, rate) {
+		rate = DefaultSampleRate
+	}
+	return rate
+}
+
+// tierRefusal reports whether err is ElevenLabs refusing an output format
+// the account's plan does not include: HTTP 403 (the answer, or the
+// refused websocket handshake) with status subscription_required, or a
+// 403 or policy close (1008) whose message names the format or the tier.
+func tierRefusal(err error) bool {
+	var ae *APIError
+	if !errors.As(err, &ae) {
+		return false
+	}
+	if ae.Code == "subscription_required" {
+		return true
+	}
+	if ae.StatusCode != http.StatusForbidden && ae.CloseCode != 1008 {
+		return false
+	}
+	msg := strings.ToLower(ae.Message)
+	return strings.Contains(msg, "output format") || strings.Contains(msg, "output_format") || strings.Contains(msg, " tier")
 }
 
 // maxTextBytes bounds one request's text (the flash models take 40,000
@@ -315,17 +357,11 @@ func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.
 		if text == "" {
 			return
 		}
-		rate := c.opts.SampleRate
-		if rate > 0 && !supported(rate) {
-			yield(tts.Chunk{}, fmt.Errorf("elevenlabs: no PCM output at %d Hz (it has %v)", rate, rates))
+		if r := c.opts.SampleRate; r > 0 && !supported(r) {
+			yield(tts.Chunk{}, fmt.Errorf("elevenlabs: no PCM output at %d Hz (it has %v)", r, rates))
 			return
 		}
-		if rate <= 0 {
-			rate = req.SampleRate
-			if !supported(rate) {
-				rate = DefaultSampleRate
-			}
-		}
+		rate := c.rate(req.SampleRate)
 		ctxID := req.ContextID
 		if ctxID == "" {
 			ctxID = fmt.Sprintf("framewire-%d", frames.NextID())
@@ -341,6 +377,17 @@ func (c *Client) Synthesize(ctx context.Context, req tts.Request) iter.Seq2[tts.
 			}
 			if err == nil || ctx.Err() != nil || errors.Is(err, errStopped) {
 				return
+			}
+			if !started && rate != DefaultSampleRate && tierRefusal(err) {
+				// Asked again at a rate every plan has, at once: this is
+				// not a retry of the same request. It cannot repeat, as
+				// the new rate is never refused for the tier.
+				c.tierLimited.Store(true)
+				c.opts.Logger.Warn("elevenlabs: the account's plan has no PCM at this rate; using the default rate, resampled",
+					zap.Int("refused_rate", rate), zap.Int("rate", DefaultSampleRate), zap.Error(err))
+				rate = DefaultSampleRate
+				attempt--
+				continue
 			}
 			if started || !retryable(err) || attempt >= c.opts.MaxRetries {
 				yield(tts.Chunk{}, err)

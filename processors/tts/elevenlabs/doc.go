@@ -8,9 +8,11 @@
 // (/v1/text-to-speech/{voice_id}/stream/with-timestamps) is the fallback
 // transport where websockets cannot pass.
 //
-// Both ask for raw 16-bit PCM at the pipeline's output rate when
-// ElevenLabs has it (pcm_16000, pcm_22050, pcm_24000, pcm_44100, ...),
-// and turn ElevenLabs' character alignment into word timestamps, so the
+// Both ask for raw 16-bit PCM at the pipeline's output rate when every
+// ElevenLabs plan has it (pcm_8000 to pcm_24000), else at 24 kHz, which
+// the tts.Service resamples (pcm_44100 is for the Pro tier and above; a
+// rate set in Options that the account's tier refuses falls back to
+// 24 kHz), and turn ElevenLabs' character alignment into word timestamps, so the
 // tts.Service releases each word's text with its audio exactly as it does
 // for Cartesia. Every phase of a request is timed (connect, first audio,
 // silence between messages), a request that failed before any audio is
