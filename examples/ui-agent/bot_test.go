@@ -283,7 +283,7 @@ func TestTheModelSeesThePageAndTheQuery(t *testing.T) {
 		for _, m := range msgs {
 			roles = append(roles, m.Role)
 			guide = guide || (m.Role == llm.RoleSystem && strings.Contains(m.Content, "## UI context"))
-			if m.Role == llm.RoleDeveloper && strings.HasPrefix(m.Content, "<ui_state>") {
+			if m.Role == llm.RoleUser && strings.HasPrefix(m.Content, "<ui_state>") {
 				pages++
 			}
 			if m.Role == llm.RoleUser && m.Content == "hello" {

@@ -90,7 +90,7 @@ func TestOpenAIBrainDrivesThePage(t *testing.T) {
 		mm := m.(map[string]any)
 		c, _ := mm["content"].(string)
 		roles = append(roles, fmt.Sprint(mm["role"]))
-		if mm["role"] == "developer" && strings.HasPrefix(c, "<ui_state>") {
+		if mm["role"] == "user" && strings.HasPrefix(c, "<ui_state>") {
 			pages++
 		}
 		if mm["role"] == "user" && c == "where is the iPhone 17?" {

@@ -18,7 +18,13 @@ import (
 	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
-const roleDeveloper = llm.RoleDeveloper
+// blockMessage returns the context message of one of the agent's blocks
+// (<ui_state>, <ui_event>): a user message, as what the page says is
+// untrusted input. A developer or system message would give it the
+// authority of the application's own instructions (OpenAI's instruction
+// hierarchy ranks developer above user; OpenAI Realtime has system items
+// only), so text on the page could outrank the system prompt.
+func blockMessage(text string) frames.LLMMessage { return llm.UserMessage(text) }
 
 // History says what the LLM context keeps from one user turn to the next.
 type History uint8
@@ -357,15 +363,16 @@ func (a *Agent) UIState() string {
 	return text
 }
 
-// InjectUIState appends the current <ui_state> block to c as a developer
-// message now, for apps that turned the automatic injection off. It
-// reports whether there was anything to inject.
+// InjectUIState appends the current <ui_state> block to c as a user
+// message now (page content is untrusted input, see [Agent.BeforeInference]),
+// for apps that turned the automatic injection off. It reports whether
+// there was anything to inject.
 func (a *Agent) InjectUIState(c *llm.Context) bool {
 	text := a.UIState()
 	if text == "" {
 		return false
 	}
-	c.Add(llm.DeveloperMessage(text))
+	c.Add(blockMessage(text))
 	return true
 }
 
@@ -436,7 +443,7 @@ func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 				a.logger().Warn("too many UI events waiting for the next inference; dropping the oldest", zap.Int("max", a.opts.MaxPendingEvents))
 				a.events = append(a.events[:0], a.events[1:]...)
 			}
-			a.events = append(a.events, llm.DeveloperMessage(text))
+			a.events = append(a.events, blockMessage(text))
 			a.mu.Unlock()
 		}
 	}
@@ -468,14 +475,20 @@ func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 
 // BeforeInference prepares the context for an inference; give it to the
 // aggregator pair (llm.PairOptions.BeforeInference). Before every
-// inference it adds the prompt guide to the system instruction (once) and
-// writes the UI events that arrived since the last inference. Before a
-// user-turn inference (the last message is the user's) it also starts a
-// turn, resets the context in Stateless mode or collapses old screens in
-// KeepHistory mode, and puts the current <ui_state> as a developer
-// message right before the user's words, which stay last. Follow-up
-// inferences after tool results get no second <ui_state>; a repeated
-// inference for the same words gets a fresh one in place of the old.
+// inference it adds the prompt guide to the system instruction (once).
+// Before a user-turn inference (the last message is the user's words) it
+// also starts a turn, resets the context in Stateless mode or collapses
+// old screens in KeepHistory mode, and writes the UI events that arrived
+// since and the current <ui_state>, right before the user's words, which
+// stay last. Follow-up inferences after tool results get no second
+// <ui_state>, and their events wait for the next user turn (written
+// last, they would read as the user's words); a repeated inference for
+// the same words gets a fresh screen in place of the old.
+//
+// The blocks are user messages: the page is untrusted input, and a
+// developer or system message would rank it with the application's
+// instructions. The prompt guide, a system message, tells the model that
+// they describe the page and are not the user's words.
 func (a *Agent) BeforeInference(c *llm.Context) {
 	a.ensure()
 	a.mu.Lock()
@@ -488,17 +501,35 @@ func (a *Agent) BeforeInference(c *llm.Context) {
 	}
 	var userTurn bool
 	c.Transform(func(msgs []frames.LLMMessage) []frames.LLMMessage {
-		userTurn = len(msgs) > 0 && msgs[len(msgs)-1].Role == llm.RoleUser && len(msgs[len(msgs)-1].ToolCalls) == 0
-		if !userTurn {
-			msgs = append(msgs, events...)
-		} else {
+		userTurn = len(msgs) > 0 && isUserWords(&msgs[len(msgs)-1])
+		if userTurn {
 			msgs = a.prepareUserTurn(msgs, events, state)
 		}
 		return a.withGuide(msgs)
 	})
 	if userTurn {
 		a.startTurn()
+	} else if len(events) > 0 {
+		a.requeueEvents(events)
 	}
+}
+
+// requeueEvents puts events back ahead of those that arrived since, for
+// the next user turn, within Options.MaxPendingEvents (the oldest go).
+func (a *Agent) requeueEvents(events []frames.LLMMessage) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	all := append(events, a.events...)
+	if n := len(all) - a.opts.MaxPendingEvents; n > 0 {
+		all = all[n:]
+	}
+	a.events = all
+}
+
+// isUserWords reports whether m is what the user said: a user message
+// that is not one of the agent's blocks.
+func isUserWords(m *frames.LLMMessage) bool {
+	return m.Role == llm.RoleUser && len(m.ToolCalls) == 0 && !isUIState(m) && !isUIEvent(m)
 }
 
 // prepareUserTurn lays out the context of a user turn: history (reset or
@@ -506,7 +537,7 @@ func (a *Agent) BeforeInference(c *llm.Context) {
 // which stay last (the RTVI observer reports them as user-llm-text).
 func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) []frames.LLMMessage {
 	tail := len(msgs)
-	for tail > 0 && msgs[tail-1].Role == llm.RoleUser {
+	for tail > 0 && isUserWords(&msgs[tail-1]) {
 		tail--
 	}
 	user := append([]frames.LLMMessage(nil), msgs[tail:]...)
@@ -526,7 +557,7 @@ func (a *Agent) prepareUserTurn(msgs, events []frames.LLMMessage, state string) 
 	}
 	out := append(head, events...)
 	if state != "" {
-		out = append(out, llm.DeveloperMessage(state))
+		out = append(out, blockMessage(state))
 	}
 	return append(out, user...)
 }
@@ -537,7 +568,7 @@ func preambleLen(msgs []frames.LLMMessage) int {
 	n := 0
 	for n < len(msgs) {
 		m := &msgs[n]
-		if (m.Role != llm.RoleSystem && m.Role != roleDeveloper) || isUIState(m) || isUIEvent(m) {
+		if (m.Role != llm.RoleSystem && m.Role != llm.RoleDeveloper) || isUIState(m) || isUIEvent(m) {
 			break
 		}
 		n++

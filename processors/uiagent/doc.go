@@ -5,7 +5,8 @@
 // The browser streams accessibility snapshots (rtvi.UISnapshotFrame). The
 // [Agent] keeps the latest one, renders it as the <ui_state> block of
 // docs/protocol.md §9 ([RenderUIState]) and writes it into the LLM context as
-// a developer message just before each user-turn inference. UI events
+// a user message (the page is untrusted input) just before the user's
+// words at each user-turn inference. UI events
 // from the page become <ui_event> blocks ([RenderEvent]) and go to typed
 // handlers ([HandleEvent]). The model acts on the page through UI
 // commands (rtvi.UICommandFrame: [Agent.ScrollTo], [Agent.Highlight],

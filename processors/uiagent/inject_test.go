@@ -20,6 +20,10 @@ const smallState = "<ui_state>\n- generic [ref=e1]:\n  - button \"Save\" [ref=e2
 
 func sys(s string) frames.LLMMessage  { return llm.SystemMessage(s) }
 func dev(s string) frames.LLMMessage  { return llm.DeveloperMessage(s) }
+
+// page is one of the agent's blocks in the context: a user message, as
+// the page is untrusted input (issue 26 row 6).
+func page(s string) frames.LLMMessage { return llm.UserMessage(s) }
 func user(s string) frames.LLMMessage { return llm.UserMessage(s) }
 func asst(s string) frames.LLMMessage { return llm.AssistantMessage(s) }
 
@@ -37,7 +41,7 @@ func TestStatelessUserTurnLayout(t *testing.T) {
 	a := New(Options{})
 	a.SetSnapshot(snapshotOf(t, smallTree))
 	c := llm.NewContext(sys("You help."), dev("App note: prices in EUR."))
-	c.Add(user("old question"), dev(smallState), asst("old answer"))
+	c.Add(user("old question"), page(smallState), asst("old answer"))
 	c.Add(toolPair("c0")...)
 	a.handleEvent("picked", wire.RawJSON(`{"id":3}`))
 	c.Add(user("what is this"), user("button?"))
@@ -46,8 +50,8 @@ func TestStatelessUserTurnLayout(t *testing.T) {
 		sys("You help."),
 		sys(DefaultPromptGuide),
 		dev("App note: prices in EUR."),
-		dev(`<ui_event name="picked">{"id":3}</ui_event>`),
-		dev(smallState),
+		page(`<ui_event name="picked">{"id":3}</ui_event>`),
+		page(smallState),
 		user("what is this"),
 		user("button?"),
 	}
@@ -56,8 +60,11 @@ func TestStatelessUserTurnLayout(t *testing.T) {
 	}
 }
 
-// After a tool result the follow-up inference gets no second screen; new
-// events are appended; the guide is not added twice.
+// After a tool result the follow-up inference gets no second screen and
+// no events: written last, an event (a user message since issue 26 row 6)
+// would read as the user's words, to the model and to the RTVI observer's
+// user-llm-text. The events wait for the next user turn; the guide is not
+// added twice.
 func TestFollowUpInferenceGetsNoSecondUIState(t *testing.T) {
 	a := New(Options{})
 	a.SetSnapshot(snapshotOf(t, smallTree))
@@ -70,8 +77,8 @@ func TestFollowUpInferenceGetsNoSecondUIState(t *testing.T) {
 	if n := countUIStates(got); n != 1 {
 		t.Errorf("%d <ui_state> blocks, want 1", n)
 	}
-	if last := got[len(got)-1]; last.Content != `<ui_event name="scrolled">null</ui_event>` {
-		t.Errorf("last message %+v, want the event", last)
+	if last := got[len(got)-1]; last.Role != llm.RoleTool {
+		t.Errorf("last message %+v, want the tool result", last)
 	}
 	guides := 0
 	for _, m := range got {
@@ -85,6 +92,12 @@ func TestFollowUpInferenceGetsNoSecondUIState(t *testing.T) {
 	a.BeforeInference(c) // once more: still nothing new
 	if len(c.Messages()) != len(got) {
 		t.Errorf("an idle follow-up changed the context: %d → %d messages", len(got), len(c.Messages()))
+	}
+	c.Add(user("and now?"))
+	a.BeforeInference(c)
+	got = c.Messages()
+	if n := len(got); n < 3 || got[n-3].Content != `<ui_event name="scrolled">null</ui_event>` || !isUIState(&got[n-2]) {
+		t.Errorf("next user turn %+v, want the waiting event, the screen and the words", got)
 	}
 }
 
@@ -102,11 +115,11 @@ func TestKeepHistoryCollapsesOldScreens(t *testing.T) {
 	a.BeforeInference(c)
 	want := []frames.LLMMessage{
 		sys("You help."),
-		dev(StaleUIState),
+		page(StaleUIState),
 		user("first"),
 	}
 	want = append(want, toolPair("c1")...)
-	want = append(want, dev("<ui_state>\n- generic [ref=e1]:\n  - heading \"Saved\" [level=2] [ref=e3]\n</ui_state>"), user("second"))
+	want = append(want, page("<ui_state>\n- generic [ref=e1]:\n  - heading \"Saved\" [level=2] [ref=e3]\n</ui_state>"), user("second"))
 	if d := cmp.Diff(want, c.Messages()); d != "" {
 		t.Errorf("context (-want +got):\n%s", d)
 	}
@@ -126,7 +139,7 @@ func TestRepeatedUserTurnGetsOneFreshScreen(t *testing.T) {
 		a.SetSnapshot(snapshotOf(t, smallTree))
 		c.Add(user("two"))
 		a.BeforeInference(c)
-		want := []frames.LLMMessage{sys("s"), dev(smallState), user("one"), user("two")}
+		want := []frames.LLMMessage{sys("s"), page(smallState), user("one"), user("two")}
 		if d := cmp.Diff(want, c.Messages()); d != "" {
 			t.Errorf("history %d (-want +got):\n%s", h, d)
 		}
@@ -136,7 +149,7 @@ func TestRepeatedUserTurnGetsOneFreshScreen(t *testing.T) {
 // ResetContext keeps the preamble only.
 func TestResetContext(t *testing.T) {
 	a := New(Options{})
-	c := llm.NewContext(sys("You help."), dev("note"), user("q"), dev(smallState), asst("a"))
+	c := llm.NewContext(sys("You help."), dev("note"), user("q"), page(smallState), asst("a"))
 	a.ResetContext(c)
 	if d := cmp.Diff([]frames.LLMMessage{sys("You help."), dev("note")}, c.Messages()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -153,9 +166,9 @@ func TestInjectionOptions(t *testing.T) {
 		{"no snapshot yet", Options{NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
 		{"no ui state", Options{NoUIState: true, NoPromptGuide: true}, []frames.LLMMessage{user("q")}},
 		{"override renders", Options{NoPromptGuide: true, Render: func(s *wire.Snapshot) string { return "<ui_state>\nnotes\n</ui_state>" }},
-			[]frames.LLMMessage{dev("<ui_state>\nnotes\n</ui_state>"), user("q")}},
+			[]frames.LLMMessage{page("<ui_state>\nnotes\n</ui_state>"), user("q")}},
 		{"override suppresses", Options{NoPromptGuide: true, Render: func(*wire.Snapshot) string { return "" }}, []frames.LLMMessage{user("q")}},
-		{"custom guide", Options{PromptGuide: "Be visual."}, []frames.LLMMessage{sys("Be visual."), dev(smallState), user("q")}},
+		{"custom guide", Options{PromptGuide: "Be visual."}, []frames.LLMMessage{sys("Be visual."), page(smallState), user("q")}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := New(tc.opts)
@@ -178,7 +191,7 @@ func TestManualInjection(t *testing.T) {
 		t.Error("injected without a snapshot")
 	}
 	a.SetSnapshot(snapshotOf(t, smallTree))
-	if !a.InjectUIState(c) || cmp.Diff([]frames.LLMMessage{dev(smallState)}, c.Messages()) != "" {
+	if !a.InjectUIState(c) || cmp.Diff([]frames.LLMMessage{page(smallState)}, c.Messages()) != "" {
 		t.Errorf("manual injection: %+v", c.Messages())
 	}
 	first := a.UIState()
@@ -207,7 +220,7 @@ func TestEvents(t *testing.T) {
 	a.handleEvent("three", nil)
 	c := llm.NewContext(user("q"))
 	a.BeforeInference(c)
-	want := []frames.LLMMessage{dev(`<ui_event name="two">[1]</ui_event>`), dev(`<ui_event name="three">null</ui_event>`), user("q")}
+	want := []frames.LLMMessage{page(`<ui_event name="two">[1]</ui_event>`), page(`<ui_event name="three">null</ui_event>`), user("q")}
 	if d := cmp.Diff(want, c.Messages()); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}

@@ -189,7 +189,7 @@ func TestPipelineReplyDrivesThePage(t *testing.T) {
 	mu.Unlock()
 	screen := first.Messages[len(first.Messages)-2]
 	wantState := uiagent.RenderUIState(mustSnapshot(t, pageTree))
-	if screen.Role != "developer" || screen.Content != wantState {
+	if screen.Role != "user" || screen.Content != wantState {
 		t.Errorf("the message before the user's words: %+v", screen)
 	}
 	if !strings.Contains(screen.Content, `- textbox "Email" = "old@example.com" [ref=e4]`) {

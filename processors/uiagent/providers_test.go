@@ -634,13 +634,15 @@ func readOpenAI(body []byte) (seenTurn, error) {
 			for _, c := range m.ToolCalls {
 				calls = append(calls, c.ID)
 			}
-		case "user", "developer":
+		case "user":
 			var text string
 			if err := json.Unmarshal(m.Content, &text); err != nil {
 				return seenTurn{}, fmt.Errorf("%s content is not a string: %s", m.Role, m.Content)
 			}
-			if strings.HasPrefix(text, "<ui_state>") != (m.Role == "developer") {
-				return seenTurn{}, fmt.Errorf("a %s message says %.40q: the screen goes in a developer message, the words in a user message", m.Role, text)
+			// The screen is a user message of its own (the page is
+			// untrusted input, issue 26 row 6), apart from the words.
+			if strings.Contains(text, "<ui_state>") && !strings.HasPrefix(text, "<ui_state>") {
+				return seenTurn{}, fmt.Errorf("a %s message says %.40q: the screen goes in a message of its own", m.Role, text)
 			}
 			seen.Tail = append(seen.Tail, text)
 		default:

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
@@ -464,16 +465,24 @@ func compactJSON(p wire.RawJSON) []byte {
 }
 
 // isUIState reports whether m is a <ui_state> block (current or stale)
-// written by an agent.
+// written by an agent: a user message (a developer one, as agents wrote
+// them before issue 26) whose whole text is the block. Words the user
+// typed in that shape count too; they gain nothing by it, as the agent's
+// blocks have the user's own role.
 func isUIState(m *frames.LLMMessage) bool {
-	return m.Role == roleDeveloper && len(m.Parts) == 0 && strings.HasPrefix(m.Content, uiStateOpen) &&
-		strings.HasSuffix(m.Content, uiStateClose)
+	return isBlockRole(m) && strings.HasPrefix(m.Content, uiStateOpen) && strings.HasSuffix(m.Content, uiStateClose)
 }
 
 // isUIEvent reports whether m is a <ui_event> block written by an agent.
 func isUIEvent(m *frames.LLMMessage) bool {
-	return m.Role == roleDeveloper && len(m.Parts) == 0 && strings.HasPrefix(m.Content, uiEventOpen) &&
-		strings.HasSuffix(m.Content, uiEventClose)
+	return isBlockRole(m) && strings.HasPrefix(m.Content, uiEventOpen) && strings.HasSuffix(m.Content, uiEventClose)
+}
+
+// isBlockRole reports whether m has the shape of an agent's block: plain
+// text in a user (or developer) message.
+func isBlockRole(m *frames.LLMMessage) bool {
+	return (m.Role == llm.RoleUser || m.Role == llm.RoleDeveloper) && len(m.Parts) == 0 && len(m.ToolCalls) == 0 &&
+		len(m.Raw) == 0
 }
 
 // UIStateMessage is the server-message body {"type":"ui_state","text":...}

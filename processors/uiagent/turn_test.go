@@ -505,11 +505,11 @@ func TestSpokenAnswerIsRecordedInHistory(t *testing.T) {
 		t.Fatalf("%d inferences", len(reqs))
 	}
 	want := []frames.LLMMessage{
-		sys("s"), dev(StaleUIState), user("which button saves?"),
+		sys("s"), page(StaleUIState), user("which button saves?"),
 		{Role: llm.RoleAssistant, ToolCalls: []frames.LLMToolCall{{ID: "c1", Name: "reply", Arguments: `{"answer":"It is the Save button.","highlight":["e2"]}`}}},
 		{Role: llm.RoleTool, ToolCallID: "c1", Content: llm.ToolCompleted},
 		asst("It is the Save button."),
-		dev(smallState), user("click that"),
+		page(smallState), user("click that"),
 	}
 	if d := cmp.Diff(want, reqs[1].Messages); d != "" {
 		t.Errorf("second inference (-want +got):\n%s", d)
