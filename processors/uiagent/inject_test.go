@@ -18,8 +18,8 @@ const smallTree = `{"root":{"ref":"e1","role":"generic","children":[{"ref":"e2",
 
 const smallState = "<ui_state>\n- generic [ref=e1]:\n  - button \"Save\" [ref=e2]\n</ui_state>"
 
-func sys(s string) frames.LLMMessage  { return llm.SystemMessage(s) }
-func dev(s string) frames.LLMMessage  { return llm.DeveloperMessage(s) }
+func sys(s string) frames.LLMMessage { return llm.SystemMessage(s) }
+func dev(s string) frames.LLMMessage { return llm.DeveloperMessage(s) }
 
 // page is one of the agent's blocks in the context: a user message, as
 // the page is untrusted input (issue 26 row 6).
