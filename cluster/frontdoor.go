@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -16,9 +17,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/internal/httpstatus"
 	"github.com/framewire/framewire/internal/origin"
+	"github.com/framewire/framewire/transports/webrtc"
 )
 
 // FrontDoorOptions configure a [FrontDoor]. Every zero field takes the
@@ -45,10 +49,19 @@ type FrontDoorOptions struct {
 	// MaxBodyBytes bounds a request body (the browser's offers are a few
 	// kilobytes); a longer one gets a 413. Default: 256 KiB.
 	MaxBodyBytes int64
+	// BodyTimeout bounds reading a request body, which happens before the
+	// request takes one of the MaxInFlight slots: a client that drips its
+	// body holds a connection and a goroutine for that long, never a slot.
+	// Past it the client gets a 408. It is set on the connection with
+	// http.ResponseController, so it applies under an http.Server (not
+	// under a ResponseWriter without deadlines, such as a recorder).
+	// Default: 10s.
+	BodyTimeout time.Duration
 	// MaxReplyBytes bounds a worker's reply payload. Default: 1 MiB.
 	MaxReplyBytes int
-	// MaxInFlight bounds the requests served at once; past it the front
-	// door answers 503 with Retry-After. Default: 1024.
+	// MaxInFlight bounds the requests waiting on the workers at once (a
+	// request takes a slot once its body is read and it is authorized);
+	// past it the front door answers 503 with Retry-After. Default: 1024.
 	MaxInFlight int
 	// MaxRoutes bounds the routing table (pc_ids and sessionIds to
 	// workers; the least recently used is forgotten, and found again by
@@ -68,6 +81,36 @@ type FrontDoorOptions struct {
 	// MaxHeaderBytes bounds the forwarded headers together; a request
 	// over it gets a 431. Default: 16 KiB.
 	MaxHeaderBytes int
+	// ReplyHeaders are the response headers relayed from a worker's
+	// reply to the client; any other header a NATS responder sets (a
+	// Set-Cookie, a Location) is dropped, so that whoever can answer on
+	// the cluster's subjects cannot plant headers on the front door's
+	// origin. Default: Content-Type, Retry-After, Allow,
+	// WWW-Authenticate, Cache-Control, Vary and the CORS response
+	// headers (Access-Control-Allow-Origin, -Allow-Methods,
+	// -Allow-Headers, -Max-Age, -Allow-Credentials, -Expose-Headers).
+	ReplyHeaders []string
+	// Authorize, if set, is asked about every signalling request (not
+	// CORS preflights, which carry no credentials and go to one worker)
+	// before its body is read and before any NATS traffic for it: no
+	// worker is asked anything, not even who owns an id, for a request it
+	// refuses. It sees the request's headers; the body is not read yet.
+	// A nil error admits the request; an error refuses it with a 403 when
+	// it wraps webrtc.ErrForbidden and a 401 otherwise, as the Server's
+	// Options.Authorize does ([webrtc.BearerTokens] checks a shared
+	// token). The error goes to the (sampled) log; the client reads only
+	// "unauthorized" or "forbidden". Default: nil, every request is
+	// admitted (the workers' own Authorize still runs, after the NATS
+	// round trip).
+	Authorize func(*http.Request) error
+	// AllowHosts are the Host header values the front door answers
+	// besides localhost names and IP literals, which it always answers: a
+	// page of another site that rebinds its domain's DNS to the front
+	// door's address sends its own name, and gets a 403. Patterns: an
+	// exact name ("voice.example.com"), "*.example.com" (the names under
+	// it) or "*" (any). List the name browsers reach the front door by.
+	// Default: none.
+	AllowHosts []string
 	// AllowOrigins are the origins whose pages may read the answers the
 	// front door gives itself: its 404s for an id no worker owns, its
 	// 503s, its refusals of oversized requests. Without the CORS header
@@ -89,6 +132,14 @@ var defaultForwardHeaders = []string{
 	"Access-Control-Request-Method", "Access-Control-Request-Headers",
 }
 
+// defaultReplyHeaders are the headers of a signalling answer: the
+// webrtc.Server sets no other.
+var defaultReplyHeaders = []string{
+	"Content-Type", "Retry-After", "Allow", "WWW-Authenticate", "Cache-Control", "Vary",
+	"Access-Control-Allow-Origin", "Access-Control-Allow-Methods", "Access-Control-Allow-Headers",
+	"Access-Control-Max-Age", "Access-Control-Allow-Credentials", "Access-Control-Expose-Headers",
+}
+
 func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
@@ -101,6 +152,7 @@ func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 	}
 	o.RequestTimeout = positive(o.RequestTimeout, 30*time.Second)
 	o.WhoTimeout = positive(o.WhoTimeout, 500*time.Millisecond)
+	o.BodyTimeout = positive(o.BodyTimeout, 10*time.Second)
 	o.RouteTTL = positive(o.RouteTTL, 15*time.Minute)
 	if o.MaxAttempts <= 0 {
 		o.MaxAttempts = 3
@@ -126,6 +178,9 @@ func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = 16 << 10
 	}
+	if o.ReplyHeaders == nil {
+		o.ReplyHeaders = defaultReplyHeaders
+	}
 	return o
 }
 
@@ -141,8 +196,14 @@ func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 // It is an http.Handler; [FrontDoor.StatusHandler] serves /healthz and
 // /cluster. Close it to stop following the workers.
 type FrontDoor struct {
-	opts   FrontDoorOptions
-	log    *zap.Logger
+	opts FrontDoorOptions
+	log  *zap.Logger
+	// reqLog logs what a client's request causes, sampled: a flood of
+	// refused requests writes a few lines a second, not one each.
+	reqLog *zap.Logger
+	hosts  hostcheck.Allowlist
+	// relay is the set of ReplyHeaders, canonical.
+	relay  map[string]bool
 	nc     *nats.Conn
 	subj   subjects
 	routes *table
@@ -174,9 +235,16 @@ func NewFrontDoor(nc *nats.Conn, opts FrontDoorOptions) (*FrontDoor, error) {
 	if err := validPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
+	relay := map[string]bool{}
+	for _, h := range opts.ReplyHeaders {
+		relay[http.CanonicalHeaderKey(h)] = true
+	}
 	f := &FrontDoor{
 		opts:    opts,
 		log:     opts.Logger,
+		reqLog:  sampled(opts.Logger),
+		hosts:   hostcheck.Allowlist{Hosts: opts.AllowHosts},
+		relay:   relay,
 		nc:      nc,
 		subj:    subjects{opts.Prefix},
 		routes:  newTable(opts.MaxRoutes, opts.RouteTTL),
@@ -344,37 +412,48 @@ func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !f.hosts.Allows(r.Host) {
+		f.reqLog.Info("refused a request for a foreign host", zap.String("path", r.URL.Path), zap.String("remote", r.RemoteAddr))
+		writeDetail(w, http.StatusForbidden, "the Host header names a host this server does not serve")
+		return
+	}
 	// For the answers the front door gives itself; a worker's answer
 	// replaces these headers with its own (write).
 	origin.Allow(w.Header(), f.opts.AllowOrigins, r.Header.Get("Origin"))
+	path := r.URL.Path
+	kind := routeOf(r.Method, path)
+	switch kind {
+	case routeNone:
+		writeDetail(w, http.StatusNotFound, "not found")
+		return
+	case routeBadMethod:
+		w.Header().Set("Allow", "POST, PATCH")
+		writeDetail(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here")
+		return
+	}
+	if r.Method != http.MethodOptions && !f.authorize(w, r) {
+		return
+	}
+	if !f.nc.IsConnected() {
+		// Requests would wait in the NATS client's reconnect buffer.
+		unavailable(w, 2, "the cluster is unreachable; retry later")
+		return
+	}
+	// The body is read before the request takes a slot: a slot is held
+	// only while the workers are asked, never while a client drips bytes.
+	req, status, err := f.envelope(w, r)
+	if err != nil {
+		f.reqLog.Info("refused a request", zap.String("path", path), zap.Error(err))
+		writeDetail(w, status, err.Error())
+		return
+	}
 	select {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
 	default:
 		f.opts.Metrics.LimitRefused(r.Context(), limitInFlight)
+		f.reqLog.Info("refused a request: MaxInFlight requests in flight", zap.Int("limit", f.opts.MaxInFlight))
 		unavailable(w, 1, "the front door is busy; retry later")
-		return
-	}
-	path := r.URL.Path
-	kind := routeOf(r.Method, path)
-	if kind >= routeAny && !f.nc.IsConnected() {
-		// Requests would wait in the NATS client's reconnect buffer.
-		unavailable(w, 2, "the cluster is unreachable; retry later")
-		return
-	}
-	if kind == routeNone {
-		writeDetail(w, http.StatusNotFound, "not found")
-		return
-	}
-	if kind == routeBadMethod {
-		w.Header().Set("Allow", "POST, PATCH")
-		writeDetail(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here")
-		return
-	}
-	req, status, err := f.envelope(w, r)
-	if err != nil {
-		f.log.Info("refused a request", zap.String("path", path), zap.Error(err))
-		writeDetail(w, status, err.Error())
 		return
 	}
 	switch kind {
@@ -396,6 +475,35 @@ func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			writeDetail(w, http.StatusNotFound, "Invalid or not-yet-ready session_id")
 		}
 	}
+}
+
+// authorize runs Options.Authorize; on a refusal it answers the client
+// and returns false.
+func (f *FrontDoor) authorize(w http.ResponseWriter, r *http.Request) bool {
+	if f.opts.Authorize == nil {
+		return true
+	}
+	err := f.opts.Authorize(r)
+	if err == nil {
+		return true
+	}
+	f.reqLog.Info("refused a request: Authorize", zap.String("method", r.Method), zap.String("path", r.URL.Path),
+		zap.String("remote", r.RemoteAddr), zap.Error(err))
+	if errors.Is(err, webrtc.ErrForbidden) {
+		writeDetail(w, http.StatusForbidden, "forbidden")
+		return false
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="framewire"`)
+	writeDetail(w, http.StatusUnauthorized, "unauthorized")
+	return false
+}
+
+// sampled returns log writing, each second, the first 5 entries of each
+// message and level and every 100th after.
+func sampled(log *zap.Logger) *zap.Logger {
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
+	}))
 }
 
 // Routes of a request.
@@ -453,11 +561,25 @@ func (f *FrontDoor) envelope(w http.ResponseWriter, r *http.Request) (request, i
 		return request{}, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", f.opts.MaxBodyBytes)
 	}
 	if r.Body != nil {
+		// The body's own deadline, cleared once it is read: a deadline
+		// left on the connection would fail the http.Server's background
+		// read while the workers are asked, which cancels the request's
+		// context (the server sets the next request's deadlines itself).
+		rc := http.NewResponseController(w)
+		deadline := rc.SetReadDeadline(time.Now().Add(f.opts.BodyTimeout)) == nil
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, f.opts.MaxBodyBytes))
+		if deadline {
+			_ = rc.SetReadDeadline(time.Time{})
+		}
 		if err != nil {
 			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
+			var ne net.Error
+			switch {
+			case errors.As(err, &tooBig):
 				return request{}, http.StatusRequestEntityTooLarge, fmt.Errorf("request body is over %d bytes", tooBig.Limit)
+			case errors.As(err, &ne) && ne.Timeout():
+				w.Header().Set("Connection", "close")
+				return request{}, http.StatusRequestTimeout, fmt.Errorf("the request body took over %v", f.opts.BodyTimeout)
 			}
 			return request{}, http.StatusBadRequest, errors.New("reading the request body failed")
 		}
@@ -501,7 +623,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 			f.write(w, rep)
 			return
 		case err == nil:
-			f.log.Debug("worker declined a new session", zap.String("worker", rep.Worker), zap.String("reason", rep.Declined))
+			f.reqLog.Debug("worker declined a new session", zap.String("worker", rep.Worker), zap.String("reason", rep.Declined))
 			tried[rep.Worker] = true
 			if s, err := strconv.Atoi(http.Header(rep.Header).Get("Retry-After")); err == nil && s > 0 && s < 60 {
 				retryAfter = s
@@ -509,17 +631,17 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 		case r.Context().Err() != nil:
 			return // the client is gone
 		case ctx.Err() != nil:
-			f.log.Warn("no worker answered a new session in time", zap.Duration("timeout", f.opts.RequestTimeout))
+			f.reqLog.Warn("no worker answered a new session in time", zap.Duration("timeout", f.opts.RequestTimeout))
 			unavailable(w, retryAfter, "no worker answered in time; retry later")
 			return
 		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
 			// No worker is in the queue group: none takes sessions.
-			f.log.Warn("no worker takes sessions")
+			f.reqLog.Warn("no worker takes sessions")
 			f.opts.Metrics.LimitRefused(r.Context(), limitCapacity)
 			unavailable(w, retryAfter, "no worker can take a session now; retry later")
 			return
 		default:
-			f.log.Warn("new-session request failed", zap.String("subject", subject), zap.Error(err))
+			f.reqLog.Warn("new-session request failed", zap.String("subject", subject), zap.Error(err))
 			if id, ok := strings.CutPrefix(subject, f.subj.worker("")); ok {
 				tried[id] = true
 			}
@@ -567,7 +689,7 @@ func (f *FrontDoor) route(w http.ResponseWriter, r *http.Request, req request, k
 			f.routes.drop(key)
 			ok = false
 		default:
-			f.log.Warn("routed request failed", zap.String("worker", owner), zap.String("path", req.Path), zap.Error(err))
+			f.reqLog.Warn("routed request failed", zap.String("worker", owner), zap.String("path", req.Path), zap.Error(err))
 			unavailable(w, 1, "the session's worker did not answer; retry later")
 			return true
 		}
@@ -604,17 +726,15 @@ func (f *FrontDoor) learn(rep reply) {
 }
 
 // write copies a worker's response to the client: its status, body and
-// headers only (the worker's CORS policy, not the front door's, decides
-// who reads it).
+// the headers of Options.ReplyHeaders only (the worker's CORS policy, not
+// the front door's, decides who reads it).
 func (f *FrontDoor) write(w http.ResponseWriter, rep reply) {
 	h := w.Header()
 	clear(h)
 	for k, vs := range rep.Header {
-		switch http.CanonicalHeaderKey(k) {
-		case "Connection", "Content-Length", "Transfer-Encoding", "Keep-Alive", "Upgrade", "Trailer":
-			continue
+		if k = http.CanonicalHeaderKey(k); f.relay[k] {
+			h[k] = vs
 		}
-		h[http.CanonicalHeaderKey(k)] = vs
 	}
 	w.WriteHeader(rep.Status)
 	_, _ = w.Write(rep.Body)

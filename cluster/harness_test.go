@@ -117,8 +117,13 @@ func newTestServer(t testing.TB, capacity int) *webrtc.Server {
 // startWorker runs a worker named id taking capacity sessions.
 func startWorker(t testing.TB, url, id string, capacity int) *testWorker {
 	t.Helper()
+	return startWorkerOn(t, url, id, capacity, newTestServer(t, capacity))
+}
+
+// startWorkerOn runs a worker named id taking capacity sessions on srv.
+func startWorkerOn(t testing.TB, url, id string, capacity int, srv *webrtc.Server) *testWorker {
+	t.Helper()
 	nc := connect(t, url)
-	srv := newTestServer(t, capacity)
 	w, err := NewWorker(nc, srv, WorkerOptions{ID: id, Capacity: capacity, HeartbeatInterval: heartbeatEvery,
 		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id)})
 	if err != nil {

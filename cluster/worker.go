@@ -389,9 +389,21 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 	}
 	// A CORS preflight creates nothing: any worker answers it, full or
 	// draining.
-	if req.Kind == kindNew && req.Method != http.MethodOptions {
+	switch {
+	case req.Kind == kindNew && req.Method != http.MethodOptions:
 		if reason := w.admit(); reason != "" {
 			w.respond(m, reply{Declined: reason})
+			return
+		}
+		defer w.admitting.Add(-1)
+	case req.Kind == kindRoute && w.createsSession(&req):
+		// A /start flow's first offer is routed here, where its
+		// sessionId was issued, but creates a session all the same: it
+		// takes room like any other, and waits for it (only this worker
+		// knows the sessionId, so the client retries here).
+		if reason := w.admit(); reason != "" {
+			w.respond(m, reply{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}},
+				Body: errorJSON("the worker is " + reason + "; retry later")})
 			return
 		}
 		defer w.admitting.Add(-1)
@@ -418,6 +430,18 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		w.learn(&req, &rep)
 	}
 	w.respond(m, rep)
+}
+
+// createsSession reports whether a routed request would make the Server
+// create a session: an offer (to /api/offer or a /start flow's
+// /sessions/{id}/api/offer) whose pc_id is none of its live sessions'.
+// (A later version may ask the Server instead of reading the body.)
+func (w *Worker) createsSession(req *request) bool {
+	if req.Method != http.MethodPost || !strings.HasSuffix(strings.TrimSuffix(req.Path, "/"), "/api/offer") {
+		return false
+	}
+	id := pcIDOf(req.Body)
+	return id == "" || !w.owns(keyPC, id)
 }
 
 // admit claims room for a new session, or returns why there is none.
@@ -484,7 +508,9 @@ func (r *request) http(ctx context.Context) (*http.Request, error) {
 	}
 	hr.URL = u
 	hr.RequestURI = u.RequestURI()
-	hr.Host = "framewire-cluster"
+	// The front door checked the client's Host against its own
+	// allowlist; the Server sees a name its default allowlist admits.
+	hr.Host = "localhost"
 	if r.Header != nil {
 		hr.Header = r.Header
 	}
