@@ -36,7 +36,8 @@
 //
 // The UI agent works with it: give its BeforeInference to
 // Options.BeforeResponse and the <ui_state> snapshot goes into the
-// conversation as a system item before each user turn's response; register
+// conversation before each user turn's response, in place of the previous
+// turn's; register
 // its reply tool, and the answers it speaks (frames.TTSSpeak) are said by
 // the model verbatim.
 package openairealtime

@@ -1,7 +1,6 @@
 package openairealtime
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -76,10 +75,6 @@ func (e *Error) Category() frames.ErrorCategory {
 	}
 	return frames.ErrorUnknown
 }
-
-// ErrIdle is reported when the server goes quiet for longer than
-// Options.IdleTimeout while a response is due or streaming.
-var ErrIdle = errors.New("openairealtime: the server went quiet while a response was due")
 
 // connError is a lost or unusable connection; it is transient.
 type connError struct{ err error }

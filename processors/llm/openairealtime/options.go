@@ -9,16 +9,19 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/llm"
 )
+
+// Timeouts bound the phases of a session (see Options.Timeouts); a zero
+// field takes its default, a negative one turns that bound off.
+type Timeouts = llmhttp.Timeouts
 
 // Defaults used when the options leave a field empty.
 const (
 	DefaultBaseURL            = "https://api.openai.com/v1"
 	DefaultModel              = "gpt-realtime"
 	DefaultTranscriptionModel = "gpt-4o-mini-transcribe"
-	DefaultDialTimeout        = 10 * time.Second
-	DefaultIdleTimeout        = 20 * time.Second
 	DefaultPingInterval       = 15 * time.Second
 	DefaultWriteTimeout       = 5 * time.Second
 	DefaultMaxReconnects      = 3
@@ -96,26 +99,39 @@ type Options struct {
 	ToolChoice frames.LLMToolChoice
 	// BeforeResponse runs right before the processor asks for the response
 	// to a user turn, with a scratch context holding the instructions (as
-	// a system message) and a placeholder user message last. System and
-	// developer messages it adds go into the conversation as system items
-	// just before the user's turn: the UI agent's BeforeInference writes
-	// its prompt guide (sent once) and the current <ui_state> (replacing
-	// the previous turn's). With it set, server VAD does not start
-	// responses by itself; the processor does, after the hook.
+	// a system message) and a placeholder user message last. The messages
+	// it adds go into the conversation just before the user's turn (in
+	// their roles; developer messages as system items, the API having no
+	// developer role): system messages once, the others in place of the
+	// previous turn's. The UI agent's BeforeInference writes its prompt
+	// guide (sent once) and the current <ui_state> (replacing the
+	// previous turn's). With it set, server VAD does not start responses
+	// by itself; the processor does, after the hook.
 	BeforeResponse func(c *llm.Context)
 	// FunctionTimeout bounds every call whose function sets no timeout
 	// (see llm.ServiceOptions).
 	FunctionTimeout time.Duration
 	// SequentialFunctions runs the calls of one response one after another.
 	SequentialFunctions bool
-	// DialTimeout bounds one connection attempt. Default: 10s.
-	DialTimeout time.Duration
-	// IdleTimeout bounds the server's silence while a response is due
-	// (after a commit or response.create: the time to its first event)
-	// and while it streams (between two events). When it passes, the
-	// response is cancelled and closed and ErrIdle reported. A quiet
-	// session with nothing due is not idle. Default: 20s.
-	IdleTimeout time.Duration
+	// Timeouts bound the server, as every upstream client of framewire
+	// does (defaults in internal/llmhttp: 10s, 10s, 20s; zero takes the
+	// default, negative turns that bound off):
+	//   - Connect bounds one connection attempt (dial, TLS and the
+	//     WebSocket handshake);
+	//   - FirstByte bounds the wait for the server's first event after
+	//     the connection opens (session.created), and for the answer to
+	//     what asks for a response (response.created after a
+	//     response.create; input_audio_buffer.committed after a commit);
+	//   - Idle bounds the silence between two events while a response is
+	//     active, and the wait for the end of a response the processor
+	//     cancelled or the server said was still running.
+	// A connection that says nothing first is closed and another one
+	// dialled; a response past FirstByte or Idle is given up (cancelled
+	// and closed when it had started) and the session goes on. Each
+	// reports a transient *llmhttp.TimeoutError, such as
+	// "openairealtime: no first byte within 10s". A quiet session with
+	// nothing due is never timed out.
+	Timeouts Timeouts
 	// PingInterval is how often the connection is checked with a ping;
 	// a ping unanswered within the interval ends it. Default: 15s.
 	PingInterval time.Duration
@@ -149,12 +165,7 @@ func (o Options) withDefaults() Options {
 	if o.TranscriptionModel == "" {
 		o.TranscriptionModel = DefaultTranscriptionModel
 	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
-	}
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.PingInterval <= 0 {
 		o.PingInterval = DefaultPingInterval
 	}

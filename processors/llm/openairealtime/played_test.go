@@ -49,15 +49,15 @@ func TestPlayedTapCountsThisItem(t *testing.T) {
 	}
 }
 
-func TestWordsWithoutSpacesAreReleasedInPieces(t *testing.T) {
+// A transcript goes out a whole sentence at a time, in scripts without
+// spaces too; the sentence still being spoken waits.
+func TestTranscriptIsReleasedBySentence(t *testing.T) {
 	svc := New(Options{APIKey: "k"})
 	st := &state{p: &svc.main}
 	r := &response{item: "item_b1"}
-	text := "今日はとても良い天気ですね散歩に行きましょうか" // 69 bytes, no spaces
-	r.words = append(r.words, text...)
-	st.releaseWords(r, false)
-	// All but the last character goes out: it may still be incomplete.
-	if held := string(r.words); held != "か" {
-		t.Errorf("held back %q, want the last character", held)
+	r.sentences.Add("今日は良い天気ですね。散歩に行きましょう")
+	st.releaseSentences(r, false)
+	if held := r.sentences.Flush(); held != "散歩に行きましょう" {
+		t.Errorf("held back %q, want the unfinished sentence", held)
 	}
 }

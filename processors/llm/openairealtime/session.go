@@ -7,21 +7,23 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/tts"
 )
 
 // maxMessageBytes bounds one server event.
@@ -84,9 +86,27 @@ type state struct {
 	resp     *response
 	active   string // id of the response between response.created and response.done
 	dropResp string
-	awaiting bool      // a response is due (after a commit or response.create)
-	askedAt  time.Time // when it became due, for TTFB
-	lastRecv time.Time // the server's last event
+	awaiting bool      // the server owes an answer: response.created after a response.create, committed after a commit
+	dueAt    time.Time // when it began to owe it, for Timeouts.FirstByte
+	askedAt  time.Time // when a response was asked for, for TTFB
+
+	// The server runs one response at a time and refuses a response.create
+	// while one is active (the error conversation_already_has_active_response):
+	// creating is the event id of the response.create sent and not yet
+	// answered, waitDone says that a response the processor cut or a
+	// refusal named has not ended yet, and queued holds the responses asked
+	// for meanwhile (nil asks for a plain response), sent one by one as each
+	// response.done arrives.
+	creating  string
+	waitDone  bool
+	queued    []*responseParams
+	sent      [4]sentCreate // the latest response.create sent, newest at sentNext-1
+	sentNext  int
+	createSeq int
+
+	greeted    bool      // the server has sent an event on this connection
+	openedAt   time.Time // when the connection opened, for its first event
+	quietSince time.Time // the server's last event, or when a wait for its next began
 
 	// The model's audio item playing, for truncation.
 	item        string
@@ -99,18 +119,32 @@ type state struct {
 
 	toolsSent  string   // the tools update matching what the session has
 	sentSystem []string // system messages sent, oldest first
-	devItems   []string // the previous user turn's developer items
+	devItems   []string // the previous user turn's per-turn items (the <ui_state> block)
 	seq        int
 	interimID  string
 	interim    []byte
 }
 
+// sentCreate is a response.create sent: what it asked for, by event id.
+type sentCreate struct {
+	id     string
+	params *responseParams
+}
+
+// maxQueuedResponses bounds the responses waiting for the active one to
+// end; past it the oldest is dropped.
+const maxQueuedResponses = 32
+
 // response is one model response with output the pipeline sees.
 type response struct {
 	id      string
 	item    string
-	started bool   // LLMFullResponseStart and TTSStarted pushed
-	words   []byte // transcript not yet released as TTSText
+	started bool // LLMFullResponseStart and TTSStarted pushed
+	// sentences holds the transcript (or text) not yet released as whole
+	// sentences; textOnly says the response is text (output_text), whose
+	// sentences go out as unspoken frames.AggregatedText.
+	sentences tts.SentenceAggregator
+	textOnly  bool
 }
 
 // group is the function calls of one model response: the follow-up
@@ -174,6 +208,9 @@ func (st *state) run(ctx context.Context) error {
 // with an empty conversation.
 func (st *state) reset() {
 	st.active, st.dropResp, st.awaiting, st.askedAt = "", "", false, time.Time{}
+	st.creating, st.waitDone, st.greeted = "", false, false
+	clear(st.queued)
+	st.queued = st.queued[:0]
 	st.item, st.itemSamples = "", 0
 	st.userSpeaking = false
 	st.groups = map[string]*group{}
@@ -194,12 +231,18 @@ func (st *state) dial(ctx context.Context) (*websocket.Conn, error) {
 	if o.APIKey != "" {
 		h.Set("Authorization", "Bearer "+o.APIKey)
 	}
-	dctx, cancel := context.WithTimeout(ctx, o.DialTimeout)
+	dctx, cancel := ctx, context.CancelFunc(func() {})
+	if d := o.Timeouts.Connect; d > 0 {
+		dctx, cancel = context.WithTimeout(ctx, d)
+	}
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, st.p.s.url, &websocket.DialOptions{HTTPClient: o.HTTPClient, HTTPHeader: h})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
+		}
+		if resp == nil && dctx.Err() != nil {
+			return nil, &llmhttp.TimeoutError{Provider: providerName, Phase: llmhttp.PhaseConnect, After: o.Timeouts.Connect}
 		}
 		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 			e := &Error{Status: resp.StatusCode, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
@@ -300,9 +343,14 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 	if err := st.configure(); err != nil {
 		return false, err
 	}
-	st.lastRecv = time.Now()
-	watch := time.NewTicker(max(st.p.s.opts.IdleTimeout/4, 10*time.Millisecond))
-	defer watch.Stop()
+	st.openedAt = time.Now()
+	st.quietSince = st.openedAt
+	var watch <-chan time.Time
+	if every := watchInterval(st.p.s.opts.Timeouts); every > 0 {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		watch = t.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -319,7 +367,7 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				}
 				return true, &connError{err: m.err}
 			}
-			st.lastRecv = time.Now()
+			st.quietSince, st.greeted = time.Now(), true
 			err := st.handle(m.msg)
 			select {
 			case free <- m.msg:
@@ -345,21 +393,67 @@ func (st *state) session(ctx context.Context) (connected bool, err error) {
 				}
 				st.cmdBuf[i] = command{}
 			}
-		case now := <-watch.C:
-			if (st.awaiting || st.active != "") && now.Sub(st.lastRecv) > st.p.s.opts.IdleTimeout {
-				st.p.out.PushError(ErrIdle)
-				st.awaiting = false
-				if st.active != "" {
-					st.dropResp = st.active
-					st.active = ""
-					if err := st.write(msgResponseCancel); err != nil {
-						return true, err
-					}
-				}
-				st.endResponse(false)
+		case now := <-watch:
+			if err := st.checkBounds(now); err != nil {
+				return true, err
 			}
 		}
 	}
+}
+
+// providerName names the client in timeout errors.
+const providerName = "openairealtime"
+
+// watchInterval is how often the session checks its first-byte and idle
+// bounds: a quarter of the shorter one; 0 when both are off.
+func watchInterval(t Timeouts) time.Duration {
+	d := time.Duration(0)
+	for _, b := range []time.Duration{t.FirstByte, t.Idle} {
+		if b > 0 && (d == 0 || b < d) {
+			d = b
+		}
+	}
+	if d == 0 {
+		return 0
+	}
+	return max(d/4, 5*time.Millisecond)
+}
+
+// checkBounds applies Options.Timeouts at now. A connection whose server
+// has said nothing within FirstByte ends (the error is returned); a
+// response that does not start within FirstByte, or stalls for Idle, is
+// given up and the session goes on.
+func (st *state) checkBounds(now time.Time) error {
+	t := st.p.s.opts.Timeouts
+	if !st.greeted {
+		if t.FirstByte > 0 && now.Sub(st.openedAt) > t.FirstByte {
+			return &llmhttp.TimeoutError{Provider: providerName, Phase: llmhttp.PhaseFirstByte, After: t.FirstByte}
+		}
+		return nil
+	}
+	if st.awaiting && t.FirstByte > 0 && now.Sub(st.dueAt) > t.FirstByte {
+		st.p.out.PushError(&llmhttp.TimeoutError{Provider: providerName, Phase: llmhttp.PhaseFirstByte, After: t.FirstByte})
+		st.awaiting, st.creating = false, ""
+		return st.pump()
+	}
+	if t.Idle <= 0 || now.Sub(st.quietSince) <= t.Idle {
+		return nil
+	}
+	switch {
+	case st.active != "":
+		st.p.out.PushError(&llmhttp.TimeoutError{Provider: providerName, Phase: llmhttp.PhaseIdle, After: t.Idle})
+		st.dropResp, st.active, st.waitDone, st.quietSince = st.active, "", true, now
+		st.endResponse(false)
+		return st.write(msgResponseCancel)
+	case st.waitDone:
+		// The response cut or named by a refusal never ended: stop
+		// waiting for it.
+		st.p.log.Warn("realtime: a response the server was running never ended; going on without its response.done",
+			zap.Duration("waited", now.Sub(st.quietSince)))
+		st.waitDone = false
+		return st.pump()
+	}
+	return nil
 }
 
 // errSkip marks a binary message, which the API never sends.
@@ -489,7 +583,7 @@ func (st *state) apply(c *command) error {
 		return st.interrupt(false)
 	case cmdUserStopped:
 		st.userSpeaking = false
-		st.awaiting, st.askedAt = true, time.Now()
+		st.due()
 		return st.write(msgCommit)
 	case cmdInterrupted:
 		return st.interrupt(false)
@@ -546,16 +640,22 @@ func (st *state) handle(msg []byte) error {
 		st.userSpeaking = false
 		pipeline.Broadcast(&st.p.out, func() *frames.UserStoppedSpeaking { return &frames.UserStoppedSpeaking{} })
 	case evCommitted:
-		st.awaiting, st.askedAt = true, time.Now()
+		st.awaiting = false
 		if st.p.s.opts.BeforeResponse != nil || st.p.s.opts.TurnDetection == FrameworkTurns {
 			return st.userTurn(str(ev.prevItemID))
 		}
+		// Server VAD starts the response itself.
+		st.due()
+		st.askedAt = st.dueAt
 	case evResponseCreated:
 		var r struct {
 			ID string `json:"id"`
 		}
 		_ = json.Unmarshal(ev.response, &r)
-		st.active, st.awaiting = r.ID, false
+		// The answer to the response.create in flight, or a response the
+		// server started itself (server VAD) while it was; if so, the
+		// server refuses the create next and it waits its turn.
+		st.active, st.awaiting, st.creating = r.ID, false, ""
 	case evAudioDelta:
 		return st.audioDelta(ev)
 	case evTranscriptDelta:
@@ -567,16 +667,20 @@ func (st *state) handle(msg []byte) error {
 		if len(st.text) == 0 {
 			return nil
 		}
-		st.p.out.Push(&frames.LLMText{Text: string(st.text)}, frames.Downstream)
-		r.words = append(r.words, st.text...)
-		st.releaseWords(r, false)
+		t := string(st.text)
+		st.p.out.Push(&frames.LLMText{Text: t}, frames.Downstream)
+		r.sentences.Add(t)
+		st.releaseSentences(r, false)
 	case evTextDelta:
 		if st.dropped(ev) {
 			return nil
 		}
-		st.open(ev)
+		r := st.open(ev)
 		if t := str(ev.delta); t != "" {
+			r.textOnly = true
 			st.p.out.Push(&frames.LLMText{Text: t}, frames.Downstream)
+			r.sentences.Add(t)
+			st.releaseSentences(r, false)
 		}
 	case evInputTranscriptDelta:
 		id := str(ev.itemID)
@@ -598,7 +702,10 @@ func (st *state) handle(msg []byte) error {
 	case evInputTranscriptFailed:
 		st.p.log.Info("realtime: the user's audio could not be transcribed", zap.ByteString("item", ev.itemID))
 	case evResponseDone:
-		return st.responseDone(ev)
+		if err := st.responseDone(ev); err != nil {
+			return err
+		}
+		return st.pump()
 	case evError:
 		return st.serverError(ev)
 	case evSessionCreated, evSessionUpdated, evRateLimits, evItemAdded, evArgumentsDone, evOther:
@@ -634,44 +741,34 @@ func (st *state) open(ev *event) *response {
 	return r
 }
 
-// releaseWords pushes the whole words of r's transcript as TTSText (all
-// of it when final), as a TTS with word timestamps does.
-func (st *state) releaseWords(r *response, final bool) {
-	w := r.words
+// releaseSentences pushes the whole sentences of r's transcript (all of
+// it when final) as a TTS service without word timestamps does: a
+// TTSText per sentence, in line with the audio, which the output
+// transport releases as it plays and the RTVI observer sends as
+// bot-output (spoken) and bot-tts-text. A text response's sentences go
+// out as unspoken AggregatedText (bot-output, spoken false).
+func (st *state) releaseSentences(r *response, final bool) {
 	for {
-		i := 0
-		for i < len(w) && isSpace(w[i]) {
-			i++
-		}
-		w = w[i:]
-		j := 0
-		for j < len(w) && !isSpace(w[j]) {
-			j++
-		}
-		if j == len(w) && !final && j > maxWordBytes {
-			// A script without spaces (Chinese, Japanese): release what
-			// there is, up to a whole character.
-			j = len(w)
-			for j > 0 && !utf8.RuneStart(w[j-1]) {
-				j--
-			}
-			if j > 0 {
-				j-- // w[j] starts the last character, which may be incomplete
-			}
-		}
-		if j == 0 || (j == len(w) && !final) {
+		s, ok := r.sentences.Next()
+		if !ok {
 			break
 		}
-		st.p.out.Push(&frames.TTSText{Text: string(w[:j]), AggregatedBy: "word", ContextID: r.item}, frames.Downstream)
-		w = w[j:]
+		st.pushSentence(r, s)
 	}
-	r.words = append(r.words[:0], w...)
+	if final {
+		if s := r.sentences.Flush(); s != "" {
+			st.pushSentence(r, s)
+		}
+	}
 }
 
-// maxWordBytes bounds the transcript held back waiting for a space.
-const maxWordBytes = 48
-
-func isSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\t' || c == '\r' }
+func (st *state) pushSentence(r *response, text string) {
+	if r.textOnly {
+		st.p.out.Push(&frames.AggregatedText{Text: text, AggregatedBy: tts.AggregatedBySentence, ContextID: r.item}, frames.Downstream)
+		return
+	}
+	st.p.out.Push(&frames.TTSText{Text: text, AggregatedBy: tts.AggregatedBySentence, ContextID: r.item}, frames.Downstream)
+}
 
 // endResponse pushes the closing frames of the open response, releasing
 // the rest of its transcript when it was spoken to the end.
@@ -682,7 +779,7 @@ func (st *state) endResponse(complete bool) {
 		return
 	}
 	if complete {
-		st.releaseWords(r, true)
+		st.releaseSentences(r, true)
 	}
 	st.p.out.Push(&frames.TTSStopped{ContextID: r.item}, frames.Downstream)
 	st.p.out.Push(&frames.LLMFullResponseEnd{}, frames.Downstream)
@@ -764,9 +861,15 @@ func (st *state) interrupt(broadcast bool) error {
 		}
 		st.item, st.itemSamples = "", 0
 	}
+	// What was asked for before the interruption is not wanted any more,
+	// as a cascaded pipeline's interruption flushes what waits for the
+	// LLM and the TTS.
+	clear(st.queued)
+	st.queued = st.queued[:0]
 	if st.active != "" {
 		st.dropResp = st.active
 		st.active = ""
+		st.waitDone, st.quietSince = true, time.Now() // until its response.done
 		if err := st.write(msgResponseCancel); err != nil {
 			return err
 		}
@@ -786,10 +889,9 @@ func (st *state) responseDone(ev *event) error {
 	if cut {
 		st.dropResp = ""
 	}
-	if st.active == r.ID || r.ID == "" {
-		st.active = ""
-	}
-	st.awaiting = false
+	// The server runs one response at a time: whichever this was, none
+	// runs now.
+	st.active, st.waitDone = "", false
 	if st.resp != nil && (st.resp.id == r.ID || r.ID == "") {
 		if st.usage && r.Usage != nil {
 			st.p.out.Push(&frames.Metrics{Data: []frames.Metric{{Kind: frames.MetricLLMUsage, Processor: st.p.name, Model: st.p.s.opts.Model, Usage: frames.LLMTokenUsage{
@@ -853,13 +955,95 @@ func (st *state) settled(id, output string, run bool) error {
 	return st.createResponse(nil)
 }
 
-// createResponse asks for a response.
+// createResponse asks for a response (params nil: a plain one). While the
+// server runs a response, or one asked for has not started, the request
+// waits in the queue: the server would refuse it (Realtime API reference,
+// client event response.create: "the server will respond with a
+// response.created event"; one response at a time per conversation, a
+// second one answered with the error conversation_already_has_active_response).
 func (st *state) createResponse(params *responseParams) error {
-	st.awaiting, st.askedAt = true, time.Now()
-	if params == nil {
-		return st.write(msgResponseCreate)
+	if st.responding() {
+		st.enqueue(params)
+		return nil
 	}
-	return st.writeJSON(responseCreate{Type: "response.create", Response: params})
+	return st.sendCreate(params)
+}
+
+// responding reports whether the server runs, or is about to run, a
+// response.
+func (st *state) responding() bool {
+	return st.creating != "" || st.active != "" || st.waitDone
+}
+
+// enqueue keeps a response request for when the server's response ends.
+func (st *state) enqueue(params *responseParams) {
+	if n := len(st.queued); params == nil && n > 0 && st.queued[n-1] == nil {
+		// A plain response answers everything the conversation holds by
+		// the time it runs: one is enough.
+		return
+	}
+	if len(st.queued) >= maxQueuedResponses {
+		st.p.log.Warn("realtime: too many responses wait for the active one to end; dropping the oldest", zap.Int("max", maxQueuedResponses))
+		copy(st.queued, st.queued[1:])
+		st.queued = st.queued[:len(st.queued)-1]
+	}
+	st.queued = append(st.queued, params)
+}
+
+// pump sends the next queued response request once the server runs none.
+func (st *state) pump() error {
+	if len(st.queued) == 0 || st.responding() {
+		return nil
+	}
+	params := st.queued[0]
+	copy(st.queued, st.queued[1:])
+	st.queued[len(st.queued)-1] = nil
+	st.queued = st.queued[:len(st.queued)-1]
+	return st.sendCreate(params)
+}
+
+// sendCreate sends one response.create, with an event id that a refusal
+// names (error.event_id).
+func (st *state) sendCreate(params *responseParams) error {
+	st.createSeq++
+	id := "fw_resp_" + strconv.Itoa(st.createSeq)
+	st.sent[st.sentNext%len(st.sent)] = sentCreate{id: id, params: params}
+	st.sentNext++
+	st.creating = id
+	st.due()
+	st.askedAt = st.dueAt
+	return st.writeJSON(responseCreate{Type: "response.create", EventID: id, Response: params})
+}
+
+// due notes that the server owes an answer from now (Timeouts.FirstByte).
+func (st *state) due() { st.awaiting, st.dueAt = true, time.Now() }
+
+// codeActiveResponse is the error code of a response.create refused
+// because a response is active ("Conversation already has an active
+// response in progress: resp_…. Wait until the response is finished
+// before creating a new one.", type invalid_request_error).
+const codeActiveResponse = "conversation_already_has_active_response"
+
+// refused puts the response.create the server refused back at the head
+// of the queue: it goes again when the server's response ends. The error
+// names the create by its event id when the server says (error.event_id);
+// otherwise it is the latest one sent.
+func (st *state) refused(eventID string) {
+	for i := 1; i <= len(st.sent) && i <= st.sentNext; i++ {
+		c := &st.sent[(st.sentNext-i)%len(st.sent)]
+		if c.id == "" || (eventID != "" && c.id != eventID) {
+			continue
+		}
+		if st.creating == c.id {
+			st.creating, st.awaiting = "", false
+		}
+		st.queued = slices.Insert(st.queued, 0, c.params)
+		*c = sentCreate{}
+		st.waitDone, st.quietSince = true, time.Now() // until the server's response.done
+		st.p.log.Debug("realtime: a response was asked for while the server ran one; it waits for that one to end")
+		return
+	}
+	st.p.log.Debug("realtime: a refused response.create that is not this session's", zap.String("event_id", eventID))
 }
 
 // speak has the model say text verbatim (a TTSSpeak: the UI agent's
@@ -919,9 +1103,9 @@ func (st *state) userTurn(prevItemID string) error {
 }
 
 // hookItems runs Options.BeforeResponse and sends what it added: system
-// messages once, developer messages (the <ui_state> block) in place of
-// the previous turn's, inserted after prevItemID (before the user's item)
-// when known.
+// messages once, the others (the UI agent's <ui_state> and <ui_event>
+// blocks, developer or user messages) in place of the previous turn's,
+// inserted after prevItemID (before the user's item) when known.
 func (st *state) hookItems(prevItemID string) error {
 	hook := st.p.s.opts.BeforeResponse
 	if hook == nil {
@@ -970,7 +1154,7 @@ func (st *state) hookItems(prevItemID string) error {
 		if prev != "" {
 			prev = id
 		}
-		if m.Role == llm.RoleDeveloper {
+		if m.Role != llm.RoleSystem {
 			st.devItems = append(st.devItems, id)
 		}
 	}
@@ -997,6 +1181,16 @@ func (st *state) serverError(ev *event) error {
 	var e apiError
 	if err := json.Unmarshal(ev.err, &e); err != nil {
 		e.Type = "error"
+	}
+	if e.Code == codeActiveResponse {
+		st.refused(e.EventID)
+		return nil
+	}
+	if st.creating != "" && (e.EventID == "" || e.EventID == st.creating) {
+		// The response.create in flight may be what failed: no response
+		// follows it.
+		st.creating = ""
+		defer func() { _ = st.pump() }()
 	}
 	if benign(e.Code) {
 		if e.Code == "input_audio_buffer_commit_empty" {

@@ -152,13 +152,13 @@ func TestUIAgentReplyThroughRealtime(t *testing.T) {
 	wantEvents := []string{
 		"session.update",
 		"item system <guide> id=fw_item_1",
-		"item system <ui_state> id=fw_item_2",
+		"item <ui_state> id=fw_item_2",
 		"item user My name is Mark, mark at daily dot co. Agree to the terms.",
 		"response.create",
 		// the first answer: its output and the verbatim response, in
 		// either order (sorted below)
 		"delete fw_item_2",
-		"item system <ui_state> id=fw_item_3 after item_a2",
+		"item <ui_state> id=fw_item_3 after item_a2",
 		"response.create",
 	}
 	// The two events after each user turn's response.create come from two
@@ -235,13 +235,15 @@ func summarize(t *testing.T, raw json.RawMessage, state string) string {
 		if len(e.Item.Content) > 0 {
 			text = e.Item.Content[0].Text
 		}
+		s := "item " + e.Item.Role + " " + text
 		switch text {
 		case state:
-			text = "<ui_state>"
+			// The block's role is the UI agent's to choose (user: page
+			// text is untrusted input).
+			s = "item <ui_state>"
 		case uiagent.DefaultPromptGuide:
-			text = "<guide>"
+			s = "item " + e.Item.Role + " <guide>"
 		}
-		s := "item " + e.Item.Role + " " + text
 		if e.Item.ID != "" {
 			s += " id=" + e.Item.ID
 		}

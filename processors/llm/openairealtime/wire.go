@@ -167,6 +167,7 @@ func messageItem(m frames.LLMMessage, id string) (item, bool) {
 
 type responseCreate struct {
 	Type     string          `json:"type"` // "response.create"
+	EventID  string          `json:"event_id,omitempty"`
 	Response *responseParams `json:"response,omitempty"`
 }
 
@@ -190,7 +191,6 @@ type itemDelete struct {
 // Events without fields are fixed bytes.
 var (
 	msgCommit         = []byte(`{"type":"input_audio_buffer.commit"}`)
-	msgResponseCreate = []byte(`{"type":"response.create"}`)
 	msgResponseCancel = []byte(`{"type":"response.cancel"}`)
 )
 
