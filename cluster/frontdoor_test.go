@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -283,5 +285,32 @@ func TestTheFrontDoorRefusesAForeignHost(t *testing.T) {
 				t.Errorf("a foreign Host sent %d NATS messages", n-before)
 			}
 		}
+	}
+}
+
+// A client that floods the front door with refused requests writes a few
+// log lines a second, not one per request.
+func TestRefusedRequestsAreLoggedSampled(t *testing.T) {
+	url := startNATS(t)
+	core, logs := observer.New(zap.InfoLevel)
+	nc := connect(t, url)
+	fd, err := NewFrontDoor(nc, FrontDoorOptions{Logger: zap.New(core)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fd.Close() })
+	for range 200 {
+		r := httptest.NewRequest(http.MethodPost, "/start", strings.NewReader("{}"))
+		r.Host = "rebind.attacker.example"
+		w := httptest.NewRecorder()
+		fd.ServeHTTP(w, r)
+		if w.Code != http.StatusForbidden {
+			t.Fatalf("a foreign Host: %d", w.Code)
+		}
+	}
+	// 5 a second, then every 100th: 200 requests within a few seconds
+	// write at most 5 + 2 per second that passed.
+	if n := logs.FilterMessage("refused a request for a foreign host").Len(); n == 0 || n > 12 {
+		t.Errorf("200 refused requests wrote %d log lines, want a few", n)
 	}
 }
