@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/stt"
 )
 
@@ -30,9 +31,7 @@ const (
 	DefaultModel = "universal-streaming-english"
 	// DefaultChunk is how much audio one binary message carries; AssemblyAI
 	// accepts 50 ms to 1 s and recommends about 50 ms.
-	DefaultChunk       = 50 * time.Millisecond
-	DefaultDialTimeout = 10 * time.Second
-	DefaultIdleTimeout = 10 * time.Second
+	DefaultChunk = 50 * time.Millisecond
 )
 
 // The bounds AssemblyAI sets on one audio message.
@@ -111,17 +110,24 @@ type Options struct {
 	// AssemblyAI rejects messages under 50 ms. Default: DefaultChunk;
 	// clamped to 50 ms..1 s.
 	Chunk time.Duration
-	// HTTPClient dials the websocket. Default: http.DefaultClient.
+	// HTTPClient dials the websocket. Default: a client whose dials and
+	// TLS handshakes are bounded by Timeouts.Connect.
 	HTTPClient *http.Client
-	// DialTimeout bounds one connection attempt, from the dial to the
-	// server's Begin message. Default: DefaultDialTimeout.
-	DialTimeout time.Duration
-	// IdleTimeout bounds how long the server may take to show it is alive
-	// when asked: each write to the socket, and the answer to the ping
-	// sent with each keep-alive on a quiet session. A server past it fails
-	// the session, which is opened again. Default: DefaultIdleTimeout.
-	IdleTimeout time.Duration
+	// Timeouts bound a session's phases: Connect the dial and the
+	// websocket handshake, FirstByte the wait from the open socket to the
+	// server's Begin message, Idle how long the server may take to show
+	// it is alive when asked: each write to the socket, and the answer to
+	// the ping sent with each keep-alive on a quiet session (AssemblyAI
+	// sends nothing while no one speaks, so its silence is no bound).
+	// Defaults in internal/llmhttp: 10s, 10s, 20s; a negative field
+	// disables that bound. A bound that runs out fails the connection or
+	// the session with a transient error, so stt.Streaming opens it again.
+	Timeouts Timeouts
 }
+
+// Timeouts bound the phases of a session; a zero field takes the default,
+// a negative one disables that bound.
+type Timeouts = llmhttp.Timeouts
 
 // Client opens AssemblyAI streaming sessions. It implements stt.Streamer
 // and is safe for concurrent use.
@@ -151,14 +157,9 @@ func New(o Options) *Client {
 		o.Chunk = DefaultChunk
 	}
 	o.Chunk = min(max(o.Chunk, minChunk), maxChunk)
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = http.DefaultClient
-	}
-	if o.DialTimeout <= 0 {
-		o.DialTimeout = DefaultDialTimeout
-	}
-	if o.IdleTimeout <= 0 {
-		o.IdleTimeout = DefaultIdleTimeout
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
 	}
 	return &Client{opts: o, url: endpoint(o.BaseURL)}
 }
@@ -244,7 +245,8 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 	if c.opts.APIKey != "" && c.opts.Token == "" {
 		h.Set("Authorization", c.opts.APIKey)
 	}
-	dctx, cancel := context.WithTimeout(ctx, c.opts.DialTimeout)
+	t := c.opts.Timeouts
+	dctx, cancel := withBound(ctx, t.Connect)
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: c.opts.HTTPClient, HTTPHeader: h})
 	if err != nil {
@@ -252,23 +254,34 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 			return nil, ctx.Err()
 		}
 		if dctx.Err() != nil {
-			return nil, &transient{fmt.Errorf("assemblyai: connecting: no answer within %v", c.opts.DialTimeout)}
+			return nil, &llmhttp.TimeoutError{Provider: "assemblyai", Phase: llmhttp.PhaseConnect, After: t.Connect}
 		}
 		return nil, dialError(err, resp)
 	}
 	ws.SetReadLimit(maxMessageBytes)
-	s := newSession(ws, formatTurns, c.opts.IdleTimeout, pcmBytes(f.SampleRate, c.opts.Chunk), pcmBytes(f.SampleRate, minChunk))
-	if err := s.begin(dctx); err != nil {
+	s := newSession(ws, formatTurns, t.Idle, pcmBytes(f.SampleRate, c.opts.Chunk), pcmBytes(f.SampleRate, minChunk))
+	bctx, cancel := withBound(ctx, t.FirstByte)
+	defer cancel()
+	if err := s.begin(bctx); err != nil {
 		_ = s.Abort()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		if dctx.Err() != nil {
-			return nil, &transient{fmt.Errorf("assemblyai: no Begin message within %v", c.opts.DialTimeout)}
+		if bctx.Err() != nil {
+			return nil, &transient{fmt.Errorf("assemblyai: no Begin message within %v", t.FirstByte)}
 		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// withBound returns ctx bounded by d, or ctx itself for a disabled
+// (negative) bound.
+func withBound(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if d <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, d)
 }
 
 // pcmBytes is the size of d of mono 16-bit audio at rate.

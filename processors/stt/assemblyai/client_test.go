@@ -508,7 +508,7 @@ func TestAServerThatStopsAnsweringFailsTheKeepAlive(t *testing.T) {
 	defer srv.Close()
 	defer handlers.Wait()
 	defer close(release)
-	s := connect(t, Options{BaseURL: srv.URL, IdleTimeout: 50 * time.Millisecond})
+	s := connect(t, Options{BaseURL: srv.URL, Timeouts: Timeouts{Idle: 50 * time.Millisecond}})
 	defer s.Abort()
 	r := startRecv(s)
 	err := s.KeepAlive(context.Background())
@@ -519,7 +519,9 @@ func TestAServerThatStopsAnsweringFailsTheKeepAlive(t *testing.T) {
 	r.wg.Wait()
 }
 
-func TestNoBeginWithinTheDialTimeout(t *testing.T) {
+// The first-byte bound runs from the open socket to the server's Begin
+// message.
+func TestNoBeginWithinTheFirstByteTimeout(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := websocket.Accept(w, r, nil)
@@ -531,7 +533,7 @@ func TestNoBeginWithinTheDialTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	_, err := New(Options{BaseURL: srv.URL, DialTimeout: 50 * time.Millisecond}).Connect(context.Background(), stt.Format{SampleRate: 16000, Channels: 1})
+	_, err := New(Options{BaseURL: srv.URL, Timeouts: Timeouts{FirstByte: 50 * time.Millisecond}}).Connect(context.Background(), stt.Format{SampleRate: 16000, Channels: 1})
 	if err == nil || err.Error() != "assemblyai: no Begin message within 50ms" || frames.CategoryOf(err) != frames.ErrorTransient {
 		t.Errorf("Connect = %v, want a transient timeout", err)
 	}
@@ -856,7 +858,7 @@ func TestAServerThatStopsReadingFailsTheWrite(t *testing.T) {
 	defer srv.Close()
 	defer handlers.Wait()
 	defer close(release)
-	s := connect(t, Options{BaseURL: srv.URL, IdleTimeout: 250 * time.Millisecond, Chunk: time.Second})
+	s := connect(t, Options{BaseURL: srv.URL, Timeouts: Timeouts{Idle: 250 * time.Millisecond}, Chunk: time.Second})
 	defer s.Abort()
 	second := make([]byte, 32000)
 	var err error

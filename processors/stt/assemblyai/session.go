@@ -21,7 +21,7 @@ import (
 type Session struct {
 	ws          *websocket.Conn
 	formatTurns bool
-	idle        time.Duration
+	idle        time.Duration // Timeouts.Idle; negative: unbounded
 
 	// Set by Connect before the session is handed out; read-only after.
 	id      string
@@ -96,6 +96,9 @@ func (s *Session) begin(ctx context.Context) error {
 // write sends one message, failing the session if the server does not
 // take it within the idle timeout. Only the writer calls it.
 func (s *Session) write(ctx context.Context, typ websocket.MessageType, b []byte) error {
+	if s.idle <= 0 {
+		return s.ws.Write(ctx, typ, b)
+	}
 	s.stall.Reset(s.idle)
 	err := s.ws.Write(ctx, typ, b)
 	s.stall.Stop()
@@ -151,7 +154,7 @@ func (s *Session) KeepAlive(ctx context.Context) error {
 	if err := s.write(ctx, websocket.MessageText, msgKeepAlive); err != nil {
 		return err
 	}
-	pctx, cancel := context.WithTimeout(ctx, s.idle)
+	pctx, cancel := withBound(ctx, s.idle)
 	defer cancel()
 	if err := s.ws.Ping(pctx); err != nil {
 		if ctx.Err() == nil && pctx.Err() != nil {
@@ -195,7 +198,7 @@ func (s *Session) UpdateConfiguration(ctx context.Context, td TurnDetection) err
 		b = strconv.AppendInt(b, td.MaxTurnSilence.Milliseconds(), 10)
 	}
 	b = append(b, '}')
-	wctx, cancel := context.WithTimeout(ctx, s.idle)
+	wctx, cancel := withBound(ctx, s.idle)
 	defer cancel()
 	return s.ws.Write(wctx, websocket.MessageText, b)
 }
