@@ -16,6 +16,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
@@ -28,8 +29,17 @@ var assets embed.FS
 // Options configure an [Inspector]. The zero value works.
 type Options struct {
 	// Authorize decides whether a request may see the inspector; a non-nil
-	// error answers 403. Default: loopback clients only.
+	// error answers 403. Default: loopback clients only, and only requests
+	// that came through no proxy: a request with a forwarding header
+	// (Forwarded, X-Forwarded-For, X-Real-IP, Via, ...) is refused, since
+	// behind a proxy on the same host every client's connection comes from
+	// loopback. Set it to serve the inspector through a proxy.
 	Authorize func(*http.Request) error
+	// AllowHosts are the Host header values the inspector answers besides
+	// localhost names and IP literals, which it always answers (a page
+	// whose domain rebinds to 127.0.0.1 sends its own name, and gets a
+	// 403): exact names, "*.example.com" or "*". Default: none.
+	AllowHosts []string
 	// MaxSessions bounds the sessions tracked (live and recently ended).
 	// Default: 64.
 	MaxSessions int
@@ -45,6 +55,8 @@ type Inspector struct {
 	tel  *telemetry.Telemetry
 	tp   *sdktrace.TracerProvider
 	mux  *http.ServeMux
+	// hosts is the Host allowlist of Options.AllowHosts.
+	hosts hostcheck.Allowlist
 
 	mu       sync.Mutex
 	sessions map[string]*Session
@@ -63,7 +75,7 @@ func New(ctx context.Context, opts Options) (*Inspector, error) {
 	if opts.Spans <= 0 {
 		opts.Spans = 256
 	}
-	in := &Inspector{opts: opts, sessions: map[string]*Session{}, byTrace: map[trace.TraceID]*Session{}}
+	in := &Inspector{opts: opts, hosts: hostcheck.Allowlist{Hosts: opts.AllowHosts}, sessions: map[string]*Session{}, byTrace: map[trace.TraceID]*Session{}}
 	in.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spanSink{in}))
 	tel, err := telemetry.Setup(ctx, telemetry.Options{TracerProvider: in.tp, NoEnv: true})
 	if err != nil {
@@ -84,20 +96,46 @@ func (in *Inspector) Close(ctx context.Context) error {
 	return in.tp.Shutdown(ctx)
 }
 
-// ServeHTTP implements http.Handler, behind Options.Authorize.
+// ServeHTTP implements http.Handler, behind the Host allowlist
+// (Options.AllowHosts) and Options.Authorize.
 func (in *Inspector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !in.hosts.Check(w, r) {
+		return
+	}
 	auth := in.opts.Authorize
 	if auth == nil {
 		auth = loopbackOnly
 	}
 	if err := auth(r); err != nil {
-		http.Error(w, "forbidden", http.StatusForbidden)
+		msg := "forbidden"
+		if errors.Is(err, errProxied) {
+			msg = "forbidden: the inspector's default admits direct loopback clients only, and this request came through a proxy; set inspector.Options.Authorize to serve it through one"
+		}
+		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
 	in.mux.ServeHTTP(w, r)
 }
 
+// errProxied refuses, by default, a request that names a client other
+// than its connection's.
+var errProxied = errors.New("inspector: the request came through a proxy; set Options.Authorize")
+
+// forwardingHeaders are the headers a proxy adds to say who its client
+// is (RFC 7239, the de facto X-Forwarded-* and X-Real-IP, RFC 9110's Via,
+// and the CDNs' own).
+var forwardingHeaders = []string{
+	"Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Server",
+	"X-Real-Ip", "Via", "True-Client-Ip", "Cf-Connecting-Ip", "Fastly-Client-Ip", "X-Client-Ip", "X-Cluster-Client-Ip",
+}
+
+// loopbackOnly admits a loopback connection that came through no proxy.
 func loopbackOnly(r *http.Request) error {
+	for _, h := range forwardingHeaders {
+		if _, ok := r.Header[h]; ok {
+			return errProxied
+		}
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err == nil {
 		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {

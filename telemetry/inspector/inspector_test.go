@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -162,4 +163,62 @@ func newLoopbackServer(t *testing.T, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv.URL
+}
+
+// The docs recommend a TLS proxy on the same host; behind it every
+// client's connection comes from loopback. The default policy refuses a
+// request that says it came through a proxy, and says what to set.
+func TestTheLoopbackDefaultRefusesARequestThroughAProxy(t *testing.T) {
+	in, err := inspector.New(t.Context(), inspector.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = in.Close(context.Background()) }()
+	url := newLoopbackServer(t, in)
+	for _, h := range []string{"X-Forwarded-For", "Forwarded", "X-Real-IP", "Via"} {
+		req, _ := http.NewRequest("GET", url+"/api/sessions", nil)
+		req.Header.Set(h, "203.0.113.7")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden || !strings.Contains(string(body), "Authorize") {
+			t.Errorf("through a proxy (%s): %s %q, want 403 naming Authorize", h, res.Status, body)
+		}
+	}
+	res, err := http.Get(url + "/api/sessions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("a direct loopback client: %s", res.Status)
+	}
+}
+
+// A page whose domain rebinds to 127.0.0.1 reaches the inspector from
+// the user's own browser, a loopback client; its Host names that domain.
+func TestTheInspectorRefusesAForeignHost(t *testing.T) {
+	in, err := inspector.New(t.Context(), inspector.Options{AllowHosts: []string{"inspect.example"},
+		Authorize: func(*http.Request) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = in.Close(context.Background()) }()
+	url := newLoopbackServer(t, in)
+	for host, want := range map[string]int{"rebind.attacker.example": http.StatusForbidden, "inspect.example": http.StatusOK,
+		"localhost": http.StatusOK, "127.0.0.1": http.StatusOK} {
+		req, _ := http.NewRequest("GET", url+"/api/sessions", nil)
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want {
+			t.Errorf("Host %s: %s, want %d", host, res.Status, want)
+		}
+	}
 }
