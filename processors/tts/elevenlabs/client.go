@@ -31,25 +31,12 @@ const (
 	DefaultSampleRate = 24000
 )
 
-// Default timeouts, used when a [Timeouts] field is zero.
-const (
-	// DefaultConnectTimeout bounds dialling, the TLS and the websocket
-	// handshakes.
-	DefaultConnectTimeout = 10 * time.Second
-	// DefaultFirstByteTimeout bounds the wait from sending the text to
-	// its first audio.
-	DefaultFirstByteTimeout = 15 * time.Second
-	// DefaultIdleTimeout bounds the silence between two messages of one
-	// request.
-	DefaultIdleTimeout = 15 * time.Second
-)
-
 // Timeouts bound the phases of one request: Connect the dial and the
 // handshake, FirstByte the wait for the first audio, Idle the silence
-// between two messages. A zero field takes its default
-// (DefaultConnectTimeout, DefaultFirstByteTimeout, DefaultIdleTimeout); a
-// negative one disables that bound. A bound that runs out fails the
-// request with an *llmhttp.TimeoutError, which is transient.
+// between two messages. A zero field takes the speech default of
+// internal/llmhttp (10s, 10s, 20s: llmhttp.SpeechTimeouts, as every TTS
+// and STT client); a negative one disables that bound. A bound that runs
+// out fails the request with an *llmhttp.TimeoutError, which is transient.
 type Timeouts = llmhttp.Timeouts
 
 // Transport selects the API a [Client] speaks.
@@ -134,10 +121,11 @@ type Options struct {
 	// the models that take it.
 	LanguageCode string
 	// HTTPClient dials the websocket and sends the HTTP requests. Default:
-	// a client without an overall timeout (Timeouts bound each phase).
+	// a client without an overall timeout whose dials and TLS handshakes
+	// are bounded by Timeouts.Connect (Timeouts bound each phase).
 	HTTPClient *http.Client
 	// Timeouts bound connecting, the first audio and the silence between
-	// messages.
+	// messages. Defaults: 10s, 10s, 20s; negative turns a bound off.
 	Timeouts Timeouts
 	// InactivityTimeout is how long ElevenLabs keeps an idle websocket
 	// open (its inactivity_timeout, at most 180s); a connection it closed
@@ -200,18 +188,9 @@ func New(o Options) *Client {
 	env(&o.Model, "ELEVENLABS_MODEL", DefaultModel)
 	env(&o.BaseURL, "ELEVENLABS_BASE_URL", DefaultBaseURL)
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{}
-	}
-	t := &o.Timeouts
-	if t.Connect == 0 {
-		t.Connect = DefaultConnectTimeout
-	}
-	if t.FirstByte == 0 {
-		t.FirstByte = DefaultFirstByteTimeout
-	}
-	if t.Idle == 0 {
-		t.Idle = DefaultIdleTimeout
+		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
 	}
 	if o.InactivityTimeout <= 0 || o.InactivityTimeout > 180*time.Second {
 		o.InactivityTimeout = 180 * time.Second
