@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -167,6 +168,7 @@ type Agent struct {
 	opts  Options
 	name  string
 	log   atomic.Pointer[zap.Logger]
+	clog  atomic.Pointer[zap.Logger] // log, sampled: lines a client can cause
 	out   pipeline.Outlet // the agent's frames and background work, its task groups' too
 	snap  atomic.Pointer[wire.Snapshot]
 	cache atomic.Pointer[rendered]
@@ -253,7 +255,7 @@ func (a *Agent) init() {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	a.log.Store(log)
+	a.setLogger(log)
 	a.tasks = newTaskGroups(TaskGroupsOptions{Name: a.name + "/tasks", Logger: o.Logger,
 		MaxGroups: o.MaxTaskGroups, MaxWorkers: o.MaxTaskWorkers}, &a.out)
 }
@@ -262,6 +264,25 @@ func (a *Agent) init() {
 func (a *Agent) Name() string { a.ensure(); return a.name }
 
 func (a *Agent) logger() *zap.Logger { a.ensure(); return a.log.Load() }
+
+// clientLog is the logger of lines a client can cause at will (an event
+// flood, a repeated client-ready): sampled, see [sampled].
+func (a *Agent) clientLog() *zap.Logger { a.ensure(); return a.clog.Load() }
+
+func (a *Agent) setLogger(l *zap.Logger) {
+	a.log.Store(l)
+	a.clog.Store(sampled(l))
+}
+
+// sampled returns l writing, of each message at each level, the first 5
+// lines a second and then one in 100, as the RTVI processor does for
+// lines about single client messages: a client that causes one line per
+// message it sends cannot flood the log.
+func sampled(l *zap.Logger) *zap.Logger {
+	return l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
+	}))
+}
 
 // Setup implements pipeline.Setupper: it attaches the agent's outlet,
 // through which commands, answers and task-group envelopes go out from
@@ -272,8 +293,8 @@ func (a *Agent) Setup(_ context.Context, s pipeline.Setup) error {
 	a.ensure()
 	s.Attach(&a.out)
 	if a.opts.Logger == nil && s.Logger != nil {
-		a.log.Store(s.Logger)
-		a.tasks.log.Store(s.Logger)
+		a.setLogger(s.Logger)
+		a.tasks.setLogger(s.Logger)
 	}
 	return nil
 }
@@ -419,7 +440,7 @@ func HandleEvent[T any](a *Agent, name string, fn func(ctx context.Context, payl
 		var v T
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &v); err != nil {
-				a.logger().Warn("UI event payload does not fit its handler",
+				a.clientLog().Warn("UI event payload does not fit its handler",
 					zap.String("event", name), zap.String("type", reflect.TypeFor[T]().String()), zap.Error(err))
 				return
 			}
@@ -440,7 +461,7 @@ func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 		if text := render(name, payload); text != "" {
 			a.mu.Lock()
 			if len(a.events) >= a.opts.MaxPendingEvents {
-				a.logger().Warn("too many UI events waiting for the next inference; dropping the oldest", zap.Int("max", a.opts.MaxPendingEvents))
+				a.clientLog().Warn("too many UI events waiting for the next inference; dropping the oldest", zap.Int("max", a.opts.MaxPendingEvents))
 				a.events = append(a.events[:0], a.events[1:]...)
 			}
 			a.events = append(a.events, blockMessage(text))
@@ -455,14 +476,14 @@ func (a *Agent) handleEvent(name string, payload wire.RawJSON) {
 	}
 	if int(a.busy.Add(1)) > a.opts.MaxEventHandlers {
 		a.busy.Add(-1)
-		a.logger().Warn("too many UI event handlers running; not handling this event", zap.String("event", name))
+		a.clientLog().Warn("too many UI event handlers running; not handling this event", zap.String("event", name))
 		return
 	}
 	err := a.out.Go("UI event handler "+name, func(ctx context.Context) error {
 		defer a.busy.Add(-1)
 		defer func() {
 			if r := recover(); r != nil {
-				a.logger().Error("UI event handler panicked", zap.String("event", name), zap.Any("panic", r))
+				a.clientLog().Error("UI event handler panicked", zap.String("event", name), zap.Any("panic", r))
 			}
 		}()
 		fn(ctx, payload)

@@ -247,7 +247,7 @@ func (a *Agent) ReplyTool() llm.Function {
 func (a *Agent) handleReply(_ context.Context, call llm.FunctionCallParams) error {
 	r, ignored, err := ParseReply(call.Arguments)
 	if err != nil {
-		a.logger().Info("reply refused", zapError(err))
+		a.clientLog().Info("reply refused", zapError(err))
 		return call.Result(llm.ErrorResult{Error: err.Error() + ". Nothing was done; call reply again with an answer."})
 	}
 	rep := a.Act(r)

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/errorid"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -25,7 +26,9 @@ import (
 // example map[string]string{"text": "searching…"}) and returns its
 // response. A nil error completes the worker ("completed"); an error made
 // with [Failed] ends it "failed" with the given response; any other error
-// ends it "error" with {"error": message}. ctx ends when the group is
+// (a panic too) ends it "error" with {"error": [WorkerErrorText](id)}:
+// the error itself is logged with that id, never sent, as its text may
+// hold what the client must not see. ctx ends when the group is
 // cancelled (by the user, a timeout, another worker's error or the end of
 // the pipeline): return promptly then; what a cancelled worker returns is
 // not sent.
@@ -91,9 +94,16 @@ type Completion struct {
 	// Response is the worker's encoded response; nil when there is none
 	// (always for cancelled workers).
 	Response json.RawMessage
-	// Err is the worker's error, for statuses "failed" and "error".
+	// Err is the worker's error, for statuses "failed" and "error": for
+	// the server's own use. Its text is not in Response, and must not be
+	// shown to the client or the model.
 	Err error
 }
+
+// WorkerErrorText is the error a worker that ended with an error (status
+// "error") reports in its response, {"error": WorkerErrorText(id)}: id is
+// the error id of the log line that holds the error itself.
+func WorkerErrorText(id string) string { return "the worker ran into a problem (error id " + id + ")" }
 
 // TaskGroupsOptions configure [TaskGroups]. The zero value is ready to use.
 type TaskGroupsOptions struct {
@@ -147,6 +157,7 @@ type TaskGroups struct {
 	opts   TaskGroupsOptions
 	name   string
 	log    atomic.Pointer[zap.Logger]
+	clog   atomic.Pointer[zap.Logger] // log, sampled: lines a client can cause
 	ownLog bool             // the logger came from the options
 	out    *pipeline.Outlet // own, or the agent's
 	own    pipeline.Outlet
@@ -197,8 +208,13 @@ func (tg *TaskGroups) init() {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	tg.log.Store(log)
+	tg.setLogger(log)
 	tg.ownLog = tg.opts.Logger != nil
+}
+
+func (tg *TaskGroups) setLogger(l *zap.Logger) {
+	tg.log.Store(l)
+	tg.clog.Store(sampled(l))
 }
 
 // limit returns the limit in force for an option: def for 0, none
@@ -223,7 +239,7 @@ func (tg *TaskGroups) Setup(_ context.Context, s pipeline.Setup) error {
 	tg.ensure()
 	s.Attach(tg.out)
 	if s.Logger != nil && !tg.ownLog {
-		tg.log.Store(s.Logger)
+		tg.setLogger(s.Logger)
 	}
 	return nil
 }
@@ -458,7 +474,7 @@ func (tg *TaskGroups) HandleCancel(f *rtvi.UICancelTaskFrame) bool {
 	if reason == "" {
 		reason = DefaultCancelReason
 	}
-	log := tg.log.Load()
+	log := tg.clog.Load() // the client's requests: sampled
 	tg.mu.Lock()
 	g := tg.groups[f.TaskID]
 	switch {
@@ -571,8 +587,14 @@ func (g *Group) run(ctx context.Context, w Worker) {
 	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		c.Status, c.Err = wire.StatusCancelled, err
 	default:
+		// The error's text is the server's business (an upstream's URL, a
+		// path, a stack): the client's card and whoever reads the
+		// response (the model) get an id that finds it in the log.
+		id := errorid.New()
+		g.tg.clog.Load().Warn("task-group worker ended with an error", zap.String("id", g.id),
+			zap.String("worker", w.Name), zap.String("error_id", id), zap.Error(err))
 		c.Status, c.Err = wire.StatusError, err
-		c.Response = encode(map[string]string{"error": err.Error()})
+		c.Response = encode(map[string]string{"error": WorkerErrorText(id)})
 	}
 	g.tg.mu.Lock()
 	g.completeLocked(c)

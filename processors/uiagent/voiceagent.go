@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
@@ -135,8 +136,22 @@ func (v *VoiceAgent) Say(text string) { v.agent.Say(text) }
 // OnClientReady registers fn for the client's handshake; it runs once
 // bot-ready has gone out (unless RTVI.ManualBotReady leaves that to fn),
 // so what fn says follows it.
+//
+// fn runs for the session's first client-ready only. A client that sends
+// client-ready again (a page that reconnects its data channel, or one
+// that floods: 200 at 20 a second) gets bot-ready again from the RTVI
+// processor, as Pipecat answers each one, but no second greeting: what fn
+// starts (a spoken greeting, a model run) costs a TTS or LLM request,
+// which a client must not be able to repeat at will.
 func (v *VoiceAgent) OnClientReady(fn func(ctx context.Context, r *rtvi.ClientReadyFrame)) {
-	v.rt.OnClientReady(fn)
+	var ran atomic.Bool
+	v.rt.OnClientReady(func(ctx context.Context, r *rtvi.ClientReadyFrame) {
+		if ran.CompareAndSwap(false, true) {
+			fn(ctx, r)
+			return
+		}
+		v.agent.clientLog().Debug("client-ready again; the handlers of the first one do not run again")
+	})
 }
 
 // Agent returns the UI agent: actions, event handlers, task groups, Ask.

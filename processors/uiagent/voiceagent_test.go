@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"iter"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -222,4 +224,38 @@ func TestNewVoiceAgentRefusesWhatCannotWork(t *testing.T) {
 		}
 	}()
 	v.Processors(pipeline.PassThrough{}, pipeline.PassThrough{})
+}
+
+// Issue 26 row 10: a client that sends client-ready again and again (200
+// at 20 a second in the report) gets bot-ready each time, as Pipecat
+// answers it, but the greeting, which costs a TTS request, is said once.
+func TestRepeatedClientReadyGreetsOnce(t *testing.T) {
+	tts := &speaker{}
+	v, err := uiagent.NewVoiceAgent(uiagent.VoiceAgentOptions{Provider: &fillModel{}, TTS: tts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ready atomic.Int32
+	v.OnClientReady(func(context.Context, *rtvi.ClientReadyFrame) {
+		ready.Add(1)
+		v.Say("Hello!")
+	})
+	procs := v.Processors(pipeline.PassThrough{}, pipeline.PassThrough{})
+	s := startSession(t, v.RTVI(), procs[2:]...)
+	const n = 50
+	for i := range n {
+		s.send("client-ready", fmt.Sprintf("r%d", i), map[string]any{"version": "2.1.0"})
+	}
+	s.waitMsgs("a bot-ready for each client-ready", count("bot-ready", n))
+	// The RTVI processor handles messages in order: once the answer to
+	// this one is spoken, every client-ready's handlers have run.
+	s.send("ui-snapshot", "s1", map[string]any{"tree": json.RawMessage(pageTree)})
+	s.send("send-text", "t1", map[string]any{"content": "Fill it in.", "options": map[string]any{}})
+	spoken := tts.wait(t, 2)
+	if d := cmp.Diff([]string{"Hello!", "Done."}, spoken); d != "" {
+		t.Errorf("spoken (-want +got):\n%s", d)
+	}
+	if got := ready.Load(); got != 1 {
+		t.Errorf("the client-ready handler ran %d times, want once", got)
+	}
 }
