@@ -169,7 +169,7 @@ type Agent struct {
 	name  string
 	log   atomic.Pointer[zap.Logger]
 	clog  atomic.Pointer[zap.Logger] // log, sampled: lines a client can cause
-	out   pipeline.Outlet // the agent's frames and background work, its task groups' too
+	out   pipeline.Outlet            // the agent's frames and background work, its task groups' too
 	snap  atomic.Pointer[wire.Snapshot]
 	cache atomic.Pointer[rendered]
 	tasks *TaskGroups

@@ -158,8 +158,8 @@ type TaskGroups struct {
 	name   string
 	log    atomic.Pointer[zap.Logger]
 	clog   atomic.Pointer[zap.Logger] // log, sampled: lines a client can cause
-	ownLog bool             // the logger came from the options
-	out    *pipeline.Outlet // own, or the agent's
+	ownLog bool                       // the logger came from the options
+	out    *pipeline.Outlet           // own, or the agent's
 	own    pipeline.Outlet
 	now    func() time.Time
 
