@@ -16,8 +16,14 @@ import (
 // for the pipeline to flush), so a client that sends faster than that
 // builds a backlog that delays its own next message, and every message
 // queued holds its bytes. The limits keep that backlog short: messages
-// past the rate are dropped on arrival, before any work, and the client is
-// told with an RTVI error (fatal: false) at most once per ErrorInterval.
+// past the rate are refused on arrival, before any work but reading their
+// id. A refused RTVI request (a message with an id) is answered with an
+// error-response naming the limit, so the client's promise settles; the
+// client is also told with an RTVI error (fatal: false) at most once per
+// ErrorInterval. Answering refusals is itself bounded (RefusalBurst,
+// RefusalsPerSecond, RefusalBytesPerSecond): a client that stays that far
+// over the limit, for seconds at the defaults, has its session ended with
+// a fatal RTVI error saying why. Nothing with an id is dropped silently.
 // Pings ("ping: <ms>") are never limited: they keep the session alive.
 //
 // The zero value is the default: 20 messages and 512 KiB per second, with
@@ -46,6 +52,17 @@ type InboundLimits struct {
 	// ErrorInterval is the least time between two RTVI errors telling the
 	// client its messages were dropped. Default: 1s.
 	ErrorInterval time.Duration
+	// RefusalBurst is how many refused requests are answered at once
+	// (each answer is an error-response of about 200 bytes). Default:
+	// 4096, which answers 2,000 requests sent back to back.
+	RefusalBurst int
+	// RefusalsPerSecond is the sustained rate of answered refusals.
+	// Default: 10 times MessagesPerSecond.
+	RefusalsPerSecond float64
+	// RefusalBytesPerSecond bounds the bytes of refused messages read for
+	// their id, with bursts of 4 times as much. Default: 4 times
+	// BytesPerSecond (2 MiB).
+	RefusalBytesPerSecond int
 }
 
 func (l InboundLimits) withDefaults(maxMessage int) InboundLimits {
@@ -68,6 +85,15 @@ func (l InboundLimits) withDefaults(maxMessage int) InboundLimits {
 	if l.ErrorInterval <= 0 {
 		l.ErrorInterval = time.Second
 	}
+	if l.RefusalBurst <= 0 {
+		l.RefusalBurst = 4096
+	}
+	if l.RefusalsPerSecond <= 0 {
+		l.RefusalsPerSecond = 10 * max(1, l.MessagesPerSecond)
+	}
+	if l.RefusalBytesPerSecond <= 0 {
+		l.RefusalBytesPerSecond = 4 * l.BytesPerSecond
+	}
 	return l
 }
 
@@ -84,10 +110,95 @@ type inboundLimiter struct {
 	dropped  uint64    // since the last error to the client
 	total    uint64
 	lastSent time.Time // of the last error to the client
+
+	// The budget of refusals: answers, and bytes read for their ids.
+	answers, peeked float64
+	refusedAt       time.Time // of the last refill of the two
+	exhausted       bool      // the budget ran out: the session is ending
 }
 
 func newInboundLimiter(lim InboundLimits, now time.Time) *inboundLimiter {
-	return &inboundLimiter{lim: lim, msgs: float64(lim.MessageBurst), bytes: float64(lim.ByteBurst), last: now}
+	return &inboundLimiter{
+		lim: lim, msgs: float64(lim.MessageBurst), bytes: float64(lim.ByteBurst), last: now,
+		answers: float64(lim.RefusalBurst), peeked: 4 * float64(lim.RefusalBytesPerSecond), refusedAt: now,
+	}
+}
+
+// refusal is what becomes of a message the limiter refused.
+type refusal struct {
+	// answer is the error-response to send its sender, nil for a message
+	// without an id.
+	answer []byte
+	// end is non-empty when the refusal budget ran out: the session ends
+	// with this reason.
+	end string
+}
+
+// refuse decides what becomes of msg, refused at now: answered by its id
+// within the refusal budget, or, past it, the end of the session. Once it
+// has said to end, it says nothing more.
+func (l *inboundLimiter) refuse(msg []byte, now time.Time) refusal {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.exhausted {
+		return refusal{}
+	}
+	if dt := now.Sub(l.refusedAt).Seconds(); dt > 0 {
+		l.answers = min(float64(l.lim.RefusalBurst), l.answers+dt*l.lim.RefusalsPerSecond)
+		l.peeked = min(4*float64(l.lim.RefusalBytesPerSecond), l.peeked+dt*float64(l.lim.RefusalBytesPerSecond))
+		l.refusedAt = now
+	}
+	if l.peeked < float64(len(msg)) {
+		return l.exhaust()
+	}
+	l.peeked -= float64(len(msg))
+	id, ok := wire.PeekID(msg)
+	if !ok {
+		return refusal{}
+	}
+	if l.answers < 1 {
+		return l.exhaust()
+	}
+	l.answers--
+	text := fmt.Sprintf("rate limit: at most %g messages and %d bytes per second (bursts of %d); this request was refused, send it again later",
+		l.lim.MessagesPerSecond, l.lim.BytesPerSecond, l.lim.MessageBurst)
+	return refusal{answer: wire.Message{Type: wire.TypeErrorResponse, ID: id, Data: wire.ErrorResponse{Error: text}}.Encode()}
+}
+
+func (l *inboundLimiter) exhaust() refusal {
+	l.exhausted = true
+	return refusal{end: fmt.Sprintf("the client stayed far over the message rate limit (%g messages and %d bytes per second) for too long",
+		l.lim.MessagesPerSecond, l.lim.BytesPerSecond)}
+}
+
+// endMessage is the fatal RTVI error that tells the client why its
+// session ends.
+func endMessage(reason string) []byte {
+	return wire.Message{Type: wire.TypeError, Data: wire.Error{Error: "session ended: " + reason, Fatal: true}}.Encode()
+}
+
+// refused handles a client message the limiter refused (report as admit
+// returned it): it answers the request by its id, tells the client
+// about the drops at most once per ErrorInterval, or ends the session
+// when the client stays far over the limit.
+func (s *Session) refused(msg []byte, report uint64) {
+	s.srv.opts.Metrics.LimitRefused(s.ctx, limitInboundRate)
+	r := s.limiter.refuse(msg, time.Now())
+	if r.end != "" {
+		s.sendControl(endMessage(r.end))
+		s.messageLog().Warn("ending the session: the client sends far too fast", zap.String("reason", r.end),
+			zap.Uint64("dropped_total", s.limiter.droppedTotal()))
+		s.end(r.end, false)
+		return
+	}
+	if r.answer != nil {
+		s.sendControl(r.answer)
+	}
+	if report > 0 {
+		s.sendControl(s.limiter.tooFastMessage(report))
+		s.messageLog().Warn("the client sends too fast; dropping its messages",
+			zap.Uint64("dropped", report), zap.Uint64("dropped_total", s.limiter.droppedTotal()))
+	}
 }
 
 // admit takes a message of n bytes that arrived at now. When it refuses,

@@ -875,12 +875,7 @@ func (s *Session) onMessage(msg []byte) {
 		return
 	}
 	if ok, report := s.limiter.admit(len(msg), time.Now()); !ok {
-		s.srv.opts.Metrics.LimitRefused(s.ctx, limitInboundRate)
-		if report > 0 {
-			s.sendControl(s.limiter.tooFastMessage(report))
-			s.messageLog().Warn("the client sends too fast; dropping its messages",
-				zap.Uint64("dropped", report), zap.Uint64("dropped_total", s.limiter.droppedTotal()))
-		}
+		s.refused(msg, report)
 		return
 	}
 	kind, sig := classify(msg)
