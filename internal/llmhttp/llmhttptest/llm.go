@@ -295,3 +295,30 @@ func CheckIdleTimeout(t *testing.T, provider string, newClient NewClient, cut []
 	}
 	WaitClosed(t, srv.Closed, "request")
 }
+
+// CheckNegativeTimeoutIsOff checks that a negative bound turns that bound
+// off: with the first-byte bound off, a server that answers the headers
+// and then nothing, and with the idle bound off, a stream that stalls
+// after cut, end only at the caller's deadline; the request is closed.
+func CheckNegativeTimeoutIsOff(t *testing.T, newClient NewClient, cut []byte) {
+	t.Helper()
+	for _, tc := range []struct {
+		name string
+		to   llmhttp.Timeouts
+		a    Answer
+	}{
+		{"first byte", llmhttp.Timeouts{Connect: ShortTimeouts.Connect, FirstByte: -1, Idle: ShortTimeouts.Idle}, Answer{Stall: true}},
+		{"idle", llmhttp.Timeouts{Connect: ShortTimeouts.Connect, FirstByte: ShortTimeouts.FirstByte, Idle: -1}, Answer{Body: cut, Stall: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := New(t, tc.a)
+			ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+			defer cancel()
+			_, err := Collect(ctx, newClient(srv.URL, srv.Client(), tc.to), Question())
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("err = %v, want only the caller's deadline (the bound is off)", err)
+			}
+			WaitClosed(t, srv.Closed, "request")
+		})
+	}
+}

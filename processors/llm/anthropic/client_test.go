@@ -335,3 +335,8 @@ func TestInterruptionThroughTheService(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.Fixture(t, "cut.sse"), Stall: true})
 	llmhttptest.InterruptThroughService(t, srv, client(srv, anthropic.Options{}))
 }
+
+// A negative bound turns that bound off.
+func TestNegativeTimeoutIsOff(t *testing.T) {
+	llmhttptest.CheckNegativeTimeoutIsOff(t, newClient, llmhttptest.Fixture(t, "cut.sse"))
+}

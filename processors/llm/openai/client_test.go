@@ -526,3 +526,8 @@ func TestSlowConsumerIsNotAnIdleServer(t *testing.T) {
 		t.Error("no text")
 	}
 }
+
+// A negative bound turns that bound off.
+func TestNegativeTimeoutIsOff(t *testing.T) {
+	llmhttptest.CheckNegativeTimeoutIsOff(t, newClient, []byte(cutStream))
+}

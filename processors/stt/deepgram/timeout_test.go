@@ -141,4 +141,8 @@ func TestDefaultTimeouts(t *testing.T) {
 	if got := New(Options{DialTimeout: 3 * time.Second}).opts.Timeouts.Connect; got != 3*time.Second {
 		t.Errorf("connect bound %v, want DialTimeout's 3s", got)
 	}
+	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
+	}
 }

@@ -61,6 +61,10 @@ func TestDefaultTimeouts(t *testing.T) {
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
+	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
+	}
 }
 
 // Through the segmented service, a silent server ends the utterance with

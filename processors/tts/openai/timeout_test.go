@@ -71,6 +71,10 @@ func TestDefaultTimeouts(t *testing.T) {
 	if got := New(Options{Timeouts: Timeouts{Idle: -1}}).opts.Timeouts.Idle; got != -1 {
 		t.Errorf("a disabled idle bound became %v", got)
 	}
+	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
+	}
 }
 
 // Through the service, a silent server ends the sentence with an error
