@@ -1,6 +1,8 @@
 package main
 
 import (
+	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/framewire/framewire/examples/ui-agent/demobrain"
@@ -57,7 +59,7 @@ func chooseBrain(getenv func(string) string) brain {
 		return brain{
 			Kind:     "openai",
 			Label:    c.Model(),
-			Detail:   "OpenAI-compatible model " + c.Model() + " at " + where + " (from OPENAI_API_KEY / OPENAI_BASE_URL / OPENAI_MODEL).",
+			Detail:   "OpenAI-compatible model " + c.Model() + " at " + publicURL(where) + " (from OPENAI_API_KEY / OPENAI_BASE_URL / OPENAI_MODEL).",
 			provider: c,
 		}
 	case getenv("ANTHROPIC_API_KEY") != "":
@@ -74,4 +76,28 @@ func chooseBrain(getenv func(string) string) brain {
 		detail = "FRAMEWIRE_BRAIN=demo: the deterministic offline demo brain answers."
 	}
 	return brain{Kind: "demo", Label: "offline demo brain", Detail: detail, provider: demobrain.New()}
+}
+
+// publicURL is raw as the page and the logs may show it: without its
+// user:password and its query string (a key such as ?api-key=) or
+// fragment.
+func publicURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(a URL that does not parse)"
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	}
+	return u.String()
+}
+
+// urlPattern finds the URLs in a text.
+var urlPattern = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>]+`)
+
+// redactURLs returns text with every URL in it as publicURL shows it:
+// the notes the page shows quote configured URLs, in messages of their
+// own and in errors.
+func redactURLs(text string) string {
+	return urlPattern.ReplaceAllStringFunc(text, publicURL)
 }

@@ -8,11 +8,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -35,11 +37,18 @@ type config struct {
 	// Watchdog bounds a turn: past it the agent gives its fallback answer
 	// (UI_AGENT_WATCHDOG, default 45s).
 	Watchdog time.Duration
+	// AllowHosts are the Host names the demo answers besides localhost
+	// names, IP literals and the -addr host (-allow-host,
+	// UI_AGENT_ALLOWED_HOSTS): a page whose domain rebinds to the demo's
+	// address sends its own name and gets a 403.
+	AllowHosts []string
 }
 
 func main() {
 	addr := flag.String("addr", envOr("UI_AGENT_ADDR", "127.0.0.1:7860"), "listen address (env UI_AGENT_ADDR)")
 	verbose := flag.Bool("v", os.Getenv("UI_AGENT_DEBUG") != "", "debug logs (env UI_AGENT_DEBUG)")
+	hosts := flag.String("allow-host", os.Getenv("UI_AGENT_ALLOWED_HOSTS"),
+		`comma-separated Host names served besides localhost names, IP literals and the -addr host ("*.example.com" for the names under it; env UI_AGENT_ALLOWED_HOSTS)`)
 	flag.Parse()
 
 	log := newLogger(*verbose)
@@ -47,7 +56,8 @@ func main() {
 
 	watchdog, _ := time.ParseDuration(os.Getenv("UI_AGENT_WATCHDOG"))
 	cfg := config{Addr: *addr, Brain: chooseBrain(os.Getenv), ResearchStep: 2 * time.Second, Watchdog: watchdog,
-		Trace: os.Getenv("UI_AGENT_TRACE") != "", Inspector: os.Getenv("FRAMEWIRE_INSPECTOR") == "1"}
+		Trace: os.Getenv("UI_AGENT_TRACE") != "", Inspector: os.Getenv("FRAMEWIRE_INSPECTOR") == "1",
+		AllowHosts: splitList(*hosts)}
 	if cfg.Brain.realtime != nil {
 		// The speech-to-speech model hears and speaks itself.
 		cfg.Voice = voice{STT: true, TTS: true, Note: "Voice is on: " + cfg.Brain.Label + " hears and speaks."}
@@ -66,6 +76,32 @@ func envOr(key, def string) string {
 		return v
 	}
 	return def
+}
+
+// splitList splits a comma-separated value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// allowlist is the Host allowlist of the demo's routes.
+func (c config) allowlist() hostcheck.Allowlist {
+	a := hostcheck.Default(c.Addr)
+	a.Hosts = append(a.Hosts, c.AllowHosts...)
+	return a
+}
+
+// public is the config as a client may see it (the page, the logs): the
+// URLs in its notes without credentials or query strings.
+func (c config) public() config {
+	c.Brain.Detail, c.Brain.Label = redactURLs(c.Brain.Detail), redactURLs(c.Brain.Label)
+	c.Voice.Note = redactURLs(c.Voice.Note)
+	return c
 }
 
 func newLogger(verbose bool) *zap.Logger {
@@ -93,7 +129,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
 	var ins *inspector.Inspector
 	if cfg.Inspector {
-		if ins, err = inspector.New(ctx, inspector.Options{}); err != nil {
+		if ins, err = inspector.New(ctx, inspector.Options{AllowHosts: cfg.allowlist().Hosts}); err != nil {
 			return fmt.Errorf("starting the inspector: %w", err)
 		}
 		defer func() { _ = ins.Close(context.WithoutCancel(ctx)) }()
@@ -126,13 +162,14 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if _, ok := pageFS(); !ok {
 		log.Warn("the page bundle was not built into this binary: run examples/ui-agent/build.sh, then start the server again")
 	}
+	pub := cfg.public()
 	switch cfg.Brain.Kind {
 	case "demo":
-		log.Info("brain: OFFLINE DEMO BRAIN (deterministic rules, no LLM)", zap.String("why", cfg.Brain.Detail))
+		log.Info("brain: OFFLINE DEMO BRAIN (deterministic rules, no LLM)", zap.String("why", pub.Brain.Detail))
 	default:
-		log.Info("brain: "+cfg.Brain.Label, zap.String("detail", cfg.Brain.Detail))
+		log.Info("brain: "+pub.Brain.Label, zap.String("detail", pub.Brain.Detail))
 	}
-	log.Info("voice", zap.Bool("stt", cfg.Voice.STT), zap.Bool("tts", cfg.Voice.TTS), zap.String("note", cfg.Voice.Note))
+	log.Info("voice", zap.Bool("stt", cfg.Voice.STT), zap.Bool("tts", cfg.Voice.TTS), zap.String("note", pub.Voice.Note))
 	log.Info("framewire UI agent demo is running: open " + url)
 	if ins != nil {
 		log.Info("session inspector: " + url + "inspector/ (loopback only)")
@@ -148,8 +185,9 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 }
 
 // handler routes the page, its config, the signalling and, when on, the
-// inspector.
+// inspector, for the hosts of cfg.allowlist only.
 func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Handler {
+	pub := cfg.public()
 	mux := http.NewServeMux()
 	if ins != nil {
 		mux.Handle("/inspector/", http.StripPrefix("/inspector", ins))
@@ -168,8 +206,8 @@ func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Hand
 			Brain     brain  `json:"brain"`
 			Voice     voice  `json:"voice"`
 			Inspector string `json:"inspector,omitempty"`
-		}{cfg.Brain, cfg.Voice, inspectorPath})
+		}{pub.Brain, pub.Voice, inspectorPath})
 	})
 	mux.Handle("/", pageHandler())
-	return mux
+	return cfg.allowlist().Handler(mux)
 }

@@ -30,10 +30,14 @@ func testHandler(t *testing.T, cfg config) http.Handler {
 	return handler(cfg, rtc, nil)
 }
 
+// local is the demo's origin in the tests' requests: the Host the
+// browser sends for the default address.
+const local = "http://127.0.0.1:7860"
+
 func get(t *testing.T, h http.Handler, path string) (*http.Response, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, local+path, nil))
 	res := rec.Result()
 	body, _ := io.ReadAll(res.Body)
 	return res, string(body)
@@ -87,7 +91,7 @@ func TestThePageIsServed(t *testing.T) {
 func TestSignallingIsRouted(t *testing.T) {
 	h := testHandler(t, config{Brain: brain{Kind: "demo"}})
 	rec := httptest.NewRecorder()
-	req := httptest.NewRequest(http.MethodPost, "/api/offer", strings.NewReader("{not json"))
+	req := httptest.NewRequest(http.MethodPost, local+"/api/offer", strings.NewReader("{not json"))
 	req.Header.Set("Content-Type", "application/json")
 	h.ServeHTTP(rec, req)
 	if rec.Code != http.StatusBadRequest {
@@ -240,14 +244,14 @@ func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
 	defer func() { _ = rtc.Shutdown(context.Background()) }()
 
 	on := handler(cfg, rtc, ins)
-	req := httptest.NewRequest(http.MethodGet, "/inspector/api/sessions", nil)
+	req := httptest.NewRequest(http.MethodGet, local+"/inspector/api/sessions", nil)
 	req.RemoteAddr = "127.0.0.1:5000"
 	rec := httptest.NewRecorder()
 	on.ServeHTTP(rec, req)
 	if rec.Code != http.StatusOK || !strings.HasPrefix(rec.Header().Get("Content-Type"), "application/json") {
 		t.Errorf("GET /inspector/api/sessions from loopback: %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	req = httptest.NewRequest(http.MethodGet, "/inspector/api/sessions", nil)
+	req = httptest.NewRequest(http.MethodGet, local+"/inspector/api/sessions", nil)
 	req.RemoteAddr = "203.0.113.9:5000"
 	rec = httptest.NewRecorder()
 	on.ServeHTTP(rec, req)
