@@ -1,8 +1,11 @@
 package rtvi
 
 import (
+	"context"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
@@ -51,7 +54,7 @@ func TestClientMessagesAreBoundedInBytesToo(t *testing.T) {
 	}
 	// The worker takes one: its bytes leave the count.
 	f, _, _ := p.inbox.Pop()
-	p.queuedBytes.Add(-int64(len(f.(*frames.InputTransportMessage).Message)))
+	p.queuedBytes.Add(-int64(len(f.(*queuedMessage).msg)))
 	p.pending.Add(-1)
 	p.enqueue(&frames.InputTransportMessage{Message: big}, frames.Downstream)
 	if n := p.pending.Load(); n != 5 {
@@ -71,5 +74,108 @@ func TestWarningsAboutSingleMessagesAreSampled(t *testing.T) {
 	}
 	if n := logs.FilterMessage("ignoring transport message that is not RTVI").Len(); n < 1 || n > 40 {
 		t.Errorf("%d log lines for 3000 bad messages, want a sample (5 a second, then 1 in 100)", n)
+	}
+}
+
+// Issue 26 row 5 at the processor: a request dropped because the queue is
+// full is answered by its id, not dropped silently.
+func TestARequestDroppedForAFullQueueIsAnswered(t *testing.T) {
+	p, rec := testProcessor("2.1.0")
+	p.opts.MaxQueuedMessages = 2
+	for i := range 5 {
+		p.enqueue(&frames.InputTransportMessage{Message: []byte(
+			`{"label":"rtvi-ai","type":"client-message","data":{"t":"echo"},"id":"q` + strconv.Itoa(i) + `"}`)}, frames.Downstream)
+	}
+	var ids []string
+	for _, m := range ofType(rec.messages(t), "error-response") {
+		ids = append(ids, m.(obj)["id"].(string))
+		if text := m.(obj)["data"].(obj)["error"].(string); !strings.HasPrefix(text, "busy: at most 2 messages or 4194304 bytes") {
+			t.Errorf("refusal %q", text)
+		}
+	}
+	if strings.Join(ids, ",") != "q2,q3,q4" {
+		t.Fatalf("error-responses to %v, want the three dropped requests q2,q3,q4", ids)
+	}
+}
+
+// Issue 26 row 9: 256 queued messages, each a send-text that waits out
+// its flush, made a backlog of 256 × FlushTimeout (21 min at the
+// defaults). A message now waits at most MaxQueueDelay before it is taken
+// up; older ones are refused with an error-response, so the whole queue
+// clears within MaxQueueDelay + FlushTimeout.
+func TestTheQueueBacklogIsBoundedInTime(t *testing.T) {
+	const (
+		flush = 50 * time.Millisecond
+		delay = 200 * time.Millisecond
+		n     = 256
+	)
+	p, rec := testProcessor("2.1.0")
+	p.opts.FlushTimeout, p.opts.MaxQueueDelay = flush, delay
+	// The flushes never come back (nothing loops them upstream): each
+	// send-text waits out FlushTimeout, 12.8 s for the queue without the
+	// bound.
+	for i := range n {
+		p.enqueue(&frames.InputTransportMessage{Message: []byte(
+			`{"label":"rtvi-ai","type":"send-text","data":{"content":"hi"},"id":"s` + strconv.Itoa(i) + `"}`)}, frames.Downstream)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	start := time.Now()
+	go func() { defer close(done); _ = p.work(ctx, rec) }()
+	defer func() { cancel(); <-done }()
+	deadline := time.After(10 * time.Second)
+	for p.pending.Load() > 0 {
+		select {
+		case <-p.drainedCh():
+		case <-deadline:
+			t.Fatalf("%d messages still queued after 10 s", p.pending.Load())
+		}
+	}
+	took := time.Since(start)
+	expired := 0
+	for _, m := range ofType(rec.messages(t), "error-response") {
+		if strings.HasPrefix(m.(obj)["data"].(obj)["error"].(string), "expired: the request waited") {
+			expired++
+		}
+	}
+	t.Logf("the queue of %d cleared in %v; %d expired", n, took, expired)
+	if took > 3*time.Second {
+		t.Errorf("the queue took %v to clear, want about MaxQueueDelay + FlushTimeout (%v)", took, delay+flush)
+	}
+	if handled := n - expired; handled < 1 || handled > int(delay/flush)+2 {
+		t.Errorf("%d handled and %d expired, want about %d handled (MaxQueueDelay / FlushTimeout)", handled, expired, delay/flush)
+	}
+}
+
+// A message taken up within MaxQueueDelay is handled; one that waited
+// longer is refused by its id (a message without an id is just dropped).
+func TestAMessageOlderThanMaxQueueDelayIsRefused(t *testing.T) {
+	p, rec := testProcessor("2.1.0")
+	p.opts.MaxQueueDelay = 20 * time.Millisecond
+	p.enqueue(&frames.InputTransportMessage{Message: []byte(`{"label":"rtvi-ai","type":"client-message","data":{"t":"echo"},"id":"old1"}`)}, frames.Downstream)
+	time.Sleep(30 * time.Millisecond) // older than MaxQueueDelay before the worker runs
+	p.enqueue(&frames.InputTransportMessage{Message: []byte(`{"label":"rtvi-ai","type":"dtmf","data":{"buttons":["1"]},"id":"new1"}`)}, frames.Downstream)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = p.work(ctx, rec) }()
+	defer func() { cancel(); <-done }()
+	for p.pending.Load() > 0 {
+		<-p.drainedCh()
+	}
+	// new1 (the last to arrive) was handled: its key press went down.
+	rec.mu.Lock()
+	pressed := false
+	for _, f := range rec.frames {
+		if d, ok := f.(*frames.InputDTMF); ok && d.Button == "1" {
+			pressed = true
+		}
+	}
+	rec.mu.Unlock()
+	if !pressed {
+		t.Error("the message within MaxQueueDelay was not handled")
+	}
+	got := ofType(rec.messages(t), "error-response")
+	if len(got) != 1 || got[0].(obj)["id"] != "old1" {
+		t.Fatalf("error-responses %v, want one to old1", got)
 	}
 }

@@ -43,12 +43,22 @@ type Options struct {
 	DrainTimeout time.Duration
 	// MaxQueuedMessages and MaxQueuedBytes bound the client messages
 	// waiting for the message worker. A message past either bound is
-	// dropped, and the client gets a non-fatal error saying so (at most one
-	// a second), so a client that floods its own session cannot grow its
-	// memory or delay its next request by more than the queue's length.
+	// dropped: a request (a message with an id) is answered with an
+	// error-response naming the bound, and the client gets a non-fatal
+	// error saying how many were dropped (at most one a second), so a
+	// client that floods its own session cannot grow its memory.
 	// Defaults: 256 messages, 4 MiB.
 	MaxQueuedMessages int
 	MaxQueuedBytes    int64
+	// MaxQueueDelay bounds how long a client message may wait in the queue
+	// before the worker takes it up. An older message is not handled: a
+	// request is answered with an error-response saying it expired. With
+	// FlushTimeout it bounds the backlog in time: a message is taken up or
+	// refused within MaxQueueDelay + FlushTimeout of its arrival (15 s at
+	// the defaults; without it, 256 queued send-texts each waiting out a
+	// 5 s flush made 21 min), as long as the application's handlers
+	// return promptly. Default: 10s.
+	MaxQueueDelay time.Duration
 	// Logger receives the processor's logs. Default: the task's logger.
 	// Lines about single bad client messages are sampled (the first 5 of
 	// each kind a second, then one in 100), so a flood of them cannot
@@ -181,6 +191,13 @@ func (p *Processor) flushTimeout() time.Duration {
 		return p.opts.FlushTimeout
 	}
 	return 5 * time.Second
+}
+
+func (p *Processor) maxQueueDelay() time.Duration {
+	if p.opts.MaxQueueDelay > 0 {
+		return p.opts.MaxQueueDelay
+	}
+	return 10 * time.Second
 }
 
 func (p *Processor) drainTimeout() time.Duration {
@@ -326,12 +343,24 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 	return nil
 }
 
+// queuedMessage is a client message waiting for the worker, with the time
+// it arrived. It never leaves the processor.
+type queuedMessage struct {
+	frames.Base
+	frames.System
+	msg []byte
+	at  time.Time
+}
+
 // enqueue queues a client message for the worker, or drops it when the
 // queue is at its bounds. It runs on the node's goroutine.
 func (p *Processor) enqueue(f *frames.InputTransportMessage, dir frames.Direction) {
 	maxN, maxB := p.maxQueued()
 	size := int64(len(f.Message))
 	if p.pending.Load() >= maxN || p.queuedBytes.Load()+size > maxB {
+		if id, ok := wire.PeekID(f.Message); ok {
+			p.sendErrorResponse(id, fmt.Sprintf("busy: at most %d messages or %d bytes may wait for the bot; this request was dropped, send it again later", maxN, maxB))
+		}
 		p.dropped++
 		if now := time.Now(); now.Sub(p.lastBusy) >= time.Second {
 			p.lastBusy = now
@@ -344,7 +373,18 @@ func (p *Processor) enqueue(f *frames.InputTransportMessage, dir frames.Directio
 	}
 	p.pending.Add(1)
 	p.queuedBytes.Add(size)
-	p.inbox.Push(f, dir)
+	p.inbox.Push(&queuedMessage{msg: f.Message, at: time.Now()}, dir)
+}
+
+// expire refuses a client message that waited longer than MaxQueueDelay:
+// a request gets an error-response, anything else is dropped.
+func (p *Processor) expire(raw []byte, waited time.Duration) {
+	p.messageLogger().Warn("dropping a client message that waited too long in the queue",
+		zap.Duration("waited", waited), zap.Duration("max_queue_delay", p.maxQueueDelay()))
+	if id, ok := wire.PeekID(raw); ok {
+		p.sendErrorResponse(id, fmt.Sprintf("expired: the request waited %v behind earlier ones, more than %v; send it again",
+			waited.Round(time.Millisecond), p.maxQueueDelay()))
+	}
 }
 
 // waitDrained waits until no client message is queued or being handled,
@@ -481,9 +521,13 @@ func (p *Processor) work(ctx context.Context, out pipeline.Pusher) error {
 				continue
 			}
 		}
-		if m, ok := f.(*frames.InputTransportMessage); ok {
-			p.queuedBytes.Add(-int64(len(m.Message)))
-			p.handleRaw(ctx, out, m.Message)
+		if m, ok := f.(*queuedMessage); ok {
+			p.queuedBytes.Add(-int64(len(m.msg)))
+			if waited := time.Since(m.at); waited > p.maxQueueDelay() {
+				p.expire(m.msg, waited)
+			} else {
+				p.handleRaw(ctx, out, m.msg)
+			}
 		}
 		if p.pending.Add(-1) <= 0 {
 			select {
