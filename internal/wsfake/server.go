@@ -38,6 +38,9 @@ type Options struct {
 	// ReadLimit bounds one client message; 0 keeps coder/websocket's
 	// default of 32 KiB.
 	ReadLimit int64
+	// Sent, when set, sees each message a Send step has sent, for a fake
+	// that keeps the state a server would (a response in progress, say).
+	Sent func(c *Conn, msg []byte)
 }
 
 // Server is a WebSocket server on the loopback interface that plays scripts.
@@ -133,6 +136,12 @@ func (c *Conn) Read() (websocket.MessageType, []byte, error) {
 	return c.ws.Read(c.ctx)
 }
 
+// Write sends msg as a text message now, outside the script: what a
+// server answers by itself (an error for a client event it refuses).
+func (c *Conn) Write(msg []byte) error {
+	return c.ws.Write(c.ctx, websocket.MessageText, msg)
+}
+
 // Set makes "$name" stand for value in the messages Send steps send from
 // now on, such as a context id the client chose.
 func (c *Conn) Set(name, value string) {
@@ -223,8 +232,12 @@ func (c *Conn) play() (int, string) {
 				return i, "was matched"
 			}
 		case Send:
-			if err := c.ws.Write(c.ctx, websocket.MessageText, []byte(c.expand(st.Text))); err != nil {
+			msg := []byte(c.expand(st.Text))
+			if err := c.ws.Write(c.ctx, websocket.MessageText, msg); err != nil {
 				return i, "was sent: " + err.Error()
+			}
+			if c.s.opts.Sent != nil {
+				c.s.opts.Sent(c, msg)
 			}
 		case Close:
 			_ = c.ws.Close(st.Code, st.Text)

@@ -26,6 +26,13 @@ import (
 // "< played MS" for the played tap to count MS milliseconds of the
 // model's audio. Send lines may use $AUDIO_100MS, 100 ms of a 440 Hz tone
 // at 24 kHz in base64.
+//
+// Like the real service, the fake runs one response at a time per
+// conversation: from a response.create it accepts, or a response.created
+// its script sends, until the response.done its script sends, it answers
+// another response.create with the error the service sends then
+// (activeResponseRefusal). A test fails when that happens, unless it
+// expects refusals (f.allowRefusals).
 type fakeRealtime struct {
 	srv *wsfake.Server
 	// reject, when set, refuses handshake n with a status, headers and a body.
@@ -35,8 +42,12 @@ type fakeRealtime struct {
 	// until are the named conditions "< until NAME" waits for.
 	until map[string]func() bool
 
-	mu     sync.Mutex
-	events []clientEvent
+	mu       sync.Mutex
+	busy     map[int]string // per connection, the response the server runs ("pending": accepted, not announced yet)
+	refused  []string       // event ids of the refused response.create
+	refusals bool           // refusals are part of the test
+	serverEv int
+	events   []clientEvent
 	audio  map[int]int
 	auth   []string
 	urls   []string
@@ -61,14 +72,90 @@ var tone100ms = func() []byte {
 
 func newFake(t testing.TB, scripts ...string) *fakeRealtime {
 	t.Helper()
-	f := &fakeRealtime{audio: map[int]int{}}
+	f := &fakeRealtime{audio: map[int]int{}, busy: map[int]string{}}
 	opts := wsfake.Options{Path: "/v1/realtime", Handshake: f.handshake, Reject: f.refuse, Expect: f.expect,
-		AfterScript: f.afterScript, ReadLimit: 1 << 20}
+		AfterScript: f.afterScript, ReadLimit: 1 << 20, Sent: f.scriptSent}
 	for _, s := range scripts {
 		opts.Scripts = append(opts.Scripts, wsfake.Load(t, "testdata/"+s))
 	}
 	f.srv = wsfake.New(t, opts)
+	t.Cleanup(func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if len(f.refused) > 0 && !f.refusals {
+			t.Errorf("the client sent response.create while a response was active (refused: %q)", f.refused)
+		}
+	})
 	return f
+}
+
+// allowRefusals lets the test see refused response.create events.
+func (f *fakeRealtime) allowRefusals() {
+	f.mu.Lock()
+	f.refusals = true
+	f.mu.Unlock()
+}
+
+// refusedCreates returns the event ids of the response.create events the
+// fake refused.
+func (f *fakeRealtime) refusedCreates() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.refused...)
+}
+
+// scriptSent follows the responses the script starts and ends.
+func (f *fakeRealtime) scriptSent(c *wsfake.Conn, msg []byte) {
+	var ev struct {
+		Type     string `json:"type"`
+		Response struct {
+			ID string `json:"id"`
+		} `json:"response"`
+	}
+	if json.Unmarshal(msg, &ev) != nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch ev.Type {
+	case "response.created":
+		f.busy[c.N] = ev.Response.ID
+	case "response.done":
+		delete(f.busy, c.N)
+	}
+}
+
+// activeResponseRefusal is the error event the Realtime API sends for a
+// response.create while a response is active. Its shape is the
+// reference's server event "error" (type, event_id, and error with type,
+// code, message, param and event_id: "the event_id of the client event
+// that caused the error, if applicable"); the code, type and message are
+// what the service answers (as reported in openai/openai-agents-python
+// issue 1466 and tleyden/arty issue 81: "Conversation already has an
+// active response in progress: resp_…. Wait until the response is
+// finished before creating a new one."). The bytes are pinned by
+// testdata/active_response_refusal.golden.json.
+func activeResponseRefusal(serverEventID, clientEventID, responseID string) []byte {
+	type apiErr struct {
+		Type    string  `json:"type"`
+		Code    string  `json:"code"`
+		Message string  `json:"message"`
+		Param   *string `json:"param"`
+		EventID *string `json:"event_id"`
+	}
+	e := struct {
+		Type    string `json:"type"`
+		EventID string `json:"event_id"`
+		Error   apiErr `json:"error"`
+	}{"error", serverEventID, apiErr{
+		Type: "invalid_request_error", Code: "conversation_already_has_active_response",
+		Message: "Conversation already has an active response in progress: " + responseID + ". Wait until the response is finished before creating a new one.",
+	}}
+	if clientEventID != "" {
+		e.Error.EventID = &clientEventID
+	}
+	b, _ := json.Marshal(e)
+	return b
 }
 
 // baseURL is what Options.BaseURL takes to reach the fake.
@@ -111,8 +198,9 @@ func (f *fakeRealtime) next(c *wsfake.Conn) (clientEvent, bool) {
 		return clientEvent{}, false
 	}
 	var head struct {
-		Type  string `json:"type"`
-		Audio string `json:"audio"`
+		Type    string `json:"type"`
+		EventID string `json:"event_id"`
+		Audio   string `json:"audio"`
 	}
 	if err := json.Unmarshal(data, &head); err != nil || head.Type == "" {
 		c.Errorf("client sent %q, not a JSON event", data)
@@ -131,6 +219,17 @@ func (f *fakeRealtime) next(c *wsfake.Conn) (clientEvent, bool) {
 	}
 	ev := clientEvent{Conn: c.N, Type: head.Type, Raw: append(json.RawMessage(nil), data...)}
 	f.events = append(f.events, ev)
+	if head.Type == "response.create" {
+		if active, ok := f.busy[c.N]; ok {
+			f.refused = append(f.refused, head.EventID)
+			f.serverEv++
+			if err := c.Write(activeResponseRefusal("event_refusal_"+strconv.Itoa(f.serverEv), head.EventID, active)); err != nil {
+				return clientEvent{}, false
+			}
+			return ev, true
+		}
+		f.busy[c.N] = "resp_pending"
+	}
 	return ev, true
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
@@ -24,6 +26,12 @@ type rig struct {
 
 func startRig(t *testing.T, fake *fakeRealtime, o Options, send []frames.Frame, extra ...pipeline.Processor) *rig {
 	t.Helper()
+	return startRigLog(t, fake, o, send, nil, extra...)
+}
+
+// startRigLog is startRig with the task's logger (nil: none).
+func startRigLog(t *testing.T, fake *fakeRealtime, o Options, send []frames.Frame, log *zap.Logger, extra ...pipeline.Processor) *rig {
+	t.Helper()
 	if o.BaseURL == "" {
 		o.BaseURL = fake.baseURL()
 	}
@@ -36,7 +44,7 @@ func startRig(t *testing.T, fake *fakeRealtime, o Options, send []frames.Frame, 
 	procs = append(procs, svc.PlayedTap())
 	res := pipelinetest.Start(t, pipeline.New(procs...), pipelinetest.Options{
 		Send: send, NoEnd: true, Timeout: 20 * time.Second,
-		Task: pipeline.TaskOptions{EnableUsageMetrics: true},
+		Task: pipeline.TaskOptions{EnableUsageMetrics: true, Logger: log},
 	})
 	return &rig{svc: svc, fake: fake, res: res}
 }

@@ -988,6 +988,8 @@ func (st *state) enqueue(params *responseParams) {
 		st.queued = st.queued[:len(st.queued)-1]
 	}
 	st.queued = append(st.queued, params)
+	st.p.log.Debug("realtime: a response waits for the server's active one to end",
+		zap.Bool("verbatim", params != nil), zap.Int("waiting", len(st.queued)))
 }
 
 // pump sends the next queued response request once the server runs none.
