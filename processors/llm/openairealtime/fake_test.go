@@ -48,9 +48,9 @@ type fakeRealtime struct {
 	refusals bool           // refusals are part of the test
 	serverEv int
 	events   []clientEvent
-	audio  map[int]int
-	auth   []string
-	urls   []string
+	audio    map[int]int
+	auth     []string
+	urls     []string
 }
 
 // clientEvent is one event a client sent.
