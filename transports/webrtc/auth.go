@@ -99,7 +99,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if err == nil {
 		return true
 	}
-	s.log.Info("signalling request refused by Authorize", logRequest(r, err)...)
+	s.reqLog.Info("signalling request refused by Authorize", logRequest(r, err)...)
 	if errors.Is(err, ErrForbidden) {
 		writeError(w, http.StatusForbidden, "forbidden")
 		return false

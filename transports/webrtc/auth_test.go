@@ -62,7 +62,7 @@ func TestAuthorizeRunsBeforeAnyWorkAndRefusesWith401Or403(t *testing.T) {
 	defer srv.Close()
 	serve := func(method, path, who string) (*httptest.ResponseRecorder, bool) {
 		var read atomic.Bool
-		req := httptest.NewRequest(method, path, nil)
+		req := localRequest(method, path, nil)
 		req.Body = watchedBody{strings.NewReader(`{"sdp":"v=0","type":"offer"}`), &read}
 		req.Header.Set("Content-Type", "application/json")
 		if who != "" {
@@ -106,7 +106,7 @@ func TestAuthorizeRunsBeforeAnyWorkAndRefusesWith401Or403(t *testing.T) {
 	}
 	// A CORS preflight carries no credentials: it is answered without.
 	before := asked.Load()
-	req := httptest.NewRequest("OPTIONS", "/start", nil)
+	req := localRequest("OPTIONS", "/start", nil)
 	req.Header.Set("Origin", "http://page.test")
 	req.Header.Set("Access-Control-Request-Method", "POST")
 	pre := httptest.NewRecorder()

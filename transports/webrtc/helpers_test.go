@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -251,4 +253,12 @@ func offlinePlayer(t testing.TB, s *Session) *player {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// localRequest is httptest.NewRequest for the server's default Host
+// allowlist: httptest names example.com, which the server refuses.
+func localRequest(method, target string, body io.Reader) *http.Request {
+	r := httptest.NewRequest(method, target, body)
+	r.Host = "localhost"
+	return r
 }

@@ -41,7 +41,7 @@ func TestServeClosesDrippedBodiesAndIdleKeepAlives(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			if _, err := io.WriteString(conn, "POST /start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
+			if _, err := io.WriteString(conn, "POST /start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"); err != nil {
 				t.Fatal(err)
 			}
 			wg.Go(func() { // a byte every 200 ms: 200 s for the whole body
@@ -82,7 +82,7 @@ func TestServeClosesDrippedBodiesAndIdleKeepAlives(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		if _, err := io.WriteString(conn, "POST /start HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"); err != nil {
+		if _, err := io.WriteString(conn, "POST /start HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"); err != nil {
 			t.Fatal(err)
 		}
 		br := bufio.NewReader(conn)

@@ -35,11 +35,14 @@ type ICEPolicy struct {
 	// Default: 64 (Chrome repeats each address for every m-line of the
 	// offer: 4 addresses make 12 candidates); negative: no limit.
 	MaxCandidatesPerRequest int
-	// MaxCandidates bounds the distinct remote candidates of one peer
-	// connection (the offer's and the trickled ones together; a restart
-	// starts a new count with its new connection). Past it candidates are
-	// dropped, logged once per connection. Default: 128; negative: no
-	// limit.
+	// MaxCandidates bounds the distinct remote candidates of one session:
+	// the offers' and the trickled ones together, over all its peer
+	// connections (a restart does not start a new count, or a client
+	// restarting in a loop would make the server check unbounded
+	// addresses). Past it candidates are dropped, logged once per
+	// session; the client is still reached from the address its own
+	// checks come from. A browser gives a handful per connection.
+	// Default: 128; negative: no limit.
 	MaxCandidates int
 	// AllowPrivate accepts candidates in private ranges. A server on the
 	// public internet does not need them: a client behind NAT reaches it
@@ -217,8 +220,8 @@ func (p *ICEPolicy) judgeAddr(a netip.Addr) verdict {
 	return accepted
 }
 
-// remoteCandidates counts the distinct remote candidates one peer
-// connection accepted, against ICEPolicy.MaxCandidates.
+// remoteCandidates counts the distinct remote candidates one session
+// accepted, against ICEPolicy.MaxCandidates.
 type remoteCandidates struct {
 	mu     sync.Mutex
 	seen   map[string]struct{}
@@ -252,7 +255,7 @@ func tooManyCandidates(what string, n, limit int) error {
 }
 
 // filterOfferCandidates applies the policy to the candidate lines of an
-// offer's SDP for peer r: it returns the SDP without the candidates the
+// offer's SDP, counted in r: it returns the SDP without the candidates the
 // policy drops (malformed ones too), and the number dropped by kind for
 // the log. The SDP is returned unchanged (not copied) when nothing is
 // dropped.

@@ -154,11 +154,9 @@ func TestAPatchOverThePerRequestLimitIsRefusedWhole(t *testing.T) {
 	c := h.dial(ctx, testclient.Options{NoTrickle: true})
 	s, _, _ := h.session(c)
 	seen := func() int {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.cur.remote.mu.Lock()
-		defer s.cur.remote.mu.Unlock()
-		return len(s.cur.remote.seen)
+		s.remote.mu.Lock()
+		defer s.remote.mu.Unlock()
+		return len(s.remote.seen)
 	}
 	before, fromOffer := seen(), remoteCandidateAddrs(t, s) // the client's offer carries its own
 	status, _, resp := do(t, "PATCH", h.url("/api/offer"), patchBody(c.PCID(), loopbackCandidates(0, 2000)))

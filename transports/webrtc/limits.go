@@ -115,12 +115,20 @@ func (t *startTable) remove(e *startEntry) {
 func (t *startTable) len() int { return len(t.byID) }
 
 // IPLimits bound what one client address may ask of a [Server]. The zero
-// value limits nothing: a client's address is often shared (NAT, a
-// company's proxy, every test on 127.0.0.1), so only the operator knows
-// which numbers fit. The address is the connection's, or the one a
-// trusted proxy forwarded (Options.TrustedProxies); IPv6 clients are
-// counted by their /64, the block one host usually holds.
+// value bounds only the sessions one address has connecting at once: a
+// client's address is often shared (NAT, a company's proxy, every test on
+// 127.0.0.1), so only the operator knows which numbers fit the others. The
+// address is the connection's, or the one a trusted proxy forwarded
+// (Options.TrustedProxies); IPv6 clients are counted by their /64, the
+// block one host usually holds.
 type IPLimits struct {
+	// MaxPendingSessions bounds the sessions of one address whose data
+	// channel has not opened yet (see Options.MaxPendingSessions); past
+	// it, offers get a 503 with Retry-After (the client retries). A
+	// browser's session is pending for well under a second, so one
+	// address opening 10 sessions a second has a few pending at a time.
+	// Default: 32; negative for no limit.
+	MaxPendingSessions int
 	// MaxSessions bounds the live sessions (connected or not) created
 	// from one address; past it, offers get a 503 with Retry-After (the
 	// client retries). Default: 0, no limit.
@@ -141,6 +149,9 @@ type IPLimits struct {
 }
 
 func (l IPLimits) withDefaults() IPLimits {
+	if l.MaxPendingSessions == 0 {
+		l.MaxPendingSessions = 32
+	}
 	if l.Burst <= 0 {
 		l.Burst = 20
 	}
@@ -150,12 +161,8 @@ func (l IPLimits) withDefaults() IPLimits {
 	return l
 }
 
-// on reports whether any limit is set, that is whether addresses must be
-// tracked at all.
-func (l IPLimits) on() bool { return l.MaxSessions > 0 || l.Rate > 0 }
-
-// ipTable is the per-address state of [IPLimits]: a token bucket and a
-// count of live sessions per address. Addresses without a live session
+// ipTable is the per-address state of [IPLimits]: a token bucket and the
+// counts of live and pending sessions per address. Addresses without a live session
 // are kept in a list, the least recently seen first, from which the table
 // forgets one in O(1) when it is full; an address with a live session
 // leaves the list until its last session ends, so its count is never
@@ -171,6 +178,7 @@ type ipEntry struct {
 	tokens   float64
 	last     time.Time // of the last refill
 	sessions int
+	pending  int           // of sessions, those not connected yet
 	elem     *list.Element // in idle; nil while it has sessions
 }
 

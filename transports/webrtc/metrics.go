@@ -41,11 +41,14 @@ const (
 
 // Limit names reported to Metrics.LimitRefused.
 const (
-	limitSessions        = "sessions"         // Options.MaxSessions
-	limitPendingSessions = "pending_sessions" // Options.MaxPendingSessions
-	limitIPSessions      = "ip_sessions"      // IPLimits.MaxSessions
-	limitIPRate          = "ip_rate"          // IPLimits.Rate
-	limitInboundRate     = "inbound_rate"     // InboundLimits
+	limitSessions        = "sessions"            // Options.MaxSessions
+	limitPendingSessions = "pending_sessions"    // Options.MaxPendingSessions
+	limitEvictedPending  = "evicted_pending"     // a pending session made room for another address's
+	limitIPSessions      = "ip_sessions"         // IPLimits.MaxSessions
+	limitIPPending       = "ip_pending_sessions" // IPLimits.MaxPendingSessions
+	limitIPRate          = "ip_rate"             // IPLimits.Rate
+	limitInboundRate     = "inbound_rate"        // InboundLimits
+	limitHost            = "host"                // Options.AllowedHosts
 )
 
 // nopMetrics is the Metrics of a server without one.

@@ -99,7 +99,7 @@ func TestServeCutsOffARequestBodyDrippedSlowly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := io.WriteString(conn, "POST /api/offer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"); err != nil {
+	if _, err := io.WriteString(conn, "POST /api/offer HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

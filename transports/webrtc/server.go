@@ -19,8 +19,10 @@ import (
 	"github.com/pion/interceptor"
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/internal/errorid"
+	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/internal/httpstatus"
 	"github.com/framewire/framewire/internal/origin"
 	"github.com/framewire/framewire/pipeline"
@@ -70,6 +72,16 @@ type Options struct {
 	// above were applied (interface filters, timeouts, UDP mux, ...).
 	Settings func(*pion.SettingEngine)
 
+	// AllowedHosts are the hosts the signalling routes answer for, besides
+	// localhost names and IP literals, matched against the request's Host
+	// header: exact names ("bot.example.com"), "*.example.com" for the
+	// names under it, or "*" for any (package internal/hostcheck). A request
+	// for any other host gets a 403 before anything else is done for it: a
+	// page on an attacker's domain that rebinds its DNS to this server's
+	// address (DNS rebinding) still names that domain in Host. Default: nil,
+	// localhost names and IP literals only; a server reached by a name must
+	// list it.
+	AllowedHosts []string
 	// AllowOrigins enables CORS for these origins ("*" for any;
 	// "http://localhost:*" for a host on any port). Default:
 	// none, for pages served from the same origin. Whatever it says, the
@@ -81,14 +93,26 @@ type Options struct {
 	// work is done for it. A nil error admits the request; an error
 	// refuses it with a 403 when it wraps [ErrForbidden] and a 401
 	// otherwise, which the client does not retry. The error goes to the
-	// log; the client reads only "unauthorized" or "forbidden".
+	// log (sampled, like every line a client can cause); the client reads
+	// only "unauthorized" or "forbidden".
 	// [BearerTokens] checks a shared token. Default: nil, every request
 	// is admitted (put the server behind the application's own
 	// authentication, or set this).
 	Authorize func(*http.Request) error
 	// MaxBodyBytes bounds the body of an offer or a PATCH (the browser's
-	// offers are a few kilobytes). Default: 1 MiB.
+	// offers are a few kilobytes); a longer one gets a 413. Default: 1 MiB.
 	MaxBodyBytes int64
+	// MaxMediaSections bounds the m-sections of one offer: a browser sends
+	// 2 or 3 (audio, the data channel, video), and pion builds a
+	// transceiver and an answer section for each. An offer with more gets
+	// a 400 before anything is built for it. Default: 8; negative for no
+	// limit.
+	MaxMediaSections int
+	// MaxRequestDataBytes bounds an offer's requestData (the app's data,
+	// kept for the session's life; the real client sends a few hundred
+	// bytes); an offer with more gets a 413. Default: 16 KiB, as
+	// MaxStartBodyBytes.
+	MaxRequestDataBytes int
 	// MaxStartBodyBytes bounds the body of a /start (the real client
 	// sends a few hundred bytes: the app's requestData). Default: 16 KiB.
 	MaxStartBodyBytes int64
@@ -99,12 +123,17 @@ type Options struct {
 	MaxSessions int
 	// MaxPendingSessions bounds the sessions whose data channel has not
 	// opened yet (each holds a few sockets and goroutines until it
-	// connects or ConnectTimeout ends it); offers past it get a 503 with
-	// Retry-After. A browser's session is pending for well under a second.
-	// Default: 100; negative for no limit.
+	// connects or ConnectTimeout ends it). A browser's session is pending
+	// for well under a second. When the table is full, a new session from
+	// an address that holds fewer of them than another address takes the
+	// place of that address's oldest pending session, which ends; otherwise
+	// the offer gets a 503 with Retry-After. So an address holding the
+	// table cannot lock the others out. Default: 100; negative for no
+	// limit.
 	MaxPendingSessions int
-	// PerIP bounds what one client address may ask: live sessions and the
-	// rate of signalling requests. Default: no limit (see [IPLimits]).
+	// PerIP bounds what one client address may ask: sessions connecting
+	// at once (32 by default), live sessions and the rate of signalling
+	// requests (no limit by default); see [IPLimits].
 	PerIP IPLimits
 	// TrustedProxies are the reverse proxies whose forwarded header
 	// (ForwardedHeader) names the client to PerIP. A request from any
@@ -129,7 +158,11 @@ type Options struct {
 	// as the session. Default: 1000 (16 MiB of bodies at most).
 	MaxStarts int
 	// TURN, if set, gives every /start client short-lived TURN
-	// credentials of its own ([TURNCredentials]). Default: nil.
+	// credentials of its own ([TURNCredentials]), once the request has
+	// passed Authorize: they let their holder relay any traffic through
+	// the TURN server until they expire, so NewServer refuses TURN without
+	// Authorize unless TURN.Anonymous says that anyone may have them.
+	// Default: nil.
 	TURN *TURNCredentials
 	// ShareICECredentials makes /start hand the browser the username and
 	// credential of ICEServers. Default: false: /start lists their STUN
@@ -148,11 +181,16 @@ type Options struct {
 	// Default: 0, the session ends when the pings stop.
 	RestartGrace time.Duration
 	// ConnectTimeout ends a session whose data channel did not open within
-	// that long after the offer (a browser takes well under a second once
-	// it has the answer). Default: 10s more than GatherTimeout, 20s.
+	// that long after its first offer, whatever restarts came in between
+	// (a browser takes well under a second once it has the answer), and a
+	// connected session whose restarted peer connection did not open its
+	// channel within that long after the restart. Default: 10s more than
+	// GatherTimeout, 20s.
 	ConnectTimeout time.Duration
 	// MaxMessageBytes bounds one data-channel message and is announced in
-	// the answer's max-message-size. Default: 256 KiB (RTVI needs 64 KiB).
+	// the answer's max-message-size; pion closes the channel of a client
+	// that sends a message of that size or more, which ends the session.
+	// Default: 256 KiB (RTVI needs 64 KiB).
 	MaxMessageBytes int
 	// MaxPendingMessages bounds the messages queued while the data channel
 	// is not open, in each direction; more are dropped and counted.
@@ -187,8 +225,8 @@ type Options struct {
 	// Metrics, if set, receives the transport's counters: output late
 	// frames and underruns and the Opus complexity of each session at its
 	// end, signalling responses by status, and refusals by limit
-	// ("sessions", "pending_sessions", "ip_sessions", "ip_rate",
-	// "inbound_rate"). Pass tel.Metrics() of package telemetry. Default:
+	// ("sessions", "pending_sessions", "evicted_pending", "ip_sessions",
+	// "ip_pending_sessions", "ip_rate", "inbound_rate", "host"). Pass tel.Metrics() of package telemetry. Default:
 	// none.
 	Metrics Metrics
 
@@ -210,6 +248,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxStartBodyBytes <= 0 {
 		o.MaxStartBodyBytes = 16 << 10
+	}
+	if o.MaxMediaSections == 0 {
+		o.MaxMediaSections = 8
+	}
+	if o.MaxRequestDataBytes <= 0 {
+		o.MaxRequestDataBytes = 16 << 10
 	}
 	if o.MaxSessions == 0 {
 		o.MaxSessions = 500
@@ -268,12 +312,15 @@ func (o Options) withDefaults() Options {
 // the process's signals. [Server.Shutdown] ends every session gracefully,
 // [Server.Close] at once; both wait for the sessions' goroutines.
 type Server struct {
-	opts  Options
-	log   *zap.Logger
-	api   *pion.API
-	cfg   pion.Configuration
-	codec codec.Codec
-	mux   *http.ServeMux
+	opts Options
+	log  *zap.Logger
+	// reqLog is log sampled: the lines a client's requests can cause.
+	reqLog *zap.Logger
+	hosts  hostcheck.Allowlist
+	api    *pion.API
+	cfg    pion.Configuration
+	codec  codec.Codec
+	mux    *http.ServeMux
 
 	// ctx is the server's lifetime, the root of its sessions' contexts;
 	// Close ends it. drain ends when Shutdown starts: each session's
@@ -296,11 +343,11 @@ type Server struct {
 	// slots holds what each live session counts against.
 	slots map[*Session]*sessionSlot
 	// pending holds the live sessions whose data channel has not opened
-	// yet, with their first peer (nil while the offer is being answered);
-	// at most MaxPendingSessions, so counting them is cheap.
-	pending map[*Session]*peer
+	// yet, with when each was admitted; at most MaxPendingSessions, so
+	// scanning them is cheap.
+	pending map[*Session]time.Time
 	starts  *startTable
-	ips     *ipTable // nil without PerIP limits
+	ips     *ipTable
 	// gone is closed once the server is closed and its last session has
 	// been torn down.
 	gone     chan struct{}
@@ -308,7 +355,7 @@ type Server struct {
 }
 
 // sessionSlot is what a live session holds: its /start entry and its
-// client address's count, released when it is torn down.
+// client address's counts, released when it is torn down.
 type sessionSlot struct {
 	start *startEntry
 	ip    *ipEntry
@@ -327,17 +374,17 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
+		reqLog:   sampled(opts.Logger),
+		hosts:    hostcheck.Allowlist{Hosts: opts.AllowedHosts},
 		codec:    codec.Default(),
 		cfg:      pion.Configuration{ICEServers: opts.ICEServers},
 		byPC:     map[string]*Session{},
 		sessions: map[*Session]struct{}{},
 		slots:    map[*Session]*sessionSlot{},
-		pending:  map[*Session]*peer{},
+		pending:  map[*Session]time.Time{},
 		starts:   newStartTable(opts.StartTTL, opts.MaxStarts),
+		ips:      newIPTable(opts.PerIP),
 		gone:     make(chan struct{}),
-	}
-	if opts.PerIP.on() {
-		s.ips = newIPTable(opts.PerIP)
 	}
 	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
@@ -365,6 +412,10 @@ func NewServer(opts Options) (*Server, error) {
 func (o Options) validate() error {
 	if err := o.TURN.validate(); err != nil {
 		return err
+	}
+	if o.TURN != nil && o.Authorize == nil && !o.TURN.Anonymous {
+		return errors.New("webrtc: Options.TURN hands relay credentials to every /start: set Options.Authorize " +
+			"so that only authorized clients get them, or TURN.Anonymous to give them to anyone")
 	}
 	for _, p := range o.TrustedProxies {
 		if !p.IsValid() {
@@ -417,16 +468,25 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 	return pion.NewAPI(pion.WithMediaEngine(me), pion.WithSettingEngine(se), pion.WithInterceptorRegistry(ir)), nil
 }
 
-// ServeHTTP implements http.Handler. In order: the CORS headers, the
-// per-address rate (Options.PerIP), a CORS preflight's answer,
-// Options.Authorize, then the route.
+// ServeHTTP implements http.Handler. In order: the Host check
+// (Options.AllowedHosts), the CORS headers, the per-address rate
+// (Options.PerIP), a CORS preflight's answer, Options.Authorize, then the
+// route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	httpstatus.Report(w, r, s.serveHTTP, s.opts.Metrics.SignallingResponse)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.hosts.Allows(r.Host) {
+		s.opts.Metrics.LimitRefused(r.Context(), limitHost)
+		s.reqLog.Info("signalling request for a host not in AllowedHosts", logRequest(r, nil)...)
+		// The body names the rule, not the host: nothing the client sent
+		// is reflected.
+		writeError(w, http.StatusForbidden, "the Host header names a host this server does not serve")
+		return
+	}
 	preflight := origin.Allow(w.Header(), s.opts.AllowOrigins, r.Header.Get("Origin")) && r.Method == http.MethodOptions
-	if s.ips != nil && s.opts.PerIP.Rate > 0 && !s.allowRequest(w, r) {
+	if s.opts.PerIP.Rate > 0 && !s.allowRequest(w, r) {
 		return
 	}
 	if preflight {
@@ -461,17 +521,31 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	s.opts.Metrics.LimitRefused(r.Context(), limitIPRate)
-	s.log.Info("signalling request over the per-address rate", zap.Stringer("client", key),
+	s.reqLog.Info("signalling request over the per-address rate", zap.Stringer("client", key),
 		zap.String("method", r.Method), zap.String("path", r.URL.Path))
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
 	writeError(w, http.StatusServiceUnavailable, "too many requests from this address; retry later")
 	return false
 }
 
-// logRequest returns the log fields of a refused request.
+// logRequest returns the log fields of a refused request; err may be nil.
 func logRequest(r *http.Request, err error) []zap.Field {
-	return []zap.Field{zap.String("method", r.Method), zap.String("path", r.URL.Path),
-		zap.String("remote", r.RemoteAddr), zap.Error(err)}
+	f := []zap.Field{zap.String("method", r.Method), zap.String("path", clip(r.URL.Path, 128)),
+		zap.String("remote", r.RemoteAddr)}
+	if err != nil {
+		f = append(f, zap.Error(err))
+	}
+	return f
+}
+
+// sampled returns log wrapped in zap's sampler, as the sessions' message
+// logs (see messageLog): each message text is written at most
+// sampleFirst times a second, then one in sampleThereafter, so a client
+// cannot make one line per request.
+func sampled(log *zap.Logger) *zap.Logger {
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
+		return zapcore.NewSamplerWithOptions(c, sampleTick, sampleFirst, sampleThereafter)
+	}))
 }
 
 // Shutdown stops taking sessions and ends the running ones gracefully.
@@ -549,8 +623,8 @@ func (s *Server) Session(pcID string) (*Session, bool) {
 // send without a preflight), 413 or 400 itself and returns false.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if !isJSONContent(r.Header.Get("Content-Type")) {
-		s.log.Info("rejected a body that is not JSON", zap.String("path", r.URL.Path),
-			zap.String("content_type", r.Header.Get("Content-Type")))
+		s.reqLog.Info("rejected a body that is not JSON", zap.String("path", clip(r.URL.Path, 128)),
+			zap.String("content_type", clip(r.Header.Get("Content-Type"), 128)))
 		writeError(w, http.StatusUnsupportedMediaType, "Content-Type must be application/json")
 		return nil, false
 	}
@@ -582,9 +656,17 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 		return
 	}
 	req, err := parseOffer(body)
+	if err == nil {
+		err = checkMediaSections(req.SDP, s.opts.MaxMediaSections)
+	}
 	if err != nil {
-		s.log.Info("rejected offer", zap.Error(err))
+		s.reqLog.Info("rejected offer", zap.Error(err))
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if n := len(req.RequestData); n > s.opts.MaxRequestDataBytes {
+		s.reqLog.Info("rejected offer", zap.Int("request_data_bytes", n))
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("requestData is over %d bytes", s.opts.MaxRequestDataBytes))
 		return
 	}
 	var startBody json.RawMessage
@@ -620,11 +702,7 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 	if data == nil {
 		data = startBody
 	}
-	var client netip.Addr
-	if s.ips != nil {
-		client = s.clientKey(r)
-	}
-	ans, err := s.newSession(r.Context(), req.SDP, startID, data, client)
+	ans, err := s.newSession(r.Context(), req.SDP, startID, data, s.clientKey(r))
 	s.reply(w, ans, err)
 }
 
@@ -638,10 +716,10 @@ func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 	var unavailable *unavailableError
 	switch {
 	case errors.Is(err, errBadRequest):
-		s.log.Info("rejected offer", zap.Error(err))
+		s.reqLog.Info("rejected offer", zap.Error(err))
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &unavailable):
-		s.log.Warn("offer refused for now", zap.Error(err))
+		s.reqLog.Warn("offer refused for now", zap.Error(err))
 		w.Header().Set("Retry-After", strconv.Itoa(unavailable.retryAfter))
 		writeError(w, http.StatusServiceUnavailable, err.Error())
 	default:
@@ -649,7 +727,7 @@ func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 		// an upstream said: it goes to the log, under an id the client
 		// is given instead.
 		id := errorid.New()
-		s.log.Error("offer failed", zap.String("error_id", id), zap.Error(err))
+		s.reqLog.Error("offer failed", zap.String("error_id", id), zap.Error(err))
 		writeError(w, http.StatusInternalServerError, "the server could not start the session (error id "+id+")")
 	}
 }
@@ -779,10 +857,10 @@ func (s *Server) handleSessionPath(w http.ResponseWriter, r *http.Request) {
 
 // newSession creates a session for a first offer: the pipeline, the peer
 // connection and its answer. The pipeline starts once the answer is ready.
-// client is the key of the client's address, when PerIP limits are on.
+// client is the key of the client's address.
 func (s *Server) newSession(ctx context.Context, offer, startID string, data json.RawMessage, client netip.Addr) (answerBody, error) {
 	s.mu.Lock()
-	slot, err := s.admitLocked(startID, client)
+	slot, evicted, err := s.admitLocked(startID, client)
 	if err != nil {
 		s.mu.Unlock()
 		return answerBody{}, err
@@ -790,8 +868,16 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 	sess := newSession(s, startID, data)
 	s.sessions[sess] = struct{}{}
 	s.slots[sess] = slot
-	s.pending[sess] = nil
+	s.pending[sess] = time.Now()
+	slot.ip.pending++
 	s.mu.Unlock()
+	if evicted != nil {
+		// Ended outside s.mu: the lock order is session, then server.
+		s.reqLog.Info("evicted a session still connecting: the connecting table is full and its address holds the most",
+			zap.String("evicted", evicted.id), zap.Stringer("client", client))
+		evicted.end(fmt.Sprintf("evicted: the server is at its limit of %d sessions connecting and this address holds the most of them",
+			s.opts.MaxPendingSessions), true)
+	}
 
 	task, err := s.opts.NewPipeline(sess.ctx, sess)
 	if err == nil && task == nil {
@@ -806,15 +892,6 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 		sess.abandon()
 		return answerBody{}, err
 	}
-	// The session is pending until its first peer's data channel opens.
-	sess.mu.Lock()
-	first := sess.cur
-	sess.mu.Unlock()
-	s.mu.Lock()
-	if _, ok := s.pending[sess]; ok && first != nil {
-		s.pending[sess] = first
-	}
-	s.mu.Unlock()
 	// The server owns the session's goroutine: the session stays in
 	// s.sessions until run has torn it down, and Shutdown and Close wait
 	// for that.
@@ -822,51 +899,92 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 	return ans, nil
 }
 
-// admitLocked decides whether a new session may start, with s.mu held,
-// and claims what it will hold: its /start entry and its client address's
-// count (client is valid when PerIP limits are on). Every refusal is a
-// 503 with Retry-After: the client retries, and each limit frees up as
-// sessions end.
-func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, error) {
+// admitLocked decides whether a new session from client may start, with
+// s.mu held, and claims what it will hold: its /start entry and its client
+// address's counts. When the connecting table is full it may take the
+// place of another address's oldest pending session, which it returns for
+// the caller to end; the session is no longer counted as pending. Every
+// refusal is a 503 with Retry-After: the client retries, and each limit
+// frees up as sessions connect or end.
+func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, *Session, error) {
 	o := &s.opts
 	switch {
 	case s.closed:
-		return nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
+		return nil, nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
 	case o.MaxSessions > 0 && len(s.sessions) >= o.MaxSessions:
 		o.Metrics.LimitRefused(s.ctx, limitSessions)
-		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
-	case o.MaxPendingSessions > 0 && s.pendingLocked() >= o.MaxPendingSessions:
-		o.Metrics.LimitRefused(s.ctx, limitPendingSessions)
-		return nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
+		return nil, nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
 	}
-	slot := &sessionSlot{}
-	if s.ips != nil && o.PerIP.MaxSessions > 0 {
-		e := s.ips.entry(client, time.Now())
-		if e.sessions >= o.PerIP.MaxSessions {
-			o.Metrics.LimitRefused(s.ctx, limitIPSessions)
-			return nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", o.PerIP.MaxSessions), 5}
+	e := s.ips.entry(client, time.Now())
+	if lim := o.PerIP.MaxSessions; lim > 0 && e.sessions >= lim {
+		o.Metrics.LimitRefused(s.ctx, limitIPSessions)
+		return nil, nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", lim), 5}
+	}
+	if lim := o.PerIP.MaxPendingSessions; lim > 0 && e.pending >= lim {
+		o.Metrics.LimitRefused(s.ctx, limitIPPending)
+		return nil, nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions connecting", lim), 2}
+	}
+	var evicted *Session
+	if o.MaxPendingSessions > 0 && len(s.pending) >= o.MaxPendingSessions {
+		evicted = s.evictionLocked(e)
+		if evicted == nil {
+			o.Metrics.LimitRefused(s.ctx, limitPendingSessions)
+			return nil, nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
 		}
-		s.ips.claim(e)
-		slot.ip = e
+		o.Metrics.LimitRefused(s.ctx, limitEvictedPending)
+		s.connectedLocked(evicted)
 	}
-	if e := s.starts.byID[startID]; startID != "" && e != nil {
-		s.starts.claim(e)
-		slot.start = e
+	s.ips.claim(e)
+	slot := &sessionSlot{ip: e}
+	if se := s.starts.byID[startID]; startID != "" && se != nil {
+		s.starts.claim(se)
+		slot.start = se
 	}
-	return slot, nil
+	return slot, evicted, nil
 }
 
-// pendingLocked counts the sessions whose data channel has not opened,
-// forgetting those that have. s.mu is held. (A session whose first peer
-// never opened stays pending until it ends, even if a restart connected
-// it: ConnectTimeout ends such sessions soon anyway.)
-func (s *Server) pendingLocked() int {
-	for sess, p := range s.pending {
-		if p != nil && p.opened.Load() {
-			delete(s.pending, sess)
+// evictionLocked returns the session a newcomer from e takes the place of
+// in the full connecting table: the oldest pending session of the address
+// that holds the most, if that address holds more than e does; nil
+// otherwise (e itself holds the most: it waits for its own to connect).
+// s.mu is held; the scans are over at most MaxPendingSessions sessions.
+func (s *Server) evictionLocked(e *ipEntry) *Session {
+	var most *ipEntry
+	for sess := range s.pending {
+		if ip := s.slots[sess].ip; most == nil || ip.pending > most.pending {
+			most = ip
 		}
 	}
-	return len(s.pending)
+	if most == nil || most == e || most.pending <= e.pending+1 {
+		return nil
+	}
+	var oldest *Session
+	var at time.Time
+	for sess, since := range s.pending {
+		if s.slots[sess].ip == most && (oldest == nil || since.Before(at)) {
+			oldest, at = sess, since
+		}
+	}
+	return oldest
+}
+
+// connected marks sess as no longer pending: its data channel opened.
+func (s *Server) connected(sess *Session) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.connectedLocked(sess)
+}
+
+// connectedLocked takes sess out of the pending table and its address's
+// pending count, once. s.mu is held.
+func (s *Server) connectedLocked(sess *Session) {
+	if _, ok := s.pending[sess]; !ok {
+		return
+	}
+	delete(s.pending, sess)
+	if slot := s.slots[sess]; slot != nil {
+		slot.ip.pending--
+	}
 }
 
 // shutdownRetryAfter is the Retry-After, in seconds, of the 503 that a
@@ -877,15 +995,13 @@ const shutdownRetryAfter = 5
 func (s *Server) forget(sess *Session, pcIDs []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.connectedLocked(sess)
 	delete(s.sessions, sess)
-	delete(s.pending, sess)
 	if slot := s.slots[sess]; slot != nil {
 		if slot.start != nil {
 			s.starts.release(slot.start, time.Now())
 		}
-		if slot.ip != nil {
-			s.ips.release(slot.ip)
-		}
+		s.ips.release(slot.ip)
 		delete(s.slots, sess)
 	}
 	for _, id := range pcIDs {

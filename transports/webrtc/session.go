@@ -37,6 +37,14 @@ type Session struct {
 	done    chan struct{}
 	// ice is the server's ICE policy with its defaults filled in.
 	ice ICEPolicy
+	// remote counts the client's candidates against ICEPolicy.MaxCandidates
+	// over all the session's peer connections.
+	remote *remoteCandidates
+	// connectBy is when a session whose data channel never opened ends
+	// (its first offer plus ConnectTimeout), restarts or not; connected is
+	// set once a channel of the session has opened.
+	connectBy time.Time
+	connected atomic.Bool
 	// limiter bounds the rate of the client's messages.
 	limiter *inboundLimiter
 	// msgLog is the sampled logger of lines client messages cause; see
@@ -100,6 +108,8 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 	}
 	s.ctx, s.cancel = context.WithCancel(srv.ctx)
 	s.ice = srv.icePolicy()
+	s.remote = &remoteCandidates{}
+	s.connectBy = time.Now().Add(srv.opts.ConnectTimeout)
 	s.limiter = newInboundLimiter(srv.inboundLimits(), time.Now())
 	s.in = &Input{s: s, opts: srv.opts.Input}
 	s.in.out = &s.in.outlet
@@ -480,8 +490,6 @@ type peer struct {
 	track   *codec.Track
 	opened  atomic.Bool
 	timeout *time.Timer
-	// remote counts the client's candidates against ICEPolicy.MaxCandidates.
-	remote *remoteCandidates
 
 	mu      sync.Mutex
 	dc      *pion.DataChannel
@@ -568,20 +576,29 @@ func (s *Session) newPeer(ctx context.Context, offer string) (*peer, answerBody,
 	if err := parsed.UnmarshalString(offer); err != nil {
 		return nil, answerBody{}, badRequest("the offer SDP does not parse: %v", err)
 	}
-	remote := &remoteCandidates{}
-	offer, err := s.filterOffer(offer, remote)
+	offer, err := s.filterOffer(offer)
 	if err != nil {
 		return nil, answerBody{}, err
 	}
 	srv := s.srv
+	// A session that never connected has until connectBy, however often
+	// it restarts; a connected one gets ConnectTimeout for each restart.
+	wait, reason := srv.opts.ConnectTimeout, fmt.Sprintf("the data channel did not open within %v", srv.opts.ConnectTimeout)
+	if !s.connected.Load() {
+		wait = time.Until(s.connectBy)
+		reason = fmt.Sprintf("the data channel did not open within %v of the first offer", srv.opts.ConnectTimeout)
+		if wait <= 0 {
+			return nil, answerBody{}, &unavailableError{"the session did not connect in time", 1}
+		}
+	}
 	pc, err := srv.api.NewPeerConnection(srv.cfg)
 	if err != nil {
 		return nil, answerBody{}, fmt.Errorf("webrtc: new peer connection: %w", err)
 	}
-	p := &peer{s: s, id: uuid.NewString(), pc: pc, remote: remote}
-	p.timeout = time.AfterFunc(srv.opts.ConnectTimeout, func() {
+	p := &peer{s: s, id: uuid.NewString(), pc: pc}
+	p.timeout = time.AfterFunc(wait, func() {
 		if !p.opened.Load() && s.current(p) {
-			s.end(fmt.Sprintf("the data channel did not open within %v", srv.opts.ConnectTimeout), true)
+			s.end(reason, true)
 		}
 	})
 	fail := func(err error) (*peer, answerBody, error) {
@@ -697,7 +714,7 @@ func (s *Session) restart(ctx context.Context, offer, pcID string) (answerBody, 
 		p.close()
 		return answerBody{}, &unavailableError{"the session ended during the restart", 1}
 	}
-	s.log.Info("peer connection replaced", zap.String("pc_id", p.id))
+	s.messageLog().Info("peer connection replaced", zap.String("pc_id", p.id))
 	if old != nil {
 		s.bg.Add(1)
 		go func() {
@@ -735,7 +752,7 @@ func (s *Session) renegotiate(ctx context.Context, offer, pcID string) (answerBo
 		// A restart retired pcID between the server's lookup and here.
 		return answerBody{}, badRequest("pc_id %s is not the session's current peer connection", pcID)
 	}
-	offer, err := s.filterOffer(offer, p.remote)
+	offer, err := s.filterOffer(offer)
 	if err != nil {
 		return answerBody{}, err
 	}
@@ -774,9 +791,9 @@ func (s *Session) addCandidates(cands []pion.ICECandidateInit) error {
 				continue
 			}
 			if v == accepted {
-				ok, full := p.remote.admit(cand, s.ice.MaxCandidates)
+				ok, full := s.remote.admit(cand, s.ice.MaxCandidates)
 				if full {
-					s.log.Warn("the client's candidates reached the limit; dropping the rest",
+					s.log.Warn("the client's candidates reached the session's limit; dropping the rest",
 						zap.String("pc_id", p.id), zap.Int("limit", s.ice.MaxCandidates))
 				}
 				if !ok {
@@ -805,10 +822,10 @@ func (s *Session) addCandidates(cands []pion.ICECandidateInit) error {
 	return nil
 }
 
-// filterOffer applies the ICE policy to the candidates of an offer for the
-// peer whose candidates remote counts.
-func (s *Session) filterOffer(offer string, remote *remoteCandidates) (string, error) {
-	filtered, dropped, err := s.ice.filterOfferCandidates(offer, remote)
+// filterOffer applies the ICE policy to the candidates of an offer,
+// counted against the session's budget.
+func (s *Session) filterOffer(offer string) (string, error) {
+	filtered, dropped, err := s.ice.filterOfferCandidates(offer, s.remote)
 	if err != nil {
 		return "", err
 	}
@@ -848,6 +865,9 @@ func (s *Session) onDataChannel(p *peer, dc *pion.DataChannel) {
 func (s *Session) channelOpen(p *peer, dc *pion.DataChannel) {
 	p.opened.Store(true)
 	p.timeout.Stop()
+	if !s.connected.Swap(true) {
+		s.srv.connected(s)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != p || s.closing {

@@ -44,13 +44,14 @@ type limitsOf struct {
 func TestSessionLimitsHaveSafeDefaultsThatHoldTheLoopbackLoad(t *testing.T) {
 	d := (Options{}).withDefaults()
 	got := limitsOf{d.MaxSessions, d.MaxPendingSessions, d.ConnectTimeout, d.PerIP, d.ForwardedHeader}
-	want := limitsOf{500, 100, 20 * time.Second, IPLimits{Burst: 20, MaxAddresses: 10000}, "X-Forwarded-For"}
+	want := limitsOf{500, 100, 20 * time.Second, IPLimits{MaxPendingSessions: 32, Burst: 20, MaxAddresses: 10000}, "X-Forwarded-For"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 	// The load bench connects 100 streaming sessions from 127.0.0.1, 8 at a
-	// time; the e2e tests a few at a time. Per-address limits are off.
-	if d.PerIP.on() || d.MaxSessions < 100 || d.MaxPendingSessions < 8 {
+	// time; the e2e tests a few at a time. Of the per-address limits only
+	// the sessions connecting at once are bounded.
+	if d.PerIP.MaxSessions != 0 || d.PerIP.Rate != 0 || d.MaxSessions < 100 || d.PerIP.MaxPendingSessions < 8 {
 		t.Errorf("the defaults refuse the load bench's 100 sessions from one address: %+v", got)
 	}
 	if d := (Options{MaxSessions: -1, MaxPendingSessions: -1}).withDefaults(); d.MaxSessions > 0 || d.MaxPendingSessions > 0 {

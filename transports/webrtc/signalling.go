@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	pion "github.com/pion/webrtc/v4"
 )
@@ -170,6 +171,24 @@ func decodeObject(body []byte, v any) error {
 			return badRequest("field %q has a JSON %s, want %s", te.Field, te.Value, te.Type)
 		}
 		return badRequest("invalid JSON: %v", err)
+	}
+	return nil
+}
+
+// checkMediaSections refuses an offer SDP with more than limit m-sections
+// (negative: no limit). It counts the "m=" lines without parsing the SDP,
+// so an offer of thousands of sections is refused before pion builds a
+// transceiver for each.
+func checkMediaSections(sdp string, limit int) error {
+	if limit < 0 {
+		return nil
+	}
+	n := strings.Count(sdp, "\nm=")
+	if strings.HasPrefix(sdp, "m=") {
+		n++
+	}
+	if n > limit {
+		return badRequest("the offer has %d media sections; the limit is %d (a browser sends 2 or 3)", n, limit)
 	}
 	return nil
 }

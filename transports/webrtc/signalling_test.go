@@ -22,6 +22,10 @@ func do(t *testing.T, method, url, body string, hdr ...string) (int, http.Header
 	}
 	req.Header.Set("Content-Type", "application/json")
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if hdr[i] == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := http.DefaultClient.Do(req)

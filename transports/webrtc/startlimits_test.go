@@ -132,7 +132,7 @@ func TestStartCostDoesNotGrowWithTheStoredStarts(t *testing.T) {
 	const calls = 100
 	for range calls {
 		rec := httptest.NewRecorder()
-		req := httptest.NewRequest("POST", "/start", strings.NewReader("{}"))
+		req := localRequest("POST", "/start", strings.NewReader("{}"))
 		req.Header.Set("Content-Type", "application/json")
 		srv.ServeHTTP(rec, req)
 		if rec.Code != http.StatusOK {
@@ -196,7 +196,7 @@ func BenchmarkStart(b *testing.B) {
 			srv.mu.Lock()
 			fillStarts(srv.starts, stored, now)
 			srv.mu.Unlock()
-			req := httptest.NewRequest("POST", "/start", nil)
+			req := localRequest("POST", "/start", nil)
 			req.Header.Set("Content-Type", "application/json")
 			b.ReportAllocs()
 			for b.Loop() {

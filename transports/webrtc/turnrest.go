@@ -35,6 +35,11 @@ type TURNCredentials struct {
 	// User names the client in the username, which the TURN server logs.
 	// It must not contain ':'. Default: the /start session id.
 	User func(r *http.Request, startID string) string
+	// Anonymous lets a server without Options.Authorize hand credentials
+	// to every /start: anyone who can reach the server may then relay
+	// through the TURN server until the credentials expire. Default:
+	// false, NewServer refuses TURN without Authorize.
+	Anonymous bool
 }
 
 func (c *TURNCredentials) validate() error {

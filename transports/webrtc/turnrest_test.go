@@ -72,6 +72,7 @@ func TestStartHandsOutShortLivedTURNCredentialsAndNeverStaticOnes(t *testing.T) 
 		secret := []byte("coturn-static-auth-secret")
 		h := newHarness(t, Options{ICEServers: static, TURN: &TURNCredentials{
 			URLs: []string{"turn:turn.example.test:3478?transport=udp"}, Secret: secret, TTL: 10 * time.Minute,
+			Anonymous: true,
 		}})
 		before := time.Now()
 		id, servers, resp := startICE(t, h, "{}")
@@ -116,7 +117,7 @@ func TestStartHandsOutShortLivedTURNCredentialsAndNeverStaticOnes(t *testing.T) 
 }
 
 func TestTURNCredentialsNeedURLsAndASecret(t *testing.T) {
-	for _, c := range []*TURNCredentials{{Secret: []byte("x")}, {URLs: []string{"turn:t"}}} {
+	for _, c := range []*TURNCredentials{{Secret: []byte("x"), Anonymous: true}, {URLs: []string{"turn:t"}, Anonymous: true}} {
 		if _, err := NewServer(Options{NewPipeline: nopFactory, TURN: c}); err == nil {
 			t.Errorf("NewServer accepted %+v", c)
 		}
