@@ -15,145 +15,66 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
-// Default timeouts of an LLM stream, used when a [Timeouts] field is zero.
+// The bounds, phases and timeout error are package upstream's, which the
+// clients' options show; these names keep the package's own code short.
+type (
+	// Timeouts is [upstream.Timeouts].
+	Timeouts = upstream.Timeouts
+	// Phase is [upstream.Phase].
+	Phase = upstream.Phase
+	// TimeoutError is [upstream.TimeoutError].
+	TimeoutError = upstream.TimeoutError
+)
+
+// The phases of an exchange and the default bounds, from package upstream.
 const (
-	// DefaultConnectTimeout bounds dialling and the TLS handshake (for a
-	// websocket: the whole handshake).
-	DefaultConnectTimeout = 10 * time.Second
-	// DefaultFirstByteTimeout bounds the wait from the connection to the
-	// stream's first byte: long enough for a large prompt, short enough
-	// that a server that accepted and went silent is noticed.
-	DefaultFirstByteTimeout = 30 * time.Second
-	// DefaultIdleTimeout bounds the silence of the server while the client
-	// waits for the rest of the stream.
-	DefaultIdleTimeout = 30 * time.Second
+	PhaseConnect   = upstream.PhaseConnect
+	PhaseFirstByte = upstream.PhaseFirstByte
+	PhaseIdle      = upstream.PhaseIdle
+
+	DefaultConnectTimeout         = upstream.DefaultConnectTimeout
+	DefaultFirstByteTimeout       = upstream.DefaultFirstByteTimeout
+	DefaultIdleTimeout            = upstream.DefaultIdleTimeout
+	DefaultSpeechFirstByteTimeout = upstream.DefaultSpeechFirstByteTimeout
+	DefaultSpeechIdleTimeout      = upstream.DefaultSpeechIdleTimeout
 )
 
-// Default timeouts of a speech (TTS or STT) upstream, which answers
-// sooner than a model thinks: see [SpeechTimeouts].
-const (
-	// DefaultSpeechFirstByteTimeout bounds the wait for the first audio
-	// of a synthesis or for a transcription's answer.
-	DefaultSpeechFirstByteTimeout = 10 * time.Second
-	// DefaultSpeechIdleTimeout bounds the silence between two chunks of
-	// audio or two messages of a live transcription.
-	DefaultSpeechIdleTimeout = 20 * time.Second
-)
+// LLMTimeouts returns [upstream.LLMTimeouts]. [Request] fills zero fields
+// from them.
+func LLMTimeouts() Timeouts { return upstream.LLMTimeouts() }
 
-// Timeouts bound each phase of one exchange with an upstream service: the
-// one shape every LLM, TTS and STT client takes in its options. A zero
-// field takes its default; a negative one disables that bound.
-type Timeouts struct {
-	// Connect runs from the request's start until a connection is ready
-	// (dial and TLS; for a websocket, the handshake too).
-	Connect time.Duration
-	// FirstByte runs from the connection until the first byte of the
-	// answer's body, or the first message of a websocket request (for an
-	// error answer: until its body is read).
-	FirstByte time.Duration
-	// Idle runs while the client waits for more: from each read that asks
-	// the server for the next bytes (or message) until they come. Time the
-	// consumer spends between reads does not count.
-	Idle time.Duration
-}
+// SpeechTimeouts returns [upstream.SpeechTimeouts].
+func SpeechTimeouts() Timeouts { return upstream.SpeechTimeouts() }
 
-// LLMTimeouts returns the default bounds of an LLM stream:
-// [DefaultConnectTimeout], [DefaultFirstByteTimeout] and
-// [DefaultIdleTimeout]. [Request] fills zero fields from them.
-func LLMTimeouts() Timeouts {
-	return Timeouts{Connect: DefaultConnectTimeout, FirstByte: DefaultFirstByteTimeout, Idle: DefaultIdleTimeout}
-}
+func withDefaults(t Timeouts) Timeouts { return t.Or(LLMTimeouts()) }
 
-// SpeechTimeouts returns the default bounds of a TTS or STT upstream:
-// [DefaultConnectTimeout], [DefaultSpeechFirstByteTimeout] and
-// [DefaultSpeechIdleTimeout].
-func SpeechTimeouts() Timeouts {
-	return Timeouts{Connect: DefaultConnectTimeout, FirstByte: DefaultSpeechFirstByteTimeout, Idle: DefaultSpeechIdleTimeout}
-}
-
-// Or returns t with each zero field taken from d; negative fields (no
-// bound) stay as they are.
-func (t Timeouts) Or(d Timeouts) Timeouts {
-	if t.Connect == 0 {
-		t.Connect = d.Connect
+// Resolve fills the zero fields of a client's [upstream.HTTP] the way
+// every client does: the bounds from timeouts, the HTTP client from
+// [Transport] of those bounds, [upstream.DefaultMaxRetries] and backoff;
+// a negative MaxRetries becomes 0 (never) and a negative RetryBackoff 0
+// (at once).
+func Resolve(h upstream.HTTP, timeouts Timeouts, backoff time.Duration) upstream.HTTP {
+	h.Timeouts = h.Timeouts.Or(timeouts)
+	if h.HTTPClient == nil {
+		h.HTTPClient = &http.Client{Transport: Transport(h.Timeouts)}
 	}
-	if t.FirstByte == 0 {
-		t.FirstByte = d.FirstByte
+	switch {
+	case h.MaxRetries == 0:
+		h.MaxRetries = upstream.DefaultMaxRetries
+	case h.MaxRetries < 0:
+		h.MaxRetries = 0
 	}
-	if t.Idle == 0 {
-		t.Idle = d.Idle
+	switch {
+	case h.RetryBackoff == 0:
+		h.RetryBackoff = backoff
+	case h.RetryBackoff < 0:
+		h.RetryBackoff = 0
 	}
-	return t
+	return h
 }
-
-// Bound returns the bound of phase p; zero or less means none.
-func (t Timeouts) Bound(p Phase) time.Duration {
-	switch p {
-	case PhaseConnect:
-		return t.Connect
-	case PhaseFirstByte:
-		return t.FirstByte
-	case PhaseIdle:
-		return t.Idle
-	}
-	return 0
-}
-
-func (t Timeouts) withDefaults() Timeouts { return t.Or(LLMTimeouts()) }
-
-// Phase names the part of an exchange a [TimeoutError] ran out in.
-type Phase uint8
-
-// The phases of an exchange.
-const (
-	PhaseConnect Phase = iota + 1
-	PhaseFirstByte
-	PhaseIdle
-)
-
-// String implements fmt.Stringer.
-func (p Phase) String() string {
-	switch p {
-	case PhaseConnect:
-		return "connect"
-	case PhaseFirstByte:
-		return "first byte"
-	case PhaseIdle:
-		return "idle"
-	}
-	return "phase " + strconv.Itoa(int(p))
-}
-
-// TimeoutError reports that the server did not answer within a bound. It
-// is what every client returns for a bound that ran out, so the pipeline
-// and the logs see one kind of error with one kind of text.
-type TimeoutError struct {
-	// Provider names the client, such as "anthropic".
-	Provider string
-	// Phase is the bound that ran out; After is its length.
-	Phase Phase
-	After time.Duration
-}
-
-// Error implements error.
-func (e *TimeoutError) Error() string {
-	switch e.Phase {
-	case PhaseConnect:
-		return fmt.Sprintf("%s: timed out connecting after %v", e.Provider, e.After)
-	case PhaseFirstByte:
-		return fmt.Sprintf("%s: no first byte within %v", e.Provider, e.After)
-	}
-	return fmt.Sprintf("%s: the stream stalled: nothing received for %v", e.Provider, e.After)
-}
-
-// Timeout reports true, as net.Error timeouts do.
-func (e *TimeoutError) Timeout() bool { return true }
-
-// Category implements [frames.Categorizer]: a timeout is worth a
-// retry.
-func (e *TimeoutError) Category() frames.ErrorCategory { return frames.ErrorTransient }
 
 // RetryHinter is implemented by error answers that say how long to wait
 // before retrying when the response has no Retry-After header (Gemini puts
@@ -404,7 +325,7 @@ func (r *Request) send(ctx context.Context) (*answer, error) {
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	t := r.Timeouts.withDefaults()
+	t := withDefaults(r.Timeouts)
 	backoff := r.Backoff
 	for attempt := 0; ; attempt++ {
 		a, retry, err := r.attempt(ctx, hc, t)
