@@ -3,8 +3,10 @@ package cluster_test
 import (
 	"context"
 	"net/http"
+	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/nats-io/nats.go"
 
@@ -41,23 +43,30 @@ func ExampleWorker() {
 	}
 }
 
-// A front door process: the signalling routes for the whole cluster, with
-// its health and state next to them.
+// A front door process: the signalling routes for the whole cluster, for
+// the browsers that reach it as voice.example.com and hold a token, with
+// its health next to them and the cluster's state on the operators' own
+// listener. NATS is reached with a user and password (or
+// nats.UserCredentials, nats.Nkey) over TLS.
 func ExampleFrontDoor() {
-	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
+	nc, err := nats.Connect("tls://nats.internal:4222", nats.MaxReconnects(-1),
+		nats.UserInfo("frontdoor", os.Getenv("NATS_PASSWORD")), nats.RootCAs("/etc/framewire/nats-ca.pem"))
 	if err != nil {
 		panic(err)
 	}
 	defer nc.Close()
-	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{})
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{
+		AllowHosts: []string{"voice.example.com"},
+		Authorize:  webrtc.BearerTokens(os.Getenv("SIGNALLING_TOKEN")),
+	})
 	if err != nil {
 		panic(err)
 	}
 	defer fd.Close()
+	go func() { _ = http.ListenAndServe("127.0.0.1:7862", fd.StatusHandler()) }()
 	mux := http.NewServeMux()
 	mux.Handle("/", fd)
 	mux.Handle("GET /healthz", fd.StatusHandler())
-	mux.Handle("GET /cluster", fd.StatusHandler())
-	hs := &http.Server{Addr: ":7861", Handler: mux}
+	hs := &http.Server{Addr: ":7861", Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	_ = hs.ListenAndServe()
 }

@@ -163,9 +163,13 @@ export class Cluster {
         "-port-min", String(portMin), "-port-max", String(portMax), "-grace", "2s"]).start());
       this.workers.set(id, { id, proc, portMin, portMax });
     }
-    this.frontdoor = this.track(new Proc("frontdoor", this.bin, ["frontdoor", "-nats", this.natsURL, "-addr", "127.0.0.1:0"]).start());
+    this.frontdoor = this.track(new Proc("frontdoor", this.bin, ["frontdoor", "-nats", this.natsURL, "-addr", "127.0.0.1:0",
+      "-status-addr", "127.0.0.1:0"]).start());
     const [, url] = await this.frontdoor.waitForLine(/listening on (http:\/\/\S+)/, 30000);
     this.url = url;
+    // /cluster is on the operators' listener, not the browsers' port.
+    const [, statusURL] = await this.frontdoor.waitForLine(/status on (http:\/\/\S+)/, 30000);
+    this.statusURL = statusURL;
     await this.waitForStatus((st) => st.workers.length === this.n && st.workers.every((w) => !w.draining), 30000,
       `the front door to see ${this.n} workers`);
     return this;
@@ -181,7 +185,7 @@ export class Cluster {
 
   // status is the front door's GET /cluster.
   async status() {
-    const res = await fetch(this.url + "/cluster", { signal: AbortSignal.timeout(5000) });
+    const res = await fetch(this.statusURL + "/cluster", { signal: AbortSignal.timeout(5000) });
     if (res.status !== 200) throw new Error(`GET /cluster: ${res.status}`);
     return res.json();
   }

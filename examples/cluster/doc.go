@@ -17,7 +17,12 @@
 //
 // The front door prints "listening on http://ADDR" on stdout once it
 // accepts connections and serves, besides the signalling routes, GET
-// /healthz and GET /cluster (the workers and their sessions, as JSON). A
+// /healthz; its -status-addr listener (127.0.0.1:7862 by default; it
+// prints "status on http://ADDR") serves GET /cluster (the workers and
+// their sessions, as JSON) and /healthz to operators. Every command takes
+// NATS credentials: -nats-creds, -nats-nkey, or -nats-user with the
+// password in $NATS_PASSWORD, and -nats-ca for a tls:// server; local's
+// embedded server takes a random password it hands its children. A
 // worker needs no HTTP port (-addr serves its signalling directly, for
 // debugging): it reaches the front doors over NATS, and media flows
 // between the browser and the worker over UDP (-port-min, -port-max,

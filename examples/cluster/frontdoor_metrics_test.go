@@ -14,7 +14,7 @@ import (
 // cluster's capacity.
 func TestFrontDoorServesItsMetrics(t *testing.T) {
 	ns := embeddedNATS(t)
-	a := runCommand(t, frontdoorCommand, []string{"-nats", ns.ClientURL(), "-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"},
+	a := runCommand(t, frontdoorCommand, []string{"-nats", ns.ClientURL(), "-addr", "127.0.0.1:0", "-status-addr", "", "-metrics-addr", "127.0.0.1:0"},
 		"frontdoor metrics on ", "listening on ")
 	metricsURL, base := a[0], a[1]
 

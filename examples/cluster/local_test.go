@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/pion/ice/v4"
 	pion "github.com/pion/webrtc/v4"
 
@@ -27,7 +29,7 @@ func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	cmd := exec.Command(os.Args[0], "local", "-addr", "127.0.0.1:0", "-workers", "2", "-capacity", "5", "-loopback-only")
+	cmd := exec.Command(os.Args[0], "local", "-addr", "127.0.0.1:0", "-status-addr", "127.0.0.1:0", "-workers", "2", "-capacity", "5", "-loopback-only")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -39,14 +41,18 @@ func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	exited := make(chan error, 1)
-	lines := make(chan string, 1)
+	addrs := make(chan []string, 1)
 	go func() {
+		prefixes := []string{"listening on ", "status on ", "nats on "}
+		got := make([]string, len(prefixes))
 		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if base, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				select {
-				case lines <- base:
-				default:
+		for left := len(prefixes); sc.Scan(); {
+			for i, p := range prefixes {
+				if v, ok := strings.CutPrefix(sc.Text(), p); ok && got[i] == "" {
+					got[i] = v
+					if left--; left == 0 {
+						addrs <- got
+					}
 				}
 			}
 		}
@@ -56,18 +62,30 @@ func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 		_ = cmd.Process.Kill()
 		<-exited
 	}()
-	var base string
+	var base, status, natsURL string
 	select {
-	case base = <-lines:
+	case a := <-addrs:
+		base, status, natsURL = a[0], a[1], a[2]
 	case <-time.After(30 * time.Second):
-		t.Fatalf("the front door did not announce its address; stderr:\n%s", stderr.String())
+		t.Fatalf("the front door did not announce its addresses; stderr:\n%s", stderr.String())
+	}
+
+	// The embedded NATS takes only the local run's own processes.
+	if nc, err := nats.Connect(natsURL, nats.MaxReconnects(0)); !errors.Is(err, nats.ErrAuthorization) {
+		if nc != nil {
+			nc.Close()
+		}
+		t.Errorf("a connection without credentials to the local NATS: %v, want an authorization error", err)
 	}
 
 	client := &http.Client{Timeout: 20 * time.Second}
+	if code := getJSON(t, client, base+"/cluster", &struct{}{}); code != http.StatusNotFound {
+		t.Errorf("/cluster on the browsers' port: %d, want 404 (it is on the status listener)", code)
+	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var st cluster.Status
-		if getJSON(t, client, base+"/cluster", &st) == http.StatusOK && len(st.Workers) == 2 && st.Capacity == 10 {
+		if getJSON(t, client, status+"/cluster", &st) == http.StatusOK && len(st.Workers) == 2 && st.Capacity == 10 {
 			break
 		}
 		if time.Now().After(deadline) {

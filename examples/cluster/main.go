@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -115,21 +118,103 @@ func newLogger(stderr io.Writer, verbose bool, name string) *zap.Logger {
 // front door forwards preflights to the workers, which answer them.)
 const defaultOrigins = "http://127.0.0.1:*,http://localhost:*,http://[::1]:*,https://127.0.0.1:*,https://localhost:*,https://[::1]:*"
 
-// connectNATS connects to url, reconnecting for as long as the process
+// Environment variables of the NATS credentials: a password is never a
+// flag, which any user of the machine could read in the process list.
+const (
+	envNATSUser     = "NATS_USER"
+	envNATSPassword = "NATS_PASSWORD"
+)
+
+// natsConfig is where a command's NATS is and how it authenticates: the
+// -nats* flags of every command.
+type natsConfig struct {
+	url, creds, nkey, user, ca, cert, key *string
+}
+
+func natsFlags(fs *flag.FlagSet) natsConfig {
+	return natsConfig{
+		url:   fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated (tls://host:4222 for TLS)"),
+		creds: fs.String("nats-creds", "", "NATS credentials file (a user JWT and its nkey seed, from nsc)"),
+		nkey:  fs.String("nats-nkey", "", "file holding the nkey seed (SU...) the NATS server knows this user by"),
+		user: fs.String("nats-user", os.Getenv(envNATSUser),
+			"NATS user name, with the password in $"+envNATSPassword+" (default $"+envNATSUser+")"),
+		ca:   fs.String("nats-ca", "", "PEM file of the CA that signed the NATS server's TLS certificate"),
+		cert: fs.String("nats-cert", "", "PEM client certificate for NATS servers that verify clients (with -nats-key)"),
+		key:  fs.String("nats-key", "", "PEM private key of -nats-cert"),
+	}
+}
+
+// options returns the nats.Options of c's credentials and TLS.
+func (c natsConfig) options() ([]nats.Option, error) {
+	var opts []nats.Option
+	n := 0
+	if *c.creds != "" {
+		opts = append(opts, nats.UserCredentials(*c.creds))
+		n++
+	}
+	if *c.nkey != "" {
+		o, err := nats.NkeyOptionFromSeed(*c.nkey)
+		if err != nil {
+			return nil, fmt.Errorf("-nats-nkey: %w", err)
+		}
+		opts = append(opts, o)
+		n++
+	}
+	if *c.user != "" {
+		opts = append(opts, nats.UserInfo(*c.user, os.Getenv(envNATSPassword)))
+		n++
+	}
+	if n > 1 {
+		return nil, errors.New("-nats-creds, -nats-nkey and -nats-user are alternatives: set one")
+	}
+	if *c.ca != "" {
+		opts = append(opts, nats.RootCAs(*c.ca))
+	}
+	if (*c.cert == "") != (*c.key == "") {
+		return nil, errors.New("-nats-cert and -nats-key go together")
+	}
+	if *c.cert != "" {
+		opts = append(opts, nats.ClientCert(*c.cert, *c.key))
+	}
+	return opts, nil
+}
+
+// connect connects to c's NATS, reconnecting for as long as the process
 // runs (a NATS restart must not take the cluster down).
-func connectNATS(url, name string, log *zap.Logger) (*nats.Conn, error) {
-	nc, err := nats.Connect(url,
+func (c natsConfig) connect(name string, log *zap.Logger) (*nats.Conn, error) {
+	auth, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := nats.Connect(*c.url, append(auth,
 		nats.Name(name),
 		nats.Timeout(5*time.Second),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500*time.Millisecond),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("NATS disconnected", zap.Error(err)) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("NATS reconnected", zap.String("url", c.ConnectedUrlRedacted())) }),
-	)
+	)...)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to NATS at %s: %w", url, err)
+		return nil, fmt.Errorf("connecting to NATS at %s: %w", redactURLs(*c.url), err)
 	}
 	return nc, nil
+}
+
+// redactURLs returns a comma-separated list of URLs without the
+// passwords some of them may hold (nats://user:password@host).
+func redactURLs(list string) string {
+	var out []string
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if u, err := url.Parse(item); err == nil && u.User != nil {
+			u.User = url.User(u.User.Username())
+			item = u.String()
+		} else if err != nil {
+			item = "(a URL that does not parse)"
+		}
+		out = append(out, item)
+	}
+	return strings.Join(out, ",")
 }
 
 // setupTelemetry configures telemetry from the environment (OTEL_*:
@@ -183,11 +268,13 @@ func metricsAddrFlag(fs *flag.FlagSet) *string {
 func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("frontdoor", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
-	addr := fs.String("addr", "127.0.0.1:7861", "HTTP listen address of the signalling routes, /healthz and /cluster")
+	nf := natsFlags(fs)
+	addr := fs.String("addr", "127.0.0.1:7861", "HTTP listen address of the signalling routes and /healthz (the browsers')")
+	statusAddr := fs.String("status-addr", "127.0.0.1:7862", "HTTP listen address of the operators' /cluster and /healthz (empty: none)")
 	metricsAddr := metricsAddrFlag(fs)
 	verbose := fs.Bool("v", false, "debug logs")
 	origins := fs.String("allow-origin", defaultOrigins, `comma-separated origins whose pages may read the front door's own answers (404s, 503s); set it as the workers' -allow-origin`)
+	hosts := fs.String("allow-host", "", `comma-separated Host names the browsers reach the front door by ("*.example.com" for the names under it); localhost names, IP literals and the -addr host are always served`)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -207,22 +294,40 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err := serveMetrics(mctx, &wg, tel, *metricsAddr, "frontdoor", stdout, log); err != nil {
 		return err
 	}
-	nc, err := connectNATS(*natsURL, "framewire-frontdoor", log)
+	nc, err := nf.connect("framewire-frontdoor", log)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins), Metrics: tel.Metrics()})
+	allowHosts := splitList(*hosts)
+	if h, _, err := net.SplitHostPort(*addr); err == nil && h != "" {
+		allowHosts = append(allowHosts, h)
+	}
+	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins),
+		AllowHosts: allowHosts, Metrics: tel.Metrics()})
 	if err != nil {
 		return err
 	}
 	defer func() { _ = fd.Close() }()
 
+	// The browsers' port has the signalling and /healthz (for a load
+	// balancer); the cluster's state is the operators', on a listener of
+	// their own.
+	status := fd.StatusHandler()
 	mux := http.NewServeMux()
 	mux.Handle("/", fd)
-	status := fd.StatusHandler()
 	mux.Handle("GET /healthz", status)
-	mux.Handle("GET /cluster", status)
+	if *statusAddr != "" {
+		sln, err := net.Listen("tcp", *statusAddr)
+		if err != nil {
+			return fmt.Errorf("listening for the status on %s: %w", *statusAddr, err)
+		}
+		ss := &http.Server{Handler: status, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second,
+			WriteTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second, ErrorLog: zap.NewStdLog(log.Named("http"))}
+		fmt.Fprintf(stdout, "status on http://%s\n", sln.Addr())
+		wg.Go(func() { _ = ss.Serve(sln) })
+		defer func() { _ = ss.Close() }()
+	}
 	hs := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -260,7 +365,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	natsURL := fs.String("nats", nats.DefaultURL, "NATS server URL(s), comma-separated")
+	nf := natsFlags(fs)
 	id := fs.String("id", "", "worker id (letters, digits, '_', '-'; default: random)")
 	capacity := fs.Int("capacity", 100, "sessions the worker takes at most")
 	addr := fs.String("addr", "", "optional HTTP address serving the worker's signalling directly and /healthz (default: none; the front doors reach it over NATS)")
@@ -342,7 +447,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	nc, err := connectNATS(*natsURL, "framewire-worker", log)
+	nc, err := nf.connect("framewire-worker", log)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -422,6 +527,7 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs := flag.NewFlagSet("local", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:7861", "the front door's HTTP listen address")
+	statusAddr := fs.String("status-addr", "127.0.0.1:7862", "the front door's -status-addr (/cluster and /healthz)")
 	workers := fs.Int("workers", 3, "number of workers")
 	capacity := fs.Int("capacity", 100, "sessions per worker")
 	natsPort := fs.Int("nats-port", -1, "the embedded NATS server's port on 127.0.0.1 (-1: any free port)")
@@ -452,7 +558,14 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	log := newLogger(stderr, *verbose, "local")
 	defer func() { _ = log.Sync() }()
 
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: *natsPort, NoSigs: true, NoLog: true})
+	// The embedded server takes only this run's children: a user and a
+	// random password, which they get in their environment.
+	password, err := randomPassword()
+	if err != nil {
+		return err
+	}
+	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: *natsPort, NoSigs: true, NoLog: true,
+		Username: localNATSUser, Password: password})
 	if err != nil {
 		return fmt.Errorf("embedded NATS server: %w", err)
 	}
@@ -465,7 +578,8 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return errors.New("the embedded NATS server did not start")
 	}
 	url := ns.ClientURL()
-	log.Info("NATS server running", zap.String("url", url))
+	log.Info("NATS server running", zap.String("url", url), zap.String("user", localNATSUser))
+	fmt.Fprintf(stdout, "nats on %s\n", url)
 
 	self, err := os.Executable()
 	if err != nil {
@@ -482,7 +596,15 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var children []child
 	// The children get their addresses by flag, never from the
 	// environment.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, telemetry.EnvMetricsAddr+"=") })
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		for _, k := range []string{telemetry.EnvMetricsAddr, envNATSUser, envNATSPassword} {
+			if strings.HasPrefix(kv, k+"=") {
+				return true
+			}
+		}
+		return false
+	})
+	env = append(env, envNATSUser+"="+localNATSUser, envNATSPassword+"="+password)
 	startChild := func(name string, args ...string) error {
 		cmd := exec.Command(self, args...)
 		cmd.Env = env
@@ -524,7 +646,8 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	if err := startChild("frontdoor", append([]string{"frontdoor", "-addr", *addr, "-metrics-addr", metricsAt(0)}, common...)...); err != nil {
+	if err := startChild("frontdoor", append([]string{"frontdoor", "-addr", *addr, "-status-addr", *statusAddr,
+		"-metrics-addr", metricsAt(0)}, common...)...); err != nil {
 		return err
 	}
 	for _, c := range children {
@@ -547,6 +670,18 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			log.Warn("a worker exited", zap.String("worker", c.name), zap.Stringer("state", c.cmd.ProcessState))
 		}
 	}
+}
+
+// localNATSUser is the user of the local command's embedded NATS server.
+const localNATSUser = "framewire-local"
+
+// randomPassword returns 128 random bits, hex-encoded.
+func randomPassword() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("a NATS password: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // portSeries returns the addresses of n processes numbered from 0 for a
