@@ -41,6 +41,9 @@ type fakeRealtime struct {
 	played func() time.Duration
 	// until are the named conditions "< until NAME" waits for.
 	until map[string]func() bool
+	// loses, when set, makes the fake lose the response.create it
+	// accepts: it starts no response (a server that never answers).
+	loses bool
 
 	mu       sync.Mutex
 	busy     map[int]string // per connection, the response the server runs ("pending": accepted, not announced yet)
@@ -228,7 +231,9 @@ func (f *fakeRealtime) next(c *wsfake.Conn) (clientEvent, bool) {
 			}
 			return ev, true
 		}
-		f.busy[c.N] = "resp_pending"
+		if !f.loses {
+			f.busy[c.N] = "resp_pending"
+		}
 	}
 	return ev, true
 }

@@ -1,0 +1,2 @@
+# The server takes the session.update and never says anything.
+< session.update
