@@ -35,8 +35,8 @@ func TestRawAudioOutsideRealFormatsIsRefusedWithErrorResponse(t *testing.T) {
 			}
 			res := runProcessor(t, NewProcessor(Options{}), msg(typ, "bomb1", tc.data))
 			for _, f := range res.Down() {
-				if _, ok := f.(*frames.InputAudioRaw); ok {
-					t.Fatalf("audio pushed: %v", f)
+				if a, ok := f.(*frames.InputAudioRaw); ok {
+					t.Fatalf("audio pushed: %d bytes at %d Hz, %d channels", len(a.PCM), a.SampleRate, a.Channels)
 				}
 			}
 			got := sent(t, res.Down())
