@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -172,8 +173,51 @@ func (p *Pair) clearPending() {
 // outside a turn (typed or late text).
 type UserAggregator struct {
 	p        *Pair
-	text     strings.Builder
+	text     strings.Builder // the user's turn so far, within the context's message limit
+	cut      int             // bytes of the turn left out of text
 	speaking bool
+}
+
+// append adds t to the user's turn. The turn is bounded by the context's
+// Limits.MaxMessageBytes: a user who speaks (or an STT that transcribes)
+// without end fills it once, and the rest is only counted, for the
+// marker the message ends with.
+func (u *UserAggregator) append(t string) {
+	if u.text.Len() > 0 {
+		t = " " + t
+	}
+	if room := u.maxText() - u.text.Len(); len(t) > room || u.cut > 0 {
+		keep := max(room, 0)
+		for keep > 0 && keep < len(t) && !utf8.RuneStart(t[keep]) {
+			keep--
+		}
+		keep = min(keep, len(t))
+		u.cut += len(t) - keep
+		t = t[:keep]
+	}
+	u.text.WriteString(t)
+}
+
+// maxText is the most text a user message may hold within the context's
+// message limit (which counts the role too).
+func (u *UserAggregator) maxText() int { return u.p.ctx.Limits().MaxMessageBytes - len(RoleUser) }
+
+// take returns the user's turn as a user message and starts a new one.
+// A turn that passed the limit ends with the marker of [CutText], within
+// the limit, so the context does not cut it again.
+func (u *UserAggregator) take() frames.LLMMessage {
+	text := u.text.String()
+	if u.cut > 0 {
+		total := len(text) + u.cut
+		keep := max(min(len(text), u.maxText()-markerLen(total)), 0)
+		for keep > 0 && !utf8.RuneStart(text[keep]) {
+			keep--
+		}
+		text = text[:keep] + cutMarker(total-keep)
+	}
+	u.text.Reset()
+	u.cut = 0
+	return UserMessage(text)
 }
 
 // ProcessFrame implements [pipeline.Processor].
@@ -189,10 +233,7 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		if t == "" {
 			return nil
 		}
-		if u.text.Len() > 0 {
-			u.text.WriteByte(' ')
-		}
-		u.text.WriteString(t)
+		u.append(t)
 		if !u.speaking {
 			u.commit(h)
 		}
@@ -244,10 +285,9 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 		h.Consume()
 		c.SetToolChoice(f.ToolChoice)
 	case *frames.End, *frames.Cancel:
-		if u.text.Len() > 0 {
-			msg := UserMessage(u.text.String())
+		if u.text.Len() > 0 || u.cut > 0 {
+			msg := u.take()
 			u.p.change(func(c *Context) { c.Add(msg) })
-			u.text.Reset()
 		}
 	}
 	return nil
@@ -256,8 +296,7 @@ func (u *UserAggregator) ProcessFrame(_ context.Context, h *pipeline.Handle, f f
 // commit appends the aggregated text as a user message and asks for
 // inference.
 func (u *UserAggregator) commit(h *pipeline.Handle) {
-	msg := UserMessage(u.text.String())
-	u.text.Reset()
+	msg := u.take()
 	u.push(h, func(c *Context) { c.Add(msg) })
 }
 

@@ -29,10 +29,13 @@ const (
 // application share one. Inference never sees the live object: every
 // [frames.LLMContext] carries a [Context.Snapshot].
 //
-// The zero value is an empty context ready to use.
+// A context is bounded ([Limits], [Context.SetLimits]): past its limits
+// the oldest turns go, never the system prompt. The zero value is an
+// empty context ready to use, within the default limits.
 type Context struct {
 	mu         sync.Mutex
 	version    uint64
+	limits     Limits
 	messages   []frames.LLMMessage
 	shared     bool // a snapshot aliases messages[:len]: copy before changing an element
 	tools      []frames.LLMTool
@@ -51,9 +54,11 @@ func SystemMessage(text string) frames.LLMMessage {
 	return frames.LLMMessage{Role: RoleSystem, Content: text}
 }
 
-// DeveloperMessage returns a developer message with text: instructions or
-// state for the model that are not part of what the user said (for example
-// a rendered <ui_state> block).
+// DeveloperMessage returns a developer message with text: the
+// application's own instructions for the model, which rank with the system
+// prompt (OpenAI's instruction hierarchy puts developer above user).
+// Untrusted input, such as what a web page shows, belongs in a user
+// message instead (the UI agent writes its <ui_state> blocks so).
 func DeveloperMessage(text string) frames.LLMMessage {
 	return frames.LLMMessage{Role: RoleDeveloper, Content: text}
 }
@@ -83,7 +88,8 @@ func cloneTool(t frames.LLMTool) frames.LLMTool {
 	return t
 }
 
-// Add appends messages (copied) to the conversation.
+// Add appends messages (copied) to the conversation, within the
+// context's [Limits].
 func (c *Context) Add(messages ...frames.LLMMessage) {
 	if len(messages) == 0 {
 		return
@@ -91,12 +97,16 @@ func (c *Context) Add(messages ...frames.LLMMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, m := range messages {
-		c.messages = append(c.messages, cloneMessage(m))
+		m = cloneMessage(m)
+		c.limitMessage(&m)
+		c.messages = append(c.messages, m)
 	}
+	c.trimLocked()
 	c.version++
 }
 
-// SetMessages replaces the conversation with messages (copied).
+// SetMessages replaces the conversation with messages (copied), within the
+// context's [Limits].
 func (c *Context) SetMessages(messages []frames.LLMMessage) {
 	next := make([]frames.LLMMessage, len(messages))
 	for i, m := range messages {
@@ -104,13 +114,17 @@ func (c *Context) SetMessages(messages []frames.LLMMessage) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	for i := range next {
+		c.limitMessage(&next[i])
+	}
 	c.messages, c.shared = next, false
+	c.trimLocked()
 	c.version++
 }
 
-// Transform replaces the conversation with fn's result. fn gets a copy it
-// may change freely, and runs under the context's lock: it must not call
-// other methods of c.
+// Transform replaces the conversation with fn's result, within the
+// context's [Limits]. fn gets a copy it may change freely, and runs under
+// the context's lock: it must not call other methods of c.
 func (c *Context) Transform(fn func([]frames.LLMMessage) []frames.LLMMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -122,8 +136,10 @@ func (c *Context) Transform(fn func([]frames.LLMMessage) []frames.LLMMessage) {
 	c.messages = make([]frames.LLMMessage, len(next))
 	for i, m := range next {
 		c.messages[i] = cloneMessage(m)
+		c.limitMessage(&c.messages[i])
 	}
 	c.shared = false
+	c.trimLocked()
 	c.version++
 }
 
@@ -229,7 +245,10 @@ func (c *Context) setToolResult(id, content string) bool {
 			if m.Content == content {
 				return true
 			}
-			c.editLocked(i).Content = content
+			m = c.editLocked(i)
+			m.Content = content
+			c.limitMessage(m)
+			c.trimLocked()
 			c.version++
 			return true
 		}
