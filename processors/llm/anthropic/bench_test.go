@@ -7,6 +7,7 @@ import (
 
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/anthropic"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // BenchmarkStreamPerToken measures the whole client path per streamed
@@ -23,6 +24,6 @@ func BenchmarkStreamPerToken(b *testing.B) {
 		body.WriteString("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\" word\"}}\n\n")
 	}
 	body.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\nevent: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":1000}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-	c := anthropic.New(anthropic.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: llmhttptest.MemoryTransport{Body: []byte(body.String())}}})
+	c := anthropic.New(anthropic.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTP: upstream.HTTP{HTTPClient: &http.Client{Transport: llmhttptest.MemoryTransport{Body: []byte(body.String())}}}})
 	llmhttptest.BenchStreamPerToken(b, c, tokens, " word")
 }

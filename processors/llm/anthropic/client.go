@@ -14,6 +14,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when neither the options nor the environment say otherwise.
@@ -52,26 +53,14 @@ type Options struct {
 	PromptCaching bool
 	// Header holds extra request headers (anthropic-beta, ...).
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client with no overall
-	// timeout (a stream lasts as long as the answer) whose dials and TLS
-	// handshakes are bounded by Timeouts.Connect; the phases are bounded by
-	// Timeouts and ctx.
-	HTTPClient *http.Client
-
-	// Timeouts bound connecting, the wait for the first byte of the answer
-	// and the server's silence while the client waits for more (defaults
-	// in internal/llmhttp: 10s, 30s, 30s; Anthropic sends ping events, so
-	// a healthy stream is never idle that long). A timeout is an error of
-	// category transient, and the request is closed.
-	Timeouts Timeouts
-	// MaxRetries is how many times a request that failed before the first
-	// event (HTTP 429, 529 or another 5xx, or a connection error) is
-	// retried. Default: 2; negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry; it doubles after
-	// each one, up to 8s. A retry-after header, when given, wins (capped
-	// at 8s). Default: 500ms.
-	RetryBackoff time.Duration
+	// HTTP holds the HTTP client, the bounds (defaults: upstream's
+	// LLMTimeouts, 10s, 30s, 30s; Anthropic sends ping events, so a
+	// healthy stream is never idle that long) and the retries of a request
+	// that failed before the first event (HTTP 429, 529 or another 5xx, or
+	// a connection error; default backoff 500ms, doubling up to 8s, a
+	// retry-after header winning). A timeout is an error of category
+	// transient, and the request is closed.
+	upstream.HTTP
 	// MaxLineBytes bounds one SSE line and one event. Default: 1 MiB.
 	MaxLineBytes int
 	// MaxContinuations bounds how many times one answer is continued after
@@ -80,10 +69,6 @@ type Options struct {
 	// answer is then an error).
 	MaxContinuations int
 }
-
-// Timeouts bound the phases of one streamed answer; a zero field takes the
-// default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Messages API client. It implements [llm.Provider]
 // and [frames.Modeler]. It is safe for concurrent use.
@@ -121,23 +106,12 @@ func New(o Options) *Client {
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultMaxTokens
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = 2
-	}
-	if o.MaxRetries < 0 {
-		o.MaxRetries = 0
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.LLMTimeouts(), 500*time.Millisecond)
 	if o.MaxContinuations == 0 {
 		o.MaxContinuations = 4
 	}
 	if o.MaxContinuations < 0 {
 		o.MaxContinuations = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 500 * time.Millisecond
 	}
 	h := http.Header{}
 	for k, vs := range o.Header {

@@ -15,6 +15,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/anthropic"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 func sse(t testing.TB, name string) llmhttptest.Answer {
@@ -199,7 +200,7 @@ func TestRateLimitHonoursRetryAfter(t *testing.T) {
 
 func TestNoRetriesWhenDisabled(t *testing.T) {
 	srv := llmhttptest.New(t, errorAnswer(t, 529, "error_529.json"))
-	_, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{MaxRetries: -1}), llmhttptest.Question())
+	_, err := llmhttptest.Collect(t.Context(), client(srv, anthropic.Options{HTTP: upstream.HTTP{MaxRetries: -1}}), llmhttptest.Question())
 	if err == nil || len(srv.Requests()) != 1 {
 		t.Errorf("err %v after %d requests", err, len(srv.Requests()))
 	}
@@ -266,7 +267,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 	t.Setenv("ANTHROPIC_BASE_URL", srv.URL+"/")
 	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-env")
 	t.Setenv("ANTHROPIC_MODEL", "claude-env")
-	c := anthropic.New(anthropic.Options{HTTPClient: srv.Client()})
+	c := anthropic.New(anthropic.Options{HTTP: upstream.HTTP{HTTPClient: srv.Client()}})
 	if c.Model() != "claude-env" {
 		t.Errorf("model = %q", c.Model())
 	}
@@ -311,7 +312,7 @@ func TestUnencodableRequestsFailClearly(t *testing.T) {
 
 // newClient makes a client for the shared timeout checks.
 func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
-	return anthropic.New(anthropic.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+	return anthropic.New(anthropic.Options{BaseURL: baseURL, APIKey: "k", HTTP: upstream.HTTP{HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond}})
 }
 
 // A server that accepts the connection and never completes the TLS

@@ -7,6 +7,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/anthropic"
 	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Through llm.Service, the Anthropic client produces exactly the frames the
@@ -32,7 +33,7 @@ func TestSameFramesAsTheOpenAIClient(t *testing.T) {
 			ref := llmhttptest.New(t, llmhttptest.Answer{Body: llmhttptest.OpenAIStream(tc.pieces, tc.calls, tc.usage)})
 			srv := llmhttptest.New(t, sse(t, tc.fixture))
 			llmhttptest.CheckSameFrames(t, "anthropic",
-				openai.New(openai.Options{BaseURL: ref.URL, APIKey: "k", Model: "same-model", HTTPClient: ref.Client()}),
+				openai.New(openai.Options{BaseURL: ref.URL, APIKey: "k", Model: "same-model", HTTP: upstream.HTTP{HTTPClient: ref.Client()}}),
 				client(srv, anthropic.Options{Model: "same-model"}), len(tc.calls), len(tc.pieces))
 		})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm/gemini"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // tokenEvent is a recorded-shape text chunk.
@@ -24,6 +25,6 @@ func BenchmarkStreamPerToken(b *testing.B) {
 		body.WriteString(strings.Replace(tokenEvent, " today", " word", 1))
 	}
 	body.WriteString("data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":5,\"candidatesTokenCount\":1000,\"totalTokenCount\":1005}}\r\n\r\n")
-	c := gemini.New(gemini.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTPClient: &http.Client{Transport: llmhttptest.MemoryTransport{Body: []byte(body.String())}}})
+	c := gemini.New(gemini.Options{BaseURL: "http://model.invalid", APIKey: "k", HTTP: upstream.HTTP{HTTPClient: &http.Client{Transport: llmhttptest.MemoryTransport{Body: []byte(body.String())}}}})
 	llmhttptest.BenchStreamPerToken(b, c, tokens, " word")
 }

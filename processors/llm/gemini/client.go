@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when neither the options nor the environment say otherwise.
@@ -52,32 +53,17 @@ type Options struct {
 	SystemInstruction string
 	// Header holds extra request headers.
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client with no overall
-	// timeout (a stream lasts as long as the answer) whose dials and TLS
-	// handshakes are bounded by Timeouts.Connect; the phases are bounded by
-	// Timeouts and ctx.
-	HTTPClient *http.Client
+	// HTTP holds the HTTP client, the bounds (defaults: upstream's
+	// LLMTimeouts, 10s, 30s, 30s) and the retries of a request that failed
+	// before the first event (HTTP 429 or 5xx, or a connection error;
+	// default backoff 500ms, doubling up to 8s, a Retry-After header or the
+	// error's RetryInfo delay winning). A timeout is an error of category
+	// transient, and the request is closed.
+	upstream.HTTP
 
-	// Timeouts bound connecting, the wait for the first byte of the answer
-	// and the server's silence while the client waits for more (defaults
-	// in internal/llmhttp: 10s, 30s, 30s). A timeout is an error of
-	// category transient, and the request is closed.
-	Timeouts Timeouts
-	// MaxRetries is how many times a request that failed before the first
-	// event (HTTP 429 or 5xx, or a connection error) is retried. Default: 2;
-	// negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry; it doubles after
-	// each one, up to 8s. A Retry-After header or the error's RetryInfo
-	// delay, when given, wins (capped at 8s). Default: 500ms.
-	RetryBackoff time.Duration
 	// MaxLineBytes bounds one SSE line and one event. Default: 1 MiB.
 	MaxLineBytes int
 }
-
-// Timeouts bound the phases of one streamed answer; a zero field takes the
-// default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Gemini API client. It implements [llm.Provider]
 // and [frames.Modeler]. It is safe for concurrent use.
@@ -117,18 +103,7 @@ func New(o Options) *Client {
 	if o.Model == "" {
 		o.Model = DefaultModel
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = 2
-	}
-	if o.MaxRetries < 0 {
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 500 * time.Millisecond
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.LLMTimeouts(), 500*time.Millisecond)
 	model := strings.TrimPrefix(o.Model, "models/")
 	h := http.Header{}
 	for k, vs := range o.Header {

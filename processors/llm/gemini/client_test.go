@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/gemini"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 func sse(t testing.TB, name string) llmhttptest.Answer {
@@ -282,7 +283,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 	t.Setenv("GOOGLE_API_KEY", "")
 	t.Setenv("GEMINI_API_KEY", "gemini-env-key")
 	t.Setenv("GEMINI_MODEL", "gemini-env")
-	c := gemini.New(gemini.Options{HTTPClient: srv.Client()})
+	c := gemini.New(gemini.Options{HTTP: upstream.HTTP{HTTPClient: srv.Client()}})
 	if _, err := llmhttptest.Collect(t.Context(), c, llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +292,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 		t.Errorf("key %q path %s", r.Header.Get("X-Goog-Api-Key"), r.Path)
 	}
 	t.Setenv("GOOGLE_API_KEY", "google-env-key")
-	if _, err := llmhttptest.Collect(t.Context(), gemini.New(gemini.Options{HTTPClient: srv.Client()}), llmhttptest.Question()); err != nil {
+	if _, err := llmhttptest.Collect(t.Context(), gemini.New(gemini.Options{HTTP: upstream.HTTP{HTTPClient: srv.Client()}}), llmhttptest.Question()); err != nil {
 		t.Fatal(err)
 	}
 	if got := srv.Requests()[1].Header.Get("X-Goog-Api-Key"); got != "google-env-key" {
@@ -375,7 +376,7 @@ func TestCallsGoBackAsGeminiSentThem(t *testing.T) {
 
 // newClient makes a client for the shared timeout checks.
 func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
-	return gemini.New(gemini.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+	return gemini.New(gemini.Options{BaseURL: baseURL, APIKey: "k", HTTP: upstream.HTTP{HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond}})
 }
 
 // A server that accepts the connection and never completes the TLS

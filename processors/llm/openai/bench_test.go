@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // memoryTransport answers every request with the same SSE body, in memory.
@@ -34,7 +35,7 @@ func BenchmarkStreamPerToken(b *testing.B) {
 		body.WriteString(`data: {"id":"chatcmpl-BfX2k9QzL0m3N8pR7sT1uV4wY6","object":"chat.completion.chunk","created":1764412345,"model":"gpt-4o-mini-2024-07-18","service_tier":"default","system_fingerprint":"fp_34a54ae93c","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}],"usage":null}` + "\n\n")
 	}
 	body.WriteString(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\ndata: [DONE]\n\n")
-	c := openai.New(openai.Options{BaseURL: "http://model.invalid/v1", APIKey: "k", HTTPClient: &http.Client{Transport: memoryTransport{[]byte(body.String())}}})
+	c := openai.New(openai.Options{BaseURL: "http://model.invalid/v1", APIKey: "k", HTTP: upstream.HTTP{HTTPClient: &http.Client{Transport: memoryTransport{[]byte(body.String())}}}})
 	req := question()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -15,6 +15,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when neither the options nor the environment say otherwise.
@@ -42,17 +43,14 @@ type Options struct {
 	Model string
 	// Header holds extra request headers (organization, project, ...).
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client with no overall
-	// timeout (a stream lasts as long as the answer) whose dials and TLS
-	// handshakes are bounded by Timeouts.Connect; cancel through ctx.
-	HTTPClient *http.Client
-	// Timeouts bound connecting, the wait for the first byte of the answer
-	// and the server's silence while the client waits for more
-	// (defaults in internal/llmhttp: 10s, 30s, 30s; a negative field
-	// disables that bound). A server that accepts and never answers ends
-	// the turn with a transient *llmhttp.TimeoutError such as "openai: no
-	// first byte within 30s", and the request is closed.
-	Timeouts Timeouts
+	// HTTP holds the HTTP client, the bounds (defaults: upstream's
+	// LLMTimeouts, 10s, 30s, 30s) and the retries of a request that failed
+	// before the first token (HTTP 429 or 5xx, or a connection error;
+	// default backoff 500ms, doubling up to 8s, a Retry-After header
+	// winning). A server that accepts and never answers ends the turn with
+	// a transient *upstream.TimeoutError such as "openai: no first byte
+	// within 30s", and the request is closed.
+	upstream.HTTP
 
 	// Temperature, when set, is sent as is.
 	Temperature *float64
@@ -67,22 +65,10 @@ type Options struct {
 	// messages (for example "system" for servers that do not know it).
 	DeveloperRole string
 
-	// MaxRetries is how many times a request that failed before the first
-	// token (HTTP 429 or 5xx, or a connection error) is retried. Default: 2;
-	// negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry; it doubles after
-	// each one, up to 8s. A Retry-After header, when given, wins (capped at
-	// 8s). Default: 500ms.
-	RetryBackoff time.Duration
 	// MaxLineBytes bounds one SSE line and one event. Default:
 	// DefaultMaxLineBytes.
 	MaxLineBytes int
 }
-
-// Timeouts bound the phases of one streamed answer; a zero field takes the
-// default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client is a streaming Chat Completions client for any OpenAI-compatible
 // server (OpenAI, vLLM, Ollama, llama.cpp server, Groq). It implements
@@ -115,18 +101,7 @@ func New(o Options) *Client {
 	if o.Model == "" {
 		o.Model = DefaultModel
 	}
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts.Or(llmhttp.LLMTimeouts()))}
-	}
-	if o.MaxRetries == 0 {
-		o.MaxRetries = 2
-	}
-	if o.MaxRetries < 0 {
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 500 * time.Millisecond
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.LLMTimeouts(), 500*time.Millisecond)
 	if o.MaxLineBytes <= 0 {
 		o.MaxLineBytes = DefaultMaxLineBytes
 	}

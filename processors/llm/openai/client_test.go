@@ -21,6 +21,7 @@ import (
 	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // replay serves a recorded answer: an SSE body with status 200, or an
@@ -265,7 +266,7 @@ func TestRetriesBeforeTheFirstToken(t *testing.T) {
 
 func TestNoRetriesWhenDisabled(t *testing.T) {
 	srv := newServer(t, errorReply(t, 503, "error_500.json"))
-	_, err := collect(t, srv.client(openai.Options{MaxRetries: -1}), question())
+	_, err := collect(t, srv.client(openai.Options{HTTP: upstream.HTTP{MaxRetries: -1}}), question())
 	if err == nil || srv.requests() != 1 {
 		t.Errorf("err %v after %d requests", err, srv.requests())
 	}
@@ -382,7 +383,7 @@ func TestEnvironmentDefaults(t *testing.T) {
 	t.Setenv("OPENAI_BASE_URL", srv.URL+"/v1/")
 	t.Setenv("OPENAI_API_KEY", "sk-from-env")
 	t.Setenv("OPENAI_MODEL", "env-model")
-	c := openai.New(openai.Options{HTTPClient: srv.Client()})
+	c := openai.New(openai.Options{HTTP: upstream.HTTP{HTTPClient: srv.Client()}})
 	if c.Model() != "env-model" {
 		t.Errorf("model = %q", c.Model())
 	}
@@ -414,7 +415,7 @@ func TestStoppingEarlyClosesTheRequest(t *testing.T) {
 		close(closed)
 	}))
 	defer srv.Close()
-	c := openai.New(openai.Options{BaseURL: srv.URL, HTTPClient: srv.Client()})
+	c := openai.New(openai.Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client()}})
 	for ev, err := range c.Stream(context.Background(), question()) {
 		if err != nil || ev.Text != "one" {
 			t.Fatalf("ev %+v err %v", ev, err)
@@ -485,7 +486,7 @@ func TestErrorInStreamWithNumericCode(t *testing.T) {
 
 // newClient makes a client for the shared timeout checks.
 func newClient(baseURL string, hc *http.Client, to llmhttp.Timeouts) llm.Provider {
-	return openai.New(openai.Options{BaseURL: baseURL, APIKey: "k", HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond})
+	return openai.New(openai.Options{BaseURL: baseURL, APIKey: "k", HTTP: upstream.HTTP{HTTPClient: hc, Timeouts: to, RetryBackoff: time.Millisecond}})
 }
 
 // cutStream is an answer that stops before its end: two text chunks.

@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/openai"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // waitFor polls res until cond holds, failing after a generous bound.
@@ -175,7 +176,7 @@ func TestInterruptionClosesTheRequest(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	client := openai.New(openai.Options{BaseURL: srv.URL, APIKey: "k", HTTPClient: srv.Client()})
+	client := openai.New(openai.Options{BaseURL: srv.URL, APIKey: "k", HTTP: upstream.HTTP{HTTPClient: srv.Client()}})
 	svc := llm.NewService(client, llm.ServiceOptions{})
 	var starts, ends atomic.Int32
 	watch := observers.Func(func(e observers.Event) {
@@ -224,7 +225,7 @@ func TestInterruptionClosesTheRequest(t *testing.T) {
 // and end stay balanced.
 func TestSilentServerEndsTheTurnWithAnError(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
-	client := openai.New(openai.Options{BaseURL: srv.URL, APIKey: "k", HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	client := openai.New(openai.Options{BaseURL: srv.URL, APIKey: "k", HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	svc := llm.NewService(client, llm.ServiceOptions{})
 	res := pipelinetest.Start(t, svc, pipelinetest.Options{Send: []frames.Frame{question()}, NoEnd: true})
 	waitFor(t, res, "an error frame", func(_, up []frames.Frame) bool { return len(pipelinetest.OfType[*frames.Error](up)) > 0 })
