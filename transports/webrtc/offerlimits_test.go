@@ -11,6 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
 )
 
 // offerJSON is the body of a first offer of sdp, with requestData data
@@ -281,4 +283,56 @@ func TestRefusedSignallingRequestsWriteABoundedNumberOfLogLines(t *testing.T) {
 	if n < 4 {
 		t.Errorf("only %d lines: the refusals are not logged at all", n)
 	}
+}
+
+// The untested claim of issue 26: the 256 KiB data-channel message cap.
+// The answer announces it, and a client that ignores the announcement
+// has its session ended for a message of that size or more, which never
+// reaches the pipeline. One just under the cap is delivered. (pion alone
+// would take the second: it keeps the read buffer it grew for the first.)
+func TestDataChannelMessagesAreCappedAt256KiBByDefault(t *testing.T) {
+	if d := (Options{}).withDefaults(); d.MaxMessageBytes != 256<<10 {
+		t.Fatalf("default MaxMessageBytes %d, want 256 KiB", d.MaxMessageBytes)
+	}
+	h := newHarness(t, Options{Logger: nopLogger()})
+	ctx := testContext(t, 60*time.Second)
+	var announced string
+	c := h.dial(ctx, testclient.Options{RewriteAnswer: func(sdp string) string {
+		announced = sdp
+		return strings.Replace(sdp, "a=max-message-size:262144", "a=max-message-size:1048576", 1)
+	}})
+	if !strings.Contains(announced, "a=max-message-size:262144") {
+		t.Errorf("the answer does not announce max-message-size:262144:\n%s", announced)
+	}
+	s, b, _ := h.session(c)
+	message := func(size int, id string) string {
+		head := `{"label":"rtvi-ai","type":"send-text","id":"` + id + `","data":{"content":"`
+		return head + strings.Repeat("x", size-len(head)-3) + `"}}`
+	}
+	under := message(256<<10-1, "under")
+	if err := c.Send(under); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "a message of 256 KiB - 1 reached the pipeline", func() bool {
+		for _, m := range b.gotMessages() {
+			if len(m) == len(under) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := c.Send(message(256<<10, "at")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+	case <-ctx.Done():
+		t.Fatal("a message of 256 KiB did not end the session")
+	}
+	for _, m := range b.gotMessages() {
+		if strings.Contains(m, `"id":"at"`) {
+			t.Error("the message of 256 KiB reached the pipeline")
+		}
+	}
+	t.Logf("the session ended: %s", s.Reason())
 }

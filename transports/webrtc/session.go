@@ -853,7 +853,18 @@ func (s *Session) onDataChannel(p *peer, dc *pion.DataChannel) {
 	dc.SetBufferedAmountLowThreshold(uint64(s.srv.opts.MaxBufferedBytes / 2))
 	dc.OnBufferedAmountLow(s.wake)
 	dc.OnOpen(func() { s.channelOpen(p, dc) })
-	dc.OnMessage(func(m pion.DataChannelMessage) { s.onMessage(m.Data) })
+	dc.OnMessage(func(m pion.DataChannelMessage) {
+		// pion closes the channel for a message of max-message-size or
+		// more only while its read buffer is smaller (it keeps the buffer
+		// it grew for an earlier message): the limit is held here.
+		if limit := s.srv.opts.MaxMessageBytes; len(m.Data) >= limit {
+			s.messageLog().Warn("the client sent a message over the announced max-message-size; ending the session",
+				zap.Int("bytes", len(m.Data)), zap.Int("limit", limit))
+			s.end(fmt.Sprintf("the client sent a data-channel message of %d bytes; the limit is %d (max-message-size)", len(m.Data), limit), false)
+			return
+		}
+		s.onMessage(m.Data)
+	})
 	dc.OnClose(func() {
 		if s.current(p) {
 			s.end("the client closed the data channel", true)

@@ -58,6 +58,10 @@ type Options struct {
 	// ReadDelay, when positive, holds each data-channel message that long
 	// before the next is read: a client that reads slowly.
 	ReadDelay time.Duration
+	// RewriteAnswer, if set, edits each answer's SDP before the client
+	// applies it: a client that ignores what the server announced (its
+	// max-message-size, say).
+	RewriteAnswer func(sdp string) string
 }
 
 // Client is one simulated browser client.
@@ -316,6 +320,9 @@ func (c *Client) offer(ctx context.Context, l *leg, pcID string, restart bool, r
 	}
 	if ans.Type != "answer" || ans.PCID == "" {
 		return "", fmt.Errorf("testclient: bad answer: type %q, pc_id %q", ans.Type, ans.PCID)
+	}
+	if c.opts.RewriteAnswer != nil {
+		ans.SDP = c.opts.RewriteAnswer(ans.SDP)
 	}
 	if err := l.pc.SetRemoteDescription(pion.SessionDescription{Type: pion.SDPTypeAnswer, SDP: ans.SDP}); err != nil {
 		return "", err
