@@ -38,8 +38,13 @@ type rtviSession struct {
 
 func startRTVI(t *testing.T, procs ...pipeline.Processor) *rtviSession {
 	t.Helper()
+	return startRTVIWith(t, rtvi.NewProcessor(rtvi.Options{}), procs...)
+}
+
+// startRTVIWith is startRTVI with the RTVI processor given.
+func startRTVIWith(t *testing.T, rt *rtvi.Processor, procs ...pipeline.Processor) *rtviSession {
+	t.Helper()
 	s := &rtviSession{done: make(chan error, 1)}
-	rt := rtvi.NewProcessor(rtvi.Options{})
 	s.task = pipeline.NewTask(pipeline.New(append([]pipeline.Processor{rt}, procs...)...), pipeline.TaskOptions{})
 	pipeline.OnDownstream(s.task, func(f frames.Frame) {
 		s.mu.Lock()
