@@ -404,11 +404,16 @@ func TestABigSendTextFloodKeepsTheHeapBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods for 3 s")
 	}
+	size, buffered, opts := 200<<10, uint64(4<<20), Options{}
 	if raceEnabled {
-		t.Skip("under -race pion's SCTP moves well under 1 MB/s, below the byte rate: no flood to limit; " +
-			"TestBigMessagesReachThePipelineAtTheByteRate covers the limit")
+		// Under -race pion's SCTP moves well under 1 MB/s, below the
+		// default byte rate: the flood and the limits are scaled down
+		// tenfold, so that there is still a flood to limit.
+		size, buffered = 20<<10, 512<<10
+		opts.MaxMessageBytes = 64 << 10
+		opts.Inbound = InboundLimits{BytesPerSecond: 51 << 10, ByteBurst: 100 << 10}
 	}
-	h, slow := echoHarness(t, Options{})
+	h, slow := echoHarness(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -420,8 +425,7 @@ func TestABigSendTextFloodKeepsTheHeapBounded(t *testing.T) {
 	before := heapInUse()
 	stop := make(chan struct{})
 	peak := heapPeak(ctx, stop, &wg)
-	big := strings.Repeat("x", 200<<10)
-	buffered := uint64(4 << 20)
+	big := strings.Repeat("x", size)
 	sent := flood(t, c, func(i int) string {
 		return `{"label":"rtvi-ai","type":"send-text","id":"b` + fmt.Sprint(i) + `","data":{"content":"` + big + `"}}`
 	}, 1000, 3*time.Second, buffered)
@@ -438,8 +442,8 @@ func TestABigSendTextFloodKeepsTheHeapBounded(t *testing.T) {
 	grew := int64(peak.Load()) - int64(before)
 	runtime.GC()
 	kept := int64(heapInUse()) - int64(before)
-	t.Logf("sent %d × 200 KB; %d limited, %d turns; session ended: %v; another client's echo: %v; heap grew %d MiB at the peak, %d MiB kept",
-		sent, s.Stats().InboundLimited, slow.turns.Load(), ended, d, grew>>20, kept>>20)
+	t.Logf("sent %d × %d KB; %d limited, %d turns; session ended: %v; another client's echo: %v; heap grew %d MiB at the peak, %d MiB kept",
+		sent, size>>10, s.Stats().InboundLimited, slow.turns.Load(), ended, d, grew>>20, kept>>20)
 	if sent < 40 { // the refused bytes' budget alone is 8 MiB
 		t.Fatalf("the client sent only %d big messages; not a flood", sent)
 	}
