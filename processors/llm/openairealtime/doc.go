@@ -7,11 +7,12 @@
 // The [Service] configures the server session from [Options]
 // (session.update: instructions, voice, PCM16 at 24 kHz both ways, server
 // or framework-side turn detection, input transcription, tools), sends the
-// user's audio through the project's resampler, and turns the server's
+// user's audio (8 to 48 kHz, mono or stereo; other frames are dropped)
+// through the project's resampler, and turns the server's
 // events into the frames the rest of framewire already understands: the
 // model's audio as [frames.TTSAudioRaw] at the pipeline's output rate
 // between [frames.TTSStarted] and [frames.TTSStopped], its transcript as
-// [frames.LLMText] and word [frames.TTSText] inside
+// [frames.LLMText] and a [frames.TTSText] per sentence inside
 // [frames.LLMFullResponseStart] and [frames.LLMFullResponseEnd], the
 // user's transcript as [frames.Transcription] (and, for RTVI's
 // user-llm-text, a one-message [frames.LLMContext] per user turn, which no
@@ -24,6 +25,13 @@
 // The server keeps the conversation: context frames from aggregators are
 // dropped, and after a lost connection the new session starts empty (the
 // processor reconnects a bounded number of times, honouring Retry-After).
+// The server runs one response at a time and refuses a response.create
+// while one is active, so every request for a response (a user turn, a
+// function call's follow-up, a verbatim answer) waits for the active
+// response's end and they go one at a time; one the server refuses
+// anyway (it started a response by itself) goes again after that one. An
+// interruption drops the requests still waiting. Options.Timeouts bound
+// the connection, the server's first event and its silence.
 //
 // Function calls run through an [llm.Service] inside the Service, so they
 // use the same registry, JSON Schema declarations, timeouts and

@@ -65,9 +65,9 @@ type state struct {
 	wdog      *time.Timer     // closes ws when a write hangs
 	wdogFired atomic.Bool
 
-	inRS   *audio.Resampler
-	inRate int
-	outRS  *audio.Resampler
+	inRS      map[int]*audio.Resampler // by input rate, at most maxInputResamplers
+	outRS     *audio.Resampler
+	badAudio  uint64 // input frames dropped for their format
 
 	ev        event
 	pcm       []byte // decoded audio delta
@@ -216,8 +216,8 @@ func (st *state) reset() {
 	st.groups = map[string]*group{}
 	st.sentSystem, st.devItems = nil, nil
 	st.interimID, st.interim = "", st.interim[:0]
-	if st.inRS != nil {
-		st.inRS.Reset()
+	for _, rs := range st.inRS {
+		rs.Reset()
 	}
 	if st.outRS != nil {
 		st.outRS.Reset()
@@ -538,10 +538,42 @@ func (st *state) configure() error {
 	return st.writeJSON(sessionConfig(st.p.s.opts, decls))
 }
 
-// sendAudio resamples one frame of user audio to 24 kHz and appends it to
-// the server's input buffer.
+// The user audio the session takes: the rates and channel counts real
+// audio has. Other frames are dropped (a client's raw-audio may claim any
+// rate), so no filter is designed for a rate no one records at.
+const (
+	minInputRate       = 8000
+	maxInputRate       = 48000
+	maxInputChannels   = 2
+	maxInputResamplers = 4 // input rates kept resamplers for at once
+)
+
+// sendAudio appends one frame of user audio to the server's input buffer,
+// as 24 kHz mono.
 func (st *state) sendAudio(a *frames.InputAudioRaw) error {
-	if len(a.PCM) == 0 || a.SampleRate <= 0 {
+	pcm := st.inputPCM(a)
+	if len(pcm) == 0 {
+		return nil
+	}
+	st.wbuf = appendAudioEvent(st.wbuf[:0], pcm)
+	return st.write(st.wbuf)
+}
+
+// inputPCM returns a's audio as 24 kHz mono PCM16, or nothing for a frame
+// outside the rates and channel counts the session takes. Its first
+// channel goes through a resampler kept per input rate, so a stream that
+// switches rates builds each resampler once and a frame costs no
+// allocation once the buffers have grown.
+func (st *state) inputPCM(a *frames.InputAudioRaw) []byte {
+	if len(a.PCM) == 0 {
+		return nil
+	}
+	if a.SampleRate < minInputRate || a.SampleRate > maxInputRate || a.Channels < 1 || a.Channels > maxInputChannels {
+		if st.badAudio++; st.badAudio == 1 || st.badAudio%500 == 0 {
+			st.p.log.Warn("realtime: dropping user audio in a format the session does not take",
+				zap.Int("rate", a.SampleRate), zap.Int("channels", a.Channels), zap.Uint64("dropped", st.badAudio),
+				zap.Int("min_rate", minInputRate), zap.Int("max_rate", maxInputRate), zap.Int("max_channels", maxInputChannels))
+		}
 		return nil
 	}
 	pcm := a.PCM
@@ -555,24 +587,24 @@ func (st *state) sendAudio(a *frames.InputAudioRaw) error {
 		}
 		pcm = st.mono
 	}
-	if a.SampleRate != apiRate {
-		if st.inRS == nil || st.inRate != a.SampleRate {
-			rs, err := audio.NewResampler(a.SampleRate, apiRate, 1, audio.ResamplerOptions{})
-			if err != nil {
-				// Rates outside 1 Hz to 1 MHz: not audio anyone sends.
-				st.p.log.Warn("realtime: user audio at a rate the resampler refuses", zap.Int("rate", a.SampleRate), zap.Error(err))
-				return nil
-			}
-			st.inRS, st.inRate = rs, a.SampleRate
+	if a.SampleRate == apiRate {
+		return pcm
+	}
+	rs := st.inRS[a.SampleRate]
+	if rs == nil {
+		var err error
+		rs, err = audio.NewResampler(a.SampleRate, apiRate, 1, audio.ResamplerOptions{})
+		if err != nil {
+			st.p.log.Warn("realtime: user audio at a rate the resampler refuses", zap.Int("rate", a.SampleRate), zap.Error(err))
+			return nil
 		}
-		st.resampled = st.inRS.Resample(st.resampled[:0], pcm)
-		pcm = st.resampled
+		if st.inRS == nil || len(st.inRS) >= maxInputResamplers {
+			st.inRS = make(map[int]*audio.Resampler, maxInputResamplers)
+		}
+		st.inRS[a.SampleRate] = rs
 	}
-	if len(pcm) == 0 {
-		return nil
-	}
-	st.wbuf = appendAudioEvent(st.wbuf[:0], pcm)
-	return st.write(st.wbuf)
+	st.resampled = rs.Resample(st.resampled[:0], pcm)
+	return st.resampled
 }
 
 // apply carries out one command from the node.
