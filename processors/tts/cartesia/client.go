@@ -21,6 +21,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/wsmux"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options leave a field empty. The model and API
@@ -53,36 +54,23 @@ type Options struct {
 	// Extra fields are merged into every generation request (for example
 	// "generation_config" or "max_buffer_delay_ms"); they win.
 	Extra map[string]any
-	// HTTPClient dials the websocket. Default: a client whose dials and
-	// TLS handshakes are bounded by the connect timeout.
-	HTTPClient *http.Client
-	// Timeouts bound the websocket handshake (Connect), the wait from a
-	// request to its first message (FirstByte: the first audio chunk or
-	// timestamps) and the silence between two messages of a request while
-	// the client waits (Idle). Defaults in internal/llmhttp: 10s, 10s, 20s;
-	// a negative field disables that bound. A bound that runs out fails the
-	// request with a transient *llmhttp.TimeoutError such as "cartesia: no
-	// first byte within 10s" (not retried); when nothing at all came over
-	// the connection meanwhile, the connection is closed too, and the next
-	// request opens a new one.
-	Timeouts Timeouts
-	// DialTimeout bounds one connection attempt when Timeouts.Connect is
-	// zero. Default: 10s.
-	DialTimeout time.Duration
-	// MaxRetries is how many times a request that failed before any audio
+	// HTTP holds the client that dials the websocket, the bounds and the
+	// retries. Timeouts bound the websocket handshake (Connect), the wait
+	// from a request to its first message (FirstByte: the first audio
+	// chunk or timestamps) and the silence between two messages of a
+	// request while the client waits (Idle); defaults: upstream's
+	// SpeechTimeouts, 10s, 10s, 20s. A bound that runs out fails the
+	// request with a transient *upstream.TimeoutError such as "cartesia:
+	// no first byte within 10s" (not retried); when nothing at all came
+	// over the connection meanwhile, the connection is closed too, and the
+	// next request opens a new one. A request that failed before any audio
 	// (the connection could not be opened, or dropped) is retried on a new
-	// connection. Default: 2; negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry, doubled after each,
-	// up to 4s. Default: 250ms.
-	RetryBackoff time.Duration
+	// connection MaxRetries times (default 2), after RetryBackoff (default
+	// 250ms, doubled after each, up to 4s).
+	upstream.HTTP
 	// Logger receives connection events. Default: none.
 	Logger *zap.Logger
 }
-
-// Timeouts bound the phases of one request; a zero field takes the
-// default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client speaks through Cartesia's websocket API with word timestamps. It
 // keeps one connection and multiplexes requests over it by context_id;
@@ -123,23 +111,7 @@ func New(o Options) *Client {
 	if o.URL == "" {
 		o.URL = DefaultURL
 	}
-	if o.Timeouts.Connect == 0 && o.DialTimeout > 0 {
-		o.Timeouts.Connect = o.DialTimeout
-	}
-	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
-	o.DialTimeout = o.Timeouts.Connect
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = 2
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 250 * time.Millisecond
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.SpeechTimeouts(), 250*time.Millisecond)
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}

@@ -15,12 +15,13 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/ttstest"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 func pcmFixture(t testing.TB) []byte { return ttstest.Fixture(t, "hello_world.pcm") }
 
 func newClient(f *fakeCartesia) *Client {
-	return New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond})
+	return New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}})
 }
 
 // run speaks text at 24 kHz in context ctxID.

@@ -7,11 +7,12 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // shortClient is a client of f whose bounds are 100ms each.
 func shortClient(url string) *Client {
-	return New(Options{URL: url, APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond, Timeouts: llmhttptest.ShortTimeouts})
+	return New(Options{URL: url, APIKey: "sk_car_test", VoiceID: "voice-1", HTTP: upstream.HTTP{RetryBackoff: time.Millisecond, Timeouts: llmhttptest.ShortTimeouts}})
 }
 
 // A server that accepts the TCP connection and never answers the
@@ -34,8 +35,9 @@ func TestFirstByteTimeout(t *testing.T) {
 	defer f.close()
 	// A long idle bound: the healthy request after the timeout must not
 	// trip it on a loaded machine.
-	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond,
-		Timeouts: Timeouts{Connect: time.Second, FirstByte: 100 * time.Millisecond, Idle: 5 * time.Second}})
+	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1",
+		HTTP: upstream.HTTP{RetryBackoff: time.Millisecond, Timeouts: upstream.Timeouts{Connect: time.Second, FirstByte: 100 * time.Millisecond, Idle: 5 * time.Second}},
+	})
 	defer c.Close()
 	r := run(t.Context(), c, "Hello world.", "ctx-1")
 	llmhttptest.WantTimeout(t, r.Err, llmhttp.PhaseFirstByte, "cartesia: no first byte within 100ms")
@@ -85,18 +87,14 @@ func TestTimeoutOnABusyConnectionCancelsOnlyTheRequest(t *testing.T) {
 	}
 }
 
-// The defaults are the speech ones; DialTimeout still sets the connect
-// bound when Timeouts.Connect is not set.
+// The defaults are the speech ones; a negative bound stays off.
 func TestDefaultTimeouts(t *testing.T) {
-	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	want := upstream.Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
-	if got := New(Options{DialTimeout: 3 * time.Second}).opts.Timeouts.Connect; got != 3*time.Second {
-		t.Errorf("connect bound %v, want DialTimeout's 3s", got)
-	}
-	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
-	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+	off := upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{HTTP: upstream.HTTP{Timeouts: off}}).opts.Timeouts; got != off {
 		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
 	}
 }
@@ -106,8 +104,9 @@ func TestDefaultTimeouts(t *testing.T) {
 func TestSlowConsumerIsNotAnIdleServer(t *testing.T) {
 	f := newFake(t, "hello.ws")
 	defer f.close()
-	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1", RetryBackoff: time.Millisecond,
-		Timeouts: Timeouts{Connect: time.Second, FirstByte: 5 * time.Second, Idle: 100 * time.Millisecond}})
+	c := New(Options{URL: f.url(), APIKey: "sk_car_test", VoiceID: "voice-1",
+		HTTP: upstream.HTTP{RetryBackoff: time.Millisecond, Timeouts: upstream.Timeouts{Connect: time.Second, FirstByte: 5 * time.Second, Idle: 100 * time.Millisecond}},
+	})
 	defer c.Close()
 	var audio int
 	for ch, err := range c.Synthesize(t.Context(), tts.Request{Text: "Hello world.", ContextID: "ctx-1", SampleRate: 24000}) {

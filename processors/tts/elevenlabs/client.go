@@ -22,6 +22,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options and the environment leave a field empty.
@@ -30,14 +31,6 @@ const (
 	DefaultModel      = "eleven_flash_v2_5"
 	DefaultSampleRate = 24000
 )
-
-// Timeouts bound the phases of one request: Connect the dial and the
-// handshake, FirstByte the wait for the first audio, Idle the silence
-// between two messages. A zero field takes the speech default of
-// internal/llmhttp (10s, 10s, 20s: llmhttp.SpeechTimeouts, as every TTS
-// and STT client); a negative one disables that bound. A bound that runs
-// out fails the request with an *llmhttp.TimeoutError, which is transient.
-type Timeouts = llmhttp.Timeouts
 
 // Transport selects the API a [Client] speaks.
 type Transport int
@@ -120,24 +113,20 @@ type Options struct {
 	// LanguageCode, when set, is sent as language_code (ISO 639-1), for
 	// the models that take it.
 	LanguageCode string
-	// HTTPClient dials the websocket and sends the HTTP requests. Default:
-	// a client without an overall timeout whose dials and TLS handshakes
-	// are bounded by Timeouts.Connect (Timeouts bound each phase).
-	HTTPClient *http.Client
-	// Timeouts bound connecting, the first audio and the silence between
-	// messages. Defaults: 10s, 10s, 20s; negative turns a bound off.
-	Timeouts Timeouts
+	// HTTP holds the client that dials the websocket and sends the HTTP
+	// requests, the bounds and the retries. Timeouts bound connecting, the
+	// first audio and the silence between messages (defaults: upstream's
+	// SpeechTimeouts, 10s, 10s, 20s); a bound that runs out fails the
+	// request with an *upstream.TimeoutError, which is transient and not
+	// retried. A request that failed before any audio (the connection
+	// dropped or could not be opened, HTTP 429 or 5xx) is retried
+	// MaxRetries times (default 2), after RetryBackoff (default 250ms,
+	// doubled after each, up to 4s; a Retry-After header wins).
+	upstream.HTTP
 	// InactivityTimeout is how long ElevenLabs keeps an idle websocket
 	// open (its inactivity_timeout, at most 180s); a connection it closed
 	// is opened again on the next request. Default: 180s.
 	InactivityTimeout time.Duration
-	// MaxRetries is how many times a request that failed before any audio
-	// (the connection dropped or could not be opened, HTTP 429 or 5xx) is
-	// retried. Default: 2; negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry, doubled after each,
-	// up to 4s; a Retry-After header wins (capped at 4s). Default: 250ms.
-	RetryBackoff time.Duration
 	// Logger receives connection events. Default: none.
 	Logger *zap.Logger
 }
@@ -188,21 +177,9 @@ func New(o Options) *Client {
 	env(&o.Model, "ELEVENLABS_MODEL", DefaultModel)
 	env(&o.BaseURL, "ELEVENLABS_BASE_URL", DefaultBaseURL)
 	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
-	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.SpeechTimeouts(), 250*time.Millisecond)
 	if o.InactivityTimeout <= 0 || o.InactivityTimeout > 180*time.Second {
 		o.InactivityTimeout = 180 * time.Second
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = 2
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 250 * time.Millisecond
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()

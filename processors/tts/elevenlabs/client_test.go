@@ -17,6 +17,7 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/ttstest"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/requests.golden")
@@ -24,7 +25,7 @@ var update = flag.Bool("update", false, "rewrite testdata/requests.golden")
 func pcmFixture(t testing.TB) []byte { return ttstest.Fixture(t, "hello_world.pcm") }
 
 func newClient(f *fakeElevenLabs, mod ...func(*Options)) *Client {
-	o := Options{BaseURL: f.baseURL(), APIKey: "xi_test_key", VoiceID: voice, RetryBackoff: time.Millisecond}
+	o := Options{BaseURL: f.baseURL(), APIKey: "xi_test_key", VoiceID: voice, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}
 	for _, m := range mod {
 		m(&o)
 	}
@@ -407,7 +408,7 @@ func TestTimeouts(t *testing.T) {
 			f := newFake(t, tc.script)
 			defer f.close()
 			c := newClient(f, func(o *Options) {
-				o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
+				o.Timeouts = upstream.Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
 			})
 			defer c.Close()
 			r := run(context.Background(), c, "Hello world.", "a")
@@ -428,7 +429,7 @@ func TestConnectTimeout(t *testing.T) {
 	block := make(chan struct{})
 	srv := newBlackhole(t, block)
 	defer func() { close(block); srv.Close() }()
-	c := New(Options{BaseURL: srv.URL, APIKey: "k", VoiceID: voice, Timeouts: Timeouts{Connect: 100 * time.Millisecond}})
+	c := New(Options{BaseURL: srv.URL, APIKey: "k", VoiceID: voice, HTTP: upstream.HTTP{Timeouts: upstream.Timeouts{Connect: 100 * time.Millisecond}}})
 	defer c.Close()
 	r := run(context.Background(), c, "Hi.", "x")
 	var te *llmhttp.TimeoutError

@@ -15,6 +15,7 @@ import (
 
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // maxLineBytes bounds one line of the HTTP stream (a chunk of base64
@@ -30,13 +31,13 @@ func (c *Client) httpURL(rate int) string {
 // watchdog cancels a request's context when the bound of its phase runs
 // out, with a [llmhttp.TimeoutError] as the cause.
 type watchdog struct {
-	t      Timeouts
+	t      upstream.Timeouts
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
 	phase  atomic.Uint32
 }
 
-func newWatchdog(t Timeouts, cancel context.CancelCauseFunc) *watchdog {
+func newWatchdog(t upstream.Timeouts, cancel context.CancelCauseFunc) *watchdog {
 	w := &watchdog{t: t, cancel: cancel}
 	w.phase.Store(uint32(llmhttp.PhaseConnect))
 	w.timer = time.AfterFunc(time.Hour, w.fire)

@@ -19,6 +19,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // fakeHTTP is ElevenLabs' /stream/with-timestamps endpoint on loopback.
@@ -63,7 +64,7 @@ func (f *fakeHTTP) calls() []recorded {
 }
 
 func newHTTPClient(f *fakeHTTP, mod ...func(*Options)) *Client {
-	o := Options{BaseURL: f.srv.URL, APIKey: "xi_test_key", VoiceID: voice, Transport: HTTP, RetryBackoff: time.Millisecond}
+	o := Options{BaseURL: f.srv.URL, APIKey: "xi_test_key", VoiceID: voice, Transport: HTTP, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}
 	for _, m := range mod {
 		m(&o)
 	}
@@ -264,7 +265,7 @@ func TestHTTPTimeouts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeHTTP(t, func(_ int, w http.ResponseWriter, r *http.Request) { tc.answer(w, r) })
 			c := newHTTPClient(f, func(o *Options) {
-				o.Timeouts = Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
+				o.Timeouts = upstream.Timeouts{FirstByte: 100 * time.Millisecond, Idle: 100 * time.Millisecond}
 			})
 			r := run(context.Background(), c, "Hello world.", "a")
 			var te *llmhttp.TimeoutError

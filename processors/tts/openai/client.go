@@ -19,6 +19,7 @@ import (
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/wavstream"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options leave a field empty.
@@ -56,29 +57,18 @@ type Options struct {
 	Extra map[string]any
 	// Header holds extra request headers.
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client without an overall
-	// timeout (the body streams as long as the speech) whose dials and TLS
-	// handshakes are bounded by Timeouts.Connect; cancel through ctx.
-	HTTPClient *http.Client
-	// Timeouts bound connecting, the wait for the first byte of audio and
-	// the silence between two reads of it while the client waits (defaults
-	// in internal/llmhttp: 10s, 10s, 20s; a negative field disables that
-	// bound). A server that accepts and never answers fails the request with
-	// a transient *llmhttp.TimeoutError such as "openai tts: no first byte
-	// within 10s", and the request is closed. Timeouts are not retried.
-	Timeouts Timeouts
-	// MaxRetries is how many times a request that failed before any audio
-	// (connection error, HTTP 429 or 5xx) is retried. Default: 2; negative
-	// means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry, doubled after each,
-	// up to 4s; a Retry-After header wins (capped at 4s). Default: 250ms.
-	RetryBackoff time.Duration
+	// HTTP holds the HTTP client, the bounds and the retries. upstream.Timeouts
+	// bound connecting, the wait for the first byte of audio and the
+	// silence between two reads of it while the client waits (defaults:
+	// upstream's SpeechTimeouts, 10s, 10s, 20s). A server that accepts and
+	// never answers fails the request with a transient
+	// *upstream.TimeoutError such as "openai tts: no first byte within
+	// 10s", and the request is closed; timeouts are not retried. A request
+	// that failed before any audio (connection error, HTTP 429 or 5xx) is
+	// retried MaxRetries times (default 2), after RetryBackoff (default
+	// 250ms, doubled after each, up to 4s; a Retry-After header wins).
+	upstream.HTTP
 }
-
-// Timeouts bound the phases of one synthesis; a zero field takes the
-// default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client synthesizes speech through /audio/speech. It implements
 // tts.Synthesizer and is safe for concurrent use.
@@ -108,19 +98,7 @@ func New(o Options) *Client {
 	if o.SampleRate <= 0 {
 		o.SampleRate = DefaultSampleRate
 	}
-	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
-	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
-	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = 2
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 250 * time.Millisecond
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.SpeechTimeouts(), 250*time.Millisecond)
 	// The caller's headers first; the fixed ones win.
 	h := http.Header{}
 	for k, vs := range o.Header {

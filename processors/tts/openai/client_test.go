@@ -18,6 +18,7 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // writeSlowly writes body in pieces of n bytes, flushing each, as a server
@@ -164,7 +165,7 @@ func TestErrorAnswers(t *testing.T) {
 	}
 	// Requests: the first request and the default MaxRetries (2) retries.
 	openaiapitest.RunErrorCases(t, tests, func(baseURL string) error {
-		_, _, _, err := collect(context.Background(), New(Options{BaseURL: baseURL, RetryBackoff: time.Millisecond}), "hi")
+		_, _, _, err := collect(context.Background(), New(Options{BaseURL: baseURL, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}), "hi")
 		return err
 	})
 }
@@ -176,7 +177,7 @@ func TestRetriesThenStreams(t *testing.T) {
 		openaiapitest.Answer{Status: http.StatusTooManyRequests, ContentType: "application/json", Body: openaiapitest.Fixture(t, "error_429.json")},
 		openaiapitest.Answer{ContentType: "audio/pcm", Body: pcm},
 	)
-	got, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}), "hi")
+	got, _, _, err := collect(context.Background(), New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}), "hi")
 	if err != nil || !bytes.Equal(got, pcm) {
 		t.Fatalf("after a dropped connection and a 429: %d bytes, err %v", len(got), err)
 	}

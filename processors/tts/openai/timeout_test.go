@@ -11,13 +11,14 @@ import (
 	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // A server that accepts the connection and never completes the TLS
 // handshake trips the connect bound; the connection is closed.
 func TestConnectTimeout(t *testing.T) {
 	srv := llmhttptest.NewSilent(t)
-	c := New(Options{BaseURL: "https://" + srv.Addr, APIKey: "k", Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: "https://" + srv.Addr, APIKey: "k", HTTP: upstream.HTTP{Timeouts: llmhttptest.ShortTimeouts}})
 	_, _, _, err := collect(t.Context(), c, "Hello.")
 	llmhttptest.WantTimeout(t, err, llmhttp.PhaseConnect, "openai tts: timed out connecting after 100ms")
 	llmhttptest.WaitClosed(t, srv.Closed, "connection")
@@ -36,7 +37,7 @@ func TestFirstByteTimeout(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := llmhttptest.New(t, a)
-			c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+			c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 			_, _, _, err := collect(t.Context(), c, "Hello.")
 			llmhttptest.WantTimeout(t, err, llmhttp.PhaseFirstByte, "openai tts: no first byte within 100ms")
 			llmhttptest.WaitClosed(t, srv.Closed, "request")
@@ -52,7 +53,7 @@ func TestFirstByteTimeout(t *testing.T) {
 func TestIdleTimeout(t *testing.T) {
 	pcm := openaiapitest.Fixture(t, "speech_hello.pcm")[:4000]
 	srv := llmhttptest.New(t, llmhttptest.Answer{ContentType: "audio/pcm", Body: pcm, Stall: true})
-	c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	got, _, _, err := collect(t.Context(), c, "Hello.")
 	llmhttptest.WantTimeout(t, err, llmhttp.PhaseIdle, "openai tts: the stream stalled: nothing received for 100ms")
 	if len(got) != len(pcm) {
@@ -64,15 +65,15 @@ func TestIdleTimeout(t *testing.T) {
 // The defaults are the speech ones: 10s to connect, 10s to the first
 // audio, 20s between reads.
 func TestDefaultTimeouts(t *testing.T) {
-	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	want := upstream.Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
-	if got := New(Options{Timeouts: Timeouts{Idle: -1}}).opts.Timeouts.Idle; got != -1 {
+	if got := New(Options{HTTP: upstream.HTTP{Timeouts: upstream.Timeouts{Idle: -1}}}).opts.Timeouts.Idle; got != -1 {
 		t.Errorf("a disabled idle bound became %v", got)
 	}
-	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
-	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+	off := upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{HTTP: upstream.HTTP{Timeouts: off}}).opts.Timeouts; got != off {
 		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
 	}
 }
@@ -81,7 +82,7 @@ func TestDefaultTimeouts(t *testing.T) {
 // frame that names the bound, instead of holding the turn.
 func TestSilentServerThroughTheService(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
-	c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	res := pipelinetest.Run(t, tts.NewService(c, tts.Options{}), pipelinetest.Options{
 		Send: []frames.Frame{&frames.TTSSpeak{Text: "Hello from framewire."}},
 	})
