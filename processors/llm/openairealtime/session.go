@@ -65,9 +65,9 @@ type state struct {
 	wdog      *time.Timer     // closes ws when a write hangs
 	wdogFired atomic.Bool
 
-	inRS      map[int]*audio.Resampler // by input rate, at most maxInputResamplers
-	outRS     *audio.Resampler
-	badAudio  uint64 // input frames dropped for their format
+	inRS     map[int]*audio.Resampler // by input rate, at most maxInputResamplers
+	outRS    *audio.Resampler
+	badAudio uint64 // input frames dropped for their format
 
 	ev        event
 	pcm       []byte // decoded audio delta
