@@ -22,6 +22,7 @@ import (
 	"github.com/framewire/framewire/internal/openaiapi"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options leave a field empty.
@@ -57,29 +58,20 @@ type Options struct {
 	Extra map[string]string
 	// Header holds extra request headers.
 	Header http.Header
-	// HTTPClient sends the requests. Default: a client with a 60 s overall
+	// HTTP holds the HTTP client (default: one with a 60 s overall
 	// timeout whose dials and TLS handshakes are bounded by
-	// Timeouts.Connect.
-	HTTPClient *http.Client
-	// Timeouts bound connecting, the wait from the connection to the first
-	// byte of the answer (the upload and the transcription) and the
-	// silence between two reads of the answer (defaults in
-	// internal/llmhttp: 10s, 10s, 20s; a negative field disables that
-	// bound). A server that accepts and never answers fails the request with
-	// a transient *llmhttp.TimeoutError such as "openai stt: no first byte
-	// within 10s", and the request is closed. Timeouts are not retried.
-	Timeouts Timeouts
-	// MaxRetries is how many times a failed request (connection error,
-	// HTTP 429 or 5xx) is retried. Default: 2; negative means never.
-	MaxRetries int
-	// RetryBackoff is the wait before the first retry, doubled after each,
-	// up to 4s; a Retry-After header wins (capped at 4s). Default: 250ms.
-	RetryBackoff time.Duration
+	// Timeouts.Connect), the bounds and the retries. Timeouts bound
+	// connecting, the wait from the connection to the first byte of the
+	// answer (the upload and the transcription) and the silence between
+	// two reads of the answer (defaults: upstream's SpeechTimeouts, 10s,
+	// 10s, 20s). A server that accepts and never answers fails the request
+	// with a transient *upstream.TimeoutError such as "openai stt: no first
+	// byte within 10s", and the request is closed; timeouts are not
+	// retried. A failed request (connection error, HTTP 429 or 5xx) is
+	// retried MaxRetries times (default 2), after RetryBackoff (default
+	// 250ms, doubled after each, up to 4s; a Retry-After header wins).
+	upstream.HTTP
 }
-
-// Timeouts bound the phases of one transcription request; a zero field
-// takes the default, a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client transcribes utterances through /audio/transcriptions. It
 // implements stt.Transcriber and is safe for concurrent use.
@@ -106,19 +98,11 @@ func New(o Options) *Client {
 	if o.ResponseFormat == "" {
 		o.ResponseFormat = "json"
 	}
-	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 60 * time.Second, Transport: llmhttp.Transport(o.Timeouts)}
+		t := o.Timeouts.Or(llmhttp.SpeechTimeouts())
+		o.HTTPClient = &http.Client{Timeout: 60 * time.Second, Transport: llmhttp.Transport(t)}
 	}
-	switch {
-	case o.MaxRetries == 0:
-		o.MaxRetries = 2
-	case o.MaxRetries < 0:
-		o.MaxRetries = 0
-	}
-	if o.RetryBackoff <= 0 {
-		o.RetryBackoff = 250 * time.Millisecond
-	}
+	o.HTTP = llmhttp.Resolve(o.HTTP, llmhttp.SpeechTimeouts(), 250*time.Millisecond)
 	// The caller's headers first; the fixed ones win. Content-Type is set
 	// per request (the form's boundary).
 	h := http.Header{}

@@ -19,6 +19,7 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 func utterance() stt.Utterance {
@@ -145,7 +146,7 @@ func TestErrorAnswers(t *testing.T) {
 		{Name: "proxy page", Status: 502, ContentType: "text/html", Fixture: "error_502.html", Requests: 3, Want: "502 Bad Gateway", Category: frames.ErrorTransient},
 	}
 	openaiapitest.RunErrorCases(t, tests, func(baseURL string) error {
-		_, err := New(Options{BaseURL: baseURL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
+		_, err := New(Options{BaseURL: baseURL, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}).Transcribe(context.Background(), utterance())
 		return err
 	})
 }
@@ -155,7 +156,7 @@ func TestRetriesAfterADroppedConnection(t *testing.T) {
 		openaiapitest.Answer{Drop: true},
 		openaiapitest.Answer{ContentType: "application/json", Body: openaiapitest.Fixture(t, "openai_json.json")},
 	)
-	res, err := New(Options{BaseURL: srv.URL, RetryBackoff: time.Millisecond}).Transcribe(context.Background(), utterance())
+	res, err := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{RetryBackoff: time.Millisecond}}).Transcribe(context.Background(), utterance())
 	if err != nil || res.Text != "Hello from framewire." || srv.Requests() != 2 {
 		t.Fatalf("res %+v, err %v, %d requests", res, err, srv.Requests())
 	}

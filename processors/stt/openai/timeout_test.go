@@ -11,13 +11,14 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // A server that accepts the connection and never completes the TLS
 // handshake trips the connect bound; the connection is closed.
 func TestConnectTimeout(t *testing.T) {
 	srv := llmhttptest.NewSilent(t)
-	c := New(Options{BaseURL: "https://" + srv.Addr, APIKey: "k", Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: "https://" + srv.Addr, APIKey: "k", HTTP: upstream.HTTP{Timeouts: llmhttptest.ShortTimeouts}})
 	_, err := c.Transcribe(t.Context(), utterance())
 	llmhttptest.WantTimeout(t, err, llmhttp.PhaseConnect, "openai stt: timed out connecting after 100ms")
 	llmhttptest.WaitClosed(t, srv.Closed, "connection")
@@ -33,7 +34,7 @@ func TestFirstByteTimeout(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := llmhttptest.New(t, a)
-			c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+			c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 			_, err := c.Transcribe(t.Context(), utterance())
 			llmhttptest.WantTimeout(t, err, llmhttp.PhaseFirstByte, "openai stt: no first byte within 100ms")
 			llmhttptest.WaitClosed(t, srv.Closed, "request")
@@ -48,7 +49,7 @@ func TestFirstByteTimeout(t *testing.T) {
 // is closed.
 func TestIdleTimeout(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{ContentType: "application/json", Body: []byte(`{"text":"Hello fr`), Stall: true})
-	c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	_, err := c.Transcribe(t.Context(), utterance())
 	llmhttptest.WantTimeout(t, err, llmhttp.PhaseIdle, "openai stt: the stream stalled: nothing received for 100ms")
 	llmhttptest.WaitClosed(t, srv.Closed, "request")
@@ -57,12 +58,12 @@ func TestIdleTimeout(t *testing.T) {
 // The defaults are the speech ones: 10s to connect, 10s to the first byte
 // of the answer, 20s between reads.
 func TestDefaultTimeouts(t *testing.T) {
-	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	want := upstream.Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
-	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
-	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
+	off := upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	if got := New(Options{HTTP: upstream.HTTP{Timeouts: off}}).opts.Timeouts; got != off {
 		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
 	}
 }
@@ -71,7 +72,7 @@ func TestDefaultTimeouts(t *testing.T) {
 // an error frame that names the bound, instead of holding the turn.
 func TestSilentServerThroughTheSegmentedService(t *testing.T) {
 	srv := llmhttptest.New(t, llmhttptest.Answer{Hang: true})
-	c := New(Options{BaseURL: srv.URL, HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts})
+	c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	s := stt.NewSegmented(c, stt.SegmentedOptions{})
 	send := []frames.Frame{&frames.VADUserStartedSpeaking{}}
 	tone := audio.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
