@@ -18,6 +18,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options leave a field empty.
@@ -119,15 +120,12 @@ type Options struct {
 	// it is alive when asked: each write to the socket, and the answer to
 	// the ping sent with each keep-alive on a quiet session (AssemblyAI
 	// sends nothing while no one speaks, so its silence is no bound).
-	// Defaults in internal/llmhttp: 10s, 10s, 20s; a negative field
+	// Defaults: upstream's SpeechTimeouts, 10s, 10s, 20s; a negative field
 	// disables that bound. A bound that runs out fails the connection or
-	// the session with a transient error, so stt.Streaming opens it again.
-	Timeouts Timeouts
+	// the session with a transient error, so stt.Streaming opens it again
+	// (the client has no retries of its own).
+	Timeouts upstream.Timeouts
 }
-
-// Timeouts bound the phases of a session; a zero field takes the default,
-// a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client opens AssemblyAI streaming sessions. It implements stt.Streamer
 // and is safe for concurrent use.

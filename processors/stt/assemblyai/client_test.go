@@ -25,6 +25,7 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/stt/internal/stttest"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/session.golden")
@@ -508,7 +509,7 @@ func TestAServerThatStopsAnsweringFailsTheKeepAlive(t *testing.T) {
 	defer srv.Close()
 	defer handlers.Wait()
 	defer close(release)
-	s := connect(t, Options{BaseURL: srv.URL, Timeouts: Timeouts{Idle: 50 * time.Millisecond}})
+	s := connect(t, Options{BaseURL: srv.URL, Timeouts: upstream.Timeouts{Idle: 50 * time.Millisecond}})
 	defer s.Abort()
 	r := startRecv(s)
 	err := s.KeepAlive(context.Background())
@@ -533,7 +534,7 @@ func TestNoBeginWithinTheFirstByteTimeout(t *testing.T) {
 	}))
 	defer srv.Close()
 	defer close(release)
-	_, err := New(Options{BaseURL: srv.URL, Timeouts: Timeouts{FirstByte: 50 * time.Millisecond}}).Connect(context.Background(), stt.Format{SampleRate: 16000, Channels: 1})
+	_, err := New(Options{BaseURL: srv.URL, Timeouts: upstream.Timeouts{FirstByte: 50 * time.Millisecond}}).Connect(context.Background(), stt.Format{SampleRate: 16000, Channels: 1})
 	if err == nil || err.Error() != "assemblyai: no Begin message within 50ms" || frames.CategoryOf(err) != frames.ErrorTransient {
 		t.Errorf("Connect = %v, want a transient timeout", err)
 	}
@@ -858,7 +859,7 @@ func TestAServerThatStopsReadingFailsTheWrite(t *testing.T) {
 	defer srv.Close()
 	defer handlers.Wait()
 	defer close(release)
-	s := connect(t, Options{BaseURL: srv.URL, Timeouts: Timeouts{Idle: 250 * time.Millisecond}, Chunk: time.Second})
+	s := connect(t, Options{BaseURL: srv.URL, Chunk: time.Second, Timeouts: upstream.Timeouts{Idle: 250 * time.Millisecond}})
 	defer s.Abort()
 	second := make([]byte, 32000)
 	var err error

@@ -12,13 +12,14 @@ import (
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // A server that accepts the TCP connection and never answers the
 // websocket handshake trips the connect bound; the connection is closed.
 func TestConnectTimeout(t *testing.T) {
 	srv := llmhttptest.NewSilent(t)
-	c := New(Options{BaseURL: "ws://" + srv.Addr, Timeouts: Timeouts{Connect: 100 * time.Millisecond}})
+	c := New(Options{BaseURL: "ws://" + srv.Addr, Timeouts: upstream.Timeouts{Connect: 100 * time.Millisecond}})
 	_, err := c.Connect(context.Background(), stt.Format{SampleRate: 16000, Channels: 1})
 	llmhttptest.WantTimeout(t, err, llmhttp.PhaseConnect, "assemblyai: timed out connecting after 100ms")
 	llmhttptest.WaitClosed(t, srv.Closed, "connection")
@@ -27,11 +28,11 @@ func TestConnectTimeout(t *testing.T) {
 // A zero bound takes the speech default, a negative one stays off (it
 // used to take the default too, so no bound could be turned off).
 func TestDefaultTimeouts(t *testing.T) {
-	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	want := upstream.Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
-	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	off := upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
 	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
 		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
 	}
@@ -42,10 +43,10 @@ func TestDefaultTimeouts(t *testing.T) {
 func TestNegativeFirstByteBoundIsOff(t *testing.T) {
 	srv := delayedBegin(t, 150*time.Millisecond)
 	f := stt.Format{SampleRate: 16000, Channels: 1}
-	if _, err := New(Options{BaseURL: srv, Timeouts: Timeouts{FirstByte: 50 * time.Millisecond}}).Connect(t.Context(), f); err == nil {
+	if _, err := New(Options{BaseURL: srv, Timeouts: upstream.Timeouts{FirstByte: 50 * time.Millisecond}}).Connect(t.Context(), f); err == nil {
 		t.Fatal("a Begin later than the first-byte bound opened the session")
 	}
-	s, err := New(Options{BaseURL: srv, Timeouts: Timeouts{FirstByte: -1}}).Connect(t.Context(), f)
+	s, err := New(Options{BaseURL: srv, Timeouts: upstream.Timeouts{FirstByte: -1}}).Connect(t.Context(), f)
 	if err != nil {
 		t.Fatalf("with the bound off: %v", err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/processors/stt"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 // Defaults used when the options leave a field empty (Pipecat's).
@@ -68,21 +69,15 @@ type Options struct {
 	// of a session must come within FirstByte of the first audio sent, and
 	// each later one within Idle of the first audio sent after the message
 	// before (Deepgram answers streamed audio with Results, empty ones for
-	// silence, within a few seconds; keep-alives need no answer). Defaults
-	// in internal/llmhttp: 10s, 10s, 20s; a negative field disables that
-	// bound. A bound that runs out closes the connection and ends the
-	// session with a transient *llmhttp.TimeoutError such as "deepgram: the
-	// stream stalled: nothing received for 20s", so stt.Streaming
-	// reconnects.
-	Timeouts Timeouts
-	// DialTimeout bounds one connection attempt when Timeouts.Connect is
-	// zero. Default: 10s.
-	DialTimeout time.Duration
+	// silence, within a few seconds; keep-alives need no answer). Defaults:
+	// upstream's SpeechTimeouts, 10s, 10s, 20s; a negative field disables
+	// that bound. A bound that runs out closes the connection and ends the
+	// session with a transient *upstream.TimeoutError such as "deepgram:
+	// the stream stalled: nothing received for 20s", so stt.Streaming
+	// reconnects. (The client has no retries of its own: stt.Streaming
+	// opens a session that failed again, with its backoff.)
+	Timeouts upstream.Timeouts
 }
-
-// Timeouts bound the phases of a session; a zero field takes the default,
-// a negative one disables that bound.
-type Timeouts = llmhttp.Timeouts
 
 // Client opens Deepgram live sessions. It implements stt.Streamer and is
 // safe for concurrent use.
@@ -106,11 +101,7 @@ func New(o Options) *Client {
 	if o.Language == "" {
 		o.Language = DefaultLanguage
 	}
-	if o.Timeouts.Connect == 0 && o.DialTimeout > 0 {
-		o.Timeouts.Connect = o.DialTimeout
-	}
 	o.Timeouts = o.Timeouts.Or(llmhttp.SpeechTimeouts())
-	o.DialTimeout = o.Timeouts.Connect
 	if o.HTTPClient == nil {
 		o.HTTPClient = &http.Client{Transport: llmhttp.Transport(o.Timeouts)}
 	}
@@ -200,7 +191,7 @@ func (c *Client) Connect(ctx context.Context, f stt.Format) (stt.Stream, error) 
 // stream is one live session.
 type stream struct {
 	ws *websocket.Conn
-	t  Timeouts
+	t  upstream.Timeouts
 
 	// The watch on the server: armed by the first audio sent after the
 	// last message (or the session's start), disarmed by the next

@@ -13,6 +13,7 @@ import (
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/stt/internal/stttest"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 var format16k = stt.Format{SampleRate: 16000, Channels: 1}
@@ -100,7 +101,7 @@ func TestSilentServerReconnects(t *testing.T) {
 	f := newFake(t, "stall.ws", "hello.ws")
 	// The second session must not trip a bound on a loaded machine: a
 	// first answer may take 5s, a stall is noticed after 300ms.
-	s := service(f, Options{Timeouts: Timeouts{FirstByte: 5 * time.Second, Idle: 300 * time.Millisecond}})
+	s := service(f, Options{Timeouts: upstream.Timeouts{FirstByte: 5 * time.Second, Idle: 300 * time.Millisecond}})
 	res := pipelinetest.Start(t, s, pipelinetest.Options{NoEnd: true})
 	// Audio keeps coming, 20ms at a time, as from a microphone.
 	for deadline := time.Now().Add(10 * time.Second); f.connections() < 2; time.Sleep(20 * time.Millisecond) {
@@ -131,17 +132,13 @@ func TestSilentServerReconnects(t *testing.T) {
 	}
 }
 
-// The defaults are the speech ones; DialTimeout still sets the connect
-// bound when Timeouts.Connect is not set.
+// The defaults are the speech ones; a negative bound stays off.
 func TestDefaultTimeouts(t *testing.T) {
-	want := Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
+	want := upstream.Timeouts{Connect: llmhttp.DefaultConnectTimeout, FirstByte: llmhttp.DefaultSpeechFirstByteTimeout, Idle: llmhttp.DefaultSpeechIdleTimeout}
 	if got := New(Options{}).opts.Timeouts; got != want {
 		t.Errorf("timeouts %+v, want %+v", got, want)
 	}
-	if got := New(Options{DialTimeout: 3 * time.Second}).opts.Timeouts.Connect; got != 3*time.Second {
-		t.Errorf("connect bound %v, want DialTimeout's 3s", got)
-	}
-	off := Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
+	off := upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}
 	if got := New(Options{Timeouts: off}).opts.Timeouts; got != off {
 		t.Errorf("timeouts %+v, want %+v (negative is off)", got, off)
 	}
