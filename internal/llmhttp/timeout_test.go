@@ -11,6 +11,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
+	"github.com/framewire/framewire/processors/upstream"
 )
 
 func post(srv *llmhttptest.Server, to llmhttp.Timeouts) *llmhttp.Request {
@@ -154,4 +155,23 @@ func TestTransportBoundsTheHandshake(t *testing.T) {
 		t.Errorf("gave up after %v", d)
 	}
 	llmhttptest.WaitClosed(t, srv.Closed, "connection")
+}
+
+// Resolve gives every client the same semantics: a zero field takes the
+// default, a negative bound stays off, negative retries become none and a
+// negative backoff no wait; what is set is kept.
+func TestResolve(t *testing.T) {
+	got := llmhttp.Resolve(upstream.HTTP{}, llmhttp.SpeechTimeouts(), 250*time.Millisecond)
+	if got.Timeouts != llmhttp.SpeechTimeouts() || got.MaxRetries != upstream.DefaultMaxRetries || got.RetryBackoff != 250*time.Millisecond || got.HTTPClient == nil {
+		t.Errorf("defaults %+v", got)
+	}
+	off := llmhttp.Resolve(upstream.HTTP{Timeouts: upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}, MaxRetries: -1, RetryBackoff: -1}, llmhttp.LLMTimeouts(), time.Second)
+	if off.Timeouts != (upstream.Timeouts{Connect: -1, FirstByte: -1, Idle: -1}) || off.MaxRetries != 0 || off.RetryBackoff != 0 {
+		t.Errorf("negative fields %+v, want the bounds off, no retries, no wait", off)
+	}
+	hc := &http.Client{}
+	set := llmhttp.Resolve(upstream.HTTP{HTTPClient: hc, MaxRetries: 5, RetryBackoff: time.Second}, llmhttp.LLMTimeouts(), time.Millisecond)
+	if set.HTTPClient != hc || set.MaxRetries != 5 || set.RetryBackoff != time.Second {
+		t.Errorf("set fields %+v were not kept", set)
+	}
 }
