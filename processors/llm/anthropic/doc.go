@@ -14,9 +14,10 @@
 // allocation-free scanner, assembles tool-use input per content block,
 // leaves the service's own tool calls (server_tool_use, mcp_tool_use) to
 // the service, continues a turn the service paused (stop_reason
-// pause_turn) by sending the answer so far back, reports token usage, retries 429, 529 and 5xx answers before the first
-// event, and bounds every phase of the exchange with a timeout (see
-// internal/llmhttp, which it shares with package llm/gemini).
+// pause_turn) by sending the answer so far back, reports token usage,
+// retries 429, 529 and 5xx answers before the first event, and bounds
+// every phase of the exchange with a timeout (Options.HTTP, of package
+// upstream, as every service client).
 //
 // Configuration comes from [Options], with environment defaults:
 // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and ANTHROPIC_MODEL.

@@ -14,7 +14,8 @@
 // allocation-free scanner, reports token usage, turns safety and
 // recitation stops and blocked prompts into errors, retries 429 and 5xx
 // answers before the first event, and bounds every phase of the exchange
-// with a timeout (see internal/llmhttp, shared with package llm/anthropic).
+// with a timeout (Options.HTTP, of package upstream, as every service
+// client).
 //
 // Configuration comes from [Options], with environment defaults:
 // GOOGLE_API_KEY or GEMINI_API_KEY, GEMINI_BASE_URL and GEMINI_MODEL.
