@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/pion/sdp/v3"
+
 	"github.com/framewire/framewire/frames"
 )
 
@@ -28,6 +30,7 @@ func FuzzParseOffer(f *testing.F) {
 	f.Add([]byte(`{"sdp":"v=0\r\n","type":"offer","pc_id":null,"restart_pc":false}`))
 	f.Add([]byte(`{"sdp":"v=0","type":"offer","pc_id":"abc","restart_pc":true,"requestData":{"a":[1,2]}}`))
 	f.Add([]byte(`{"sdp":"v=0","type":"offer","request_data":"x"}`))
+	f.Add([]byte(`{"sdp":"v=0\r\no=- 1 2 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 9 RTP/AVP 0\r\nm=audio 9 RTP/AVP 0\r\nm=audio 9 RTP/AVP 0\r\n","type":"offer"}`))
 	f.Add([]byte(`{"sdp":1}`))
 	f.Add([]byte(`[]`))
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -43,6 +46,14 @@ func FuzzParseOffer(f *testing.F) {
 		}
 		if req.RequestData != nil && !json.Valid(req.RequestData) {
 			t.Fatalf("requestData %q is not JSON", req.RequestData)
+		}
+		// The m-section count agrees with pion's parse of the SDP: an offer
+		// it admits has at most the limit.
+		if checkMediaSections(req.SDP, 2) == nil {
+			var parsed sdp.SessionDescription
+			if parsed.UnmarshalString(req.SDP) == nil && len(parsed.MediaDescriptions) > 2 {
+				t.Fatalf("%d media sections passed a limit of 2", len(parsed.MediaDescriptions))
+			}
 		}
 	})
 }
