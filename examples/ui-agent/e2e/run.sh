@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh runs the ui-agent demo's browser tests (demo.test.mjs, inspector.test.mjs,
-# agent.test.mjs with a fake OpenAI-compatible model, and voice.test.mjs
+# agent.test.mjs with a fake OpenAI-compatible model, realtime.test.mjs with
+# a fake of the OpenAI Realtime API (fakerealtime/), and voice.test.mjs
 # with espeak-ng, offline.test.mjs with no configuration: PocketSphinx and
 # espeak-ng, when TAGS has pocketsphinx) from any directory: it installs Debian's
 # Chromium and espeak-ng when they are missing (as root),
@@ -26,4 +27,4 @@ if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
 fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/offline.test.mjs" "$here/inspector.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/offline.test.mjs" "$here/inspector.test.mjs" "$here/realtime.test.mjs"
