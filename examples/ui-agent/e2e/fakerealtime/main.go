@@ -219,10 +219,9 @@ func (s *session) respond(clientEventID, instructions string) {
 		active := s.active
 		s.mu.Unlock()
 		s.refusals.Add(1)
-		s.send(obj{"type": "error", "event_id": s.id("event"), "error": obj{
-			"type": "invalid_request_error", "code": "conversation_already_has_active_response",
-			"message": "Conversation already has an active response in progress: " + active + ". Wait until the response is finished before creating a new one.",
-			"param":   nil, "event_id": nilIfEmpty(clientEventID)}})
+		msg := "Conversation already has an active response in progress: " + active + ". Wait until the response is finished before creating a new one."
+		s.send(obj{"type": "error", "event_id": s.id("event"), "error": obj{"type": "invalid_request_error",
+			"code": "conversation_already_has_active_response", "message": msg, "param": nil, "event_id": nilIfEmpty(clientEventID)}})
 		return
 	}
 	s.seq++
