@@ -96,6 +96,7 @@ func TestClientFloodWritesBoundedLogLines(t *testing.T) {
 		"cancel request for an unknown task group",
 	} {
 		got := logs.FilterMessage(msg).Len()
+		t.Logf("%q: %d lines for %d client messages", msg, got, n)
 		if got == 0 || got > bound {
 			t.Errorf("%q: %d lines for %d client messages, want 1 to %d", msg, got, n, bound)
 		}
