@@ -106,15 +106,6 @@ type wireToolChoice struct {
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
-// encodeRequest builds the JSON body for req.
-func (c *Client) encodeRequest(req *frames.LLMContext) ([]byte, error) {
-	body, err := c.buildRequest(req)
-	if err != nil {
-		return nil, err
-	}
-	return body.encode()
-}
-
 // encode marshals the request body.
 func (body *messagesRequest) encode() ([]byte, error) {
 	out, err := marshal(body)
