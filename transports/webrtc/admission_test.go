@@ -238,7 +238,7 @@ func TestOneAddressConnecting100SessionsAt10PerSecondPasses(t *testing.T) {
 		t.Skip("connects 100 sessions")
 	}
 	h := newHarness(t, Options{Logger: nopLogger()})
-	ctx := testContext(t, 60*time.Second)
+	ctx := testContext(t, 120*time.Second) // generous: the race detector slows pion's handshakes
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var wg sync.WaitGroup
@@ -264,7 +264,7 @@ func TestOneAddressConnecting100SessionsAt10PerSecondPasses(t *testing.T) {
 			}
 			if err != nil {
 				failed.Add(1)
-				t.Log(err)
+				t.Log(err) // a 503 names the limit that refused it
 			}
 		})
 	}
