@@ -35,11 +35,15 @@ test-e2e:
 
 # bench runs the pipeline workloads of the shared benchmark contract, then
 # the WebRTC load benchmark (concurrent in-process clients streaming Opus
-# both ways), each printing JSON lines.
+# both ways), each printing JSON lines. The third run is 100 streaming
+# sessions of a voice bot's processors (RTVI, an LLM service) with the
+# clients in another process: its heap_kb_per_session is the server's heap
+# per streaming session, and over 1 MiB it fails.
 bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
 	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 25,50,75,100 -duration 30s
 	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -idle -separate -n 100
+	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -voice -separate -n 100 -duration 10s -max-heap-kb-per-session 1024
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \

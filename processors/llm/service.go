@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/logsample"
 	"github.com/framewire/framewire/pipeline"
 )
 
@@ -113,9 +113,7 @@ func NewService(p Provider, o ServiceOptions) *Service {
 func (s *Service) Setup(_ context.Context, su pipeline.Setup) error {
 	if su.Logger != nil {
 		s.log = su.Logger
-		s.sampled = su.Logger.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-			return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
-		}))
+		s.sampled = logsample.Logger(su.Logger)
 	}
 	su.Attach(&s.out)
 	return nil

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/errorid"
+	"github.com/framewire/framewire/internal/logsample"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi/wire"
@@ -156,9 +156,7 @@ func NewProcessor(opts Options) *Processor {
 // logger of per-message lines.
 func (p *Processor) setLogger(l *zap.Logger) {
 	p.log.Store(l)
-	p.msgLog.Store(l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
-	})))
+	p.msgLog.Store(logsample.Logger(l))
 }
 
 // messageLogger is the logger of lines about single client messages.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/logsample"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -279,9 +279,7 @@ func (a *Agent) setLogger(l *zap.Logger) {
 // lines about single client messages: a client that causes one line per
 // message it sends cannot flood the log.
 func sampled(l *zap.Logger) *zap.Logger {
-	return l.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
-	}))
+	return logsample.Logger(l)
 }
 
 // Setup implements pipeline.Setupper: it attaches the agent's outlet,

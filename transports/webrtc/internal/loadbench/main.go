@@ -33,6 +33,15 @@
 // nothing and the pipeline has no echo: the figures are those of idle
 // sessions (silence out, keepalives in).
 //
+// With -voice each session also runs what a voice bot's session holds
+// ahead of the echo: the RTVI processor and an LLM service (whose model
+// never answers), each with a logger that writes (to io.Discard) at the
+// info level, as a deployed server's do. -max-heap-kb-per-session makes a
+// run whose heap per session is over the bound exit with status 1: make
+// bench runs 100 streaming voice sessions with the clients apart and a
+// bound of 1 MiB. (A sampled logger per session once took 0.9 MiB of heap
+// there: zap's sampler keeps 448 KiB of counters; see internal/logsample.)
+//
 // With -url it starts no server: the clients connect to the signalling URL
 // of one already running (a framewire server, a cluster's front door or
 // one of its workers), and what only the servers know, output underruns
@@ -62,6 +71,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
+	"iter"
 	"math"
 	"net"
 	"net/http"
@@ -80,11 +91,14 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/audio/silero"
+	"github.com/framewire/framewire/processors/llm"
+	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
@@ -111,6 +125,8 @@ func main() {
 	vad := flag.String("vad", "none", "a voice activity detector before the echo on every session: none, energy or silero (the model of make silero-model)")
 	metrics := flag.Bool("metrics", false, "telemetry on: every session attached to a Prometheus exporter (what FRAMEWIRE_METRICS_ADDR turns on), services' metrics frames on")
 	flight := flag.String("flight", "", "keep a flight recorder running in each window and write its last 1.5 s to this file plus .nN at the window's first burst of late frames")
+	voice := flag.Bool("voice", false, "each session also runs the RTVI processor and an LLM service ahead of the echo, with info-level loggers, as a voice bot's does")
+	maxHeap := flag.Float64("max-heap-kb-per-session", 0, "exit with status 1 when a run's heap_kb_per_session is over this (0: no bound)")
 	flag.Parse()
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
@@ -122,7 +138,7 @@ func main() {
 		defer pprof.StopCPUProfile()
 	}
 	if *url != "" && !*clientMode {
-		if err := external(*url, *scrape, *ns, *parallel, *duration, *warmup, *settle, *idle, *separate || *metrics || *vad != "none" || *flight != "" || *traceFile != "" || *memProfile != ""); err != nil {
+		if err := external(*url, *scrape, *ns, *parallel, *duration, *warmup, *settle, *idle, *separate || *metrics || *voice || *maxHeap != 0 || *vad != "none" || *flight != "" || *traceFile != "" || *memProfile != ""); err != nil {
 			pprof.StopCPUProfile()
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
 			os.Exit(1)
@@ -142,6 +158,7 @@ func main() {
 		idle: *idle, separate: *separate, allocPerFrame: *perFrame,
 		traceFile: *traceFile, memProfile: *memProfile, flightFile: *flight,
 		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
+		voice:  *voice, maxHeapKB: *maxHeap,
 	}
 	switch *vad {
 	case "none":
@@ -178,7 +195,7 @@ func main() {
 // flag of the in-process server was given.
 func external(rawURL, scrape, ns string, parallel int, duration, warmup, settle time.Duration, idle, serverFlags bool) error {
 	if serverFlags {
-		return errors.New("-separate, -metrics, -vad, -flight, -trace and -memprofile are for the in-process server: with -url the server is not loadbench's")
+		return errors.New("-separate, -metrics, -voice, -max-heap-kb-per-session, -vad, -flight, -trace and -memprofile are for the in-process server: with -url the server is not loadbench's")
 	}
 	offerURL, err := offerURLOf(rawURL)
 	if err != nil {
@@ -265,6 +282,10 @@ type config struct {
 	newVAD func() (audio.VADAnalyzer, error)
 	// tel, when set, is attached to every session.
 	tel *telemetry.Telemetry
+	// voice adds the RTVI processor and an LLM service to each session.
+	voice bool
+	// maxHeapKB, when not 0, fails a run whose heap per session is over it.
+	maxHeapKB float64
 }
 
 func runServer(ctx context.Context, cfg config) error {
@@ -279,6 +300,13 @@ func runServer(ctx context.Context, cfg config) error {
 		Output:          cfg.output,
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			procs := []pipeline.Processor{s.Input()}
+			taskLog := zap.NewNop()
+			if cfg.voice {
+				taskLog = discardLogger().With(zap.String("session", s.ID()))
+				procs = append(procs,
+					rtvi.NewProcessor(rtvi.Options{Logger: taskLog.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: taskLog.Named("rtvi-observer")}}),
+					llm.NewService(silentLLM{}, llm.ServiceOptions{Name: "silent-llm"}))
+			}
 			if cfg.newVAD != nil {
 				v, err := cfg.newVAD()
 				if err != nil {
@@ -296,7 +324,7 @@ func runServer(ctx context.Context, cfg config) error {
 			// Output at the input's 16 kHz: the echo passes audio through
 			// unchanged, and libopus encodes from 16 kHz itself.
 			task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
-				Logger: zap.NewNop(), AudioOutSampleRate: 16000, IdleTimeout: -1,
+				Logger: taskLog, AudioOutSampleRate: 16000, IdleTimeout: -1,
 				EnableMetrics: cfg.tel != nil, EnableUsageMetrics: cfg.tel != nil,
 			})
 			cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
@@ -351,6 +379,7 @@ func runServer(ctx context.Context, cfg config) error {
 		return err
 	}
 	held := make(map[int]bool)
+	var overHeap []string
 	for _, n := range counts {
 		heap0, g0 := heapNow()
 		var cl clientLoad
@@ -425,11 +454,39 @@ func runServer(ctx context.Context, cfg config) error {
 		held[n] = r.OK
 		b, _ := json.Marshal(r)
 		fmt.Println(string(b))
+		if cfg.maxHeapKB != 0 && r.HeapKBPerSession > cfg.maxHeapKB {
+			overHeap = append(overHeap, fmt.Sprintf("%d sessions held %.0f KiB of heap each, over the bound of %.0f KiB", n, r.HeapKBPerSession, cfg.maxHeapKB))
+		}
 	}
 	fmt.Printf(`{"kind":"summary","largest_n_without_underruns":%d,"gomaxprocs":%d}`+"\n", largestHeld(counts, held), runtime.GOMAXPROCS(0))
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	return srv.Shutdown(ctx)
+	if err := srv.Shutdown(ctx); err != nil {
+		return err
+	}
+	if len(overHeap) > 0 {
+		return errors.New(strings.Join(overHeap, "; "))
+	}
+	return nil
+}
+
+// discardLogger is an info-level logger that writes to io.Discard: its
+// cores are a deployed server's, its output goes nowhere.
+func discardLogger() *zap.Logger {
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	return zap.New(zapcore.NewCore(enc, zapcore.AddSync(io.Discard), zapcore.InfoLevel))
+}
+
+// silentLLM is the -voice sessions' model: it never answers (nothing in
+// the benchmark asks it).
+type silentLLM struct{}
+
+// Model implements frames.Modeler.
+func (silentLLM) Model() string { return "silent" }
+
+// Stream implements llm.Provider: an answer with no events.
+func (silentLLM) Stream(context.Context, *frames.LLMContext) iter.Seq2[llm.Event, error] {
+	return func(func(llm.Event, error) bool) {}
 }
 
 // writeHeapProfile writes the live heap's profile to file.
