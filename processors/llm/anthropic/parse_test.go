@@ -208,3 +208,35 @@ func BenchmarkParseTokenEncodingJSON(b *testing.B) {
 		}
 	}
 }
+
+// What goes back on pause_turn is the answer's blocks as they came:
+// thinking with its signature, text from its deltas (the service's tool
+// calls and their results: see TestPauseTurnContinuesTheTurn's golden).
+func TestPausedContentGoesBackAsItCame(t *testing.T) {
+	var dec decoder
+	rd := llmhttp.NewReader(bytes.NewReader(llmhttptest.Fixture(t, "thinking.sse")), 0)
+	for {
+		data, ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if _, err := dec.decode(ev, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	blocks, err := dec.content()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range blocks {
+		got = append(got, string(b.raw))
+	}
+	want := []string{
+		`{"type":"thinking","thinking":"The user greets me.","signature":"EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"}`,
+		`{"type":"text","text":"Hi there."}`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("content:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
