@@ -10,7 +10,7 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
-	"github.com/framewire/framewire/processors/llm/openairealtime"
+	"github.com/framewire/framewire/processors/llm/openairealtime/realtimeui"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
@@ -110,18 +110,24 @@ func (b *bot) taskOptions(log *zap.Logger) pipeline.TaskOptions {
 //
 //	in → RTVI → agent → Realtime → out → played-audio tap
 func (b *bot) buildRealtime(in, out pipeline.Processor, log *zap.Logger) (*pipeline.Task, error) {
-	agent := uiagent.New(b.agentOptions(log))
-	o := *b.brain.realtime
-	o.Instructions = systemPrompt
-	o.BeforeResponse = agent.BeforeInference
-	o.Functions = []llm.Function{researchTool(agent, b.researchStep, agent.Say)}
-	rt := openairealtime.New(o)
-	if err := rt.Register(agent.ReplyTool()); err != nil {
+	va, err := realtimeui.NewVoiceAgent(realtimeui.Options{
+		Realtime:     *b.brain.realtime,
+		SystemPrompt: systemPrompt,
+		Tools: func(a *uiagent.Agent) []llm.Function {
+			return []llm.Function{researchTool(a, b.researchStep, a.Say)}
+		},
+		Agent: b.agentOptions(log),
+		RTVI:  b.rtviOptions(log),
+	})
+	if err != nil {
 		return nil, err
 	}
-	rp := rtvi.NewProcessor(b.rtviOptions(log))
-	rp.OnClientReady(func(context.Context, *rtvi.ClientReadyFrame) { agent.Say(greeting) })
-	return pipeline.NewTask(pipeline.New(in, rp, agent, rt.Pipeline(), out, rt.PlayedTap()), b.taskOptions(log)), nil
+	va.OnClientReady(func(ctx context.Context, r *rtvi.ClientReadyFrame) {
+		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
+			zap.String("brain", b.brain.Label))
+		va.Say(greeting)
+	})
+	return pipeline.NewTask(va.Pipeline(in, out), b.taskOptions(log)), nil
 }
 
 // build assembles a session's pipeline between in and out.
