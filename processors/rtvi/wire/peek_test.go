@@ -16,6 +16,9 @@ func TestPeekIDFindsTheIDOfRTVIMessagesOnly(t *testing.T) {
 		{`{"label":"rtvi-ai","type":"send-text","data":{"content":"` + big + `"},"id":"last"}`, "last", true},
 		{`{"id":"first","label":"rtvi-ai","data":{"a":[1,2,{"b":null}]}}`, "first", true},
 		{` {"id":"a\u0062","label":"rtvi-ai"}`, "ab", true},
+		{`{"label":"rtvi-ai","data":{"s":"a\"b\\","t":"\\\"}\"x"},"id":"esc"}`, "esc", true}, // escaped quotes and backslashes
+		{`{"label":"rtvi-ai","data":"\\","id":"z"}`, "z", true},
+		{`{"label":"rtvi-ai","data":"unterminated \"}`, "", false},
 		{`{"label":"other","id":"x"}`, "", false},
 		{`{"label":"rtvi-ai","type":"x"}`, "", false},
 		{`{"label":"rtvi-ai","id":7}`, "", false},
