@@ -167,8 +167,11 @@ func BenchmarkRewrite(b *testing.B) {
 }
 
 // The grammar of the demo page is compiled by each session when its next
-// utterance starts, on the STT's audio path: this measures that delay.
-func TestPageGrammarCompileTime(t *testing.T) {
+// utterance starts, on the STT's audio path: the first 20 ms of that
+// utterance wait for it. It took 170 to 230 ms on the 2-CPU test machine
+// (docs/decisions/demo-offline-voice.md); the bound is ten times that, so
+// only a grammar that stalls the audio for seconds fails.
+func TestPageGrammarCompilesWithinTwoSecondsOfTheNextUtterance(t *testing.T) {
 	eng, err := pocketsphinx.New(pocketsphinx.Options{})
 	if err != nil {
 		t.Skipf("no PocketSphinx: %v", err)
@@ -211,6 +214,9 @@ func TestPageGrammarCompileTime(t *testing.T) {
 		t.Logf("words not in the dictionary, left out: %v", missing)
 	}
 	t.Logf("NewGrammar+SetGrammar %v; first 20 ms of the next utterance %v with the new grammar, %v without", build, compile, plain)
+	if compile > 2*time.Second {
+		t.Errorf("the first 20 ms of the utterance after SetGrammar took %v, want at most 2s", compile)
+	}
 }
 
 // espeakPCM returns text spoken by espeak-ng as 16 kHz mono PCM, with half a
