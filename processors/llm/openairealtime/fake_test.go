@@ -31,8 +31,7 @@ import (
 // conversation: from a response.create it accepts, or a response.created
 // its script sends, until the response.done its script sends, it answers
 // another response.create with the error the service sends then
-// (activeResponseRefusal). A test fails when that happens, unless it
-// expects refusals (f.allowRefusals).
+// (activeResponseRefusal). A test fails when that happens.
 type fakeRealtime struct {
 	srv *wsfake.Server
 	// reject, when set, refuses handshake n with a status, headers and a body.
@@ -48,7 +47,6 @@ type fakeRealtime struct {
 	mu       sync.Mutex
 	busy     map[int]string // per connection, the response the server runs ("pending": accepted, not announced yet)
 	refused  []string       // event ids of the refused response.create
-	refusals bool           // refusals are part of the test
 	serverEv int
 	events   []clientEvent
 	audio    map[int]int
@@ -85,18 +83,11 @@ func newFake(t testing.TB, scripts ...string) *fakeRealtime {
 	t.Cleanup(func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		if len(f.refused) > 0 && !f.refusals {
+		if len(f.refused) > 0 {
 			t.Errorf("the client sent response.create while a response was active (refused: %q)", f.refused)
 		}
 	})
 	return f
-}
-
-// allowRefusals lets the test see refused response.create events.
-func (f *fakeRealtime) allowRefusals() {
-	f.mu.Lock()
-	f.refusals = true
-	f.mu.Unlock()
 }
 
 // refusedCreates returns the event ids of the response.create events the
