@@ -12,7 +12,7 @@ PS_TAG = $$(pkg-config --exists pocketsphinx 2>/dev/null && [ -f /usr/share/pock
 GOFLAGS_TAGS = -tags "$(TAGS) $(PS_TAG)"
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test deps-stt silero-model fmt
+.PHONY: run test test-go test-e2e bench lint fuzz deps-opus deps-test deps-stt deps-e2e silero-model fmt
 
 # run starts the UI agent demo on http://127.0.0.1:7860, building its page
 # (npm ci + esbuild) the first time.
@@ -20,16 +20,26 @@ run: deps-opus deps-stt silero-model
 	bash examples/ui-agent/build.sh
 	$(GO) run $(GOFLAGS_TAGS) ./examples/ui-agent
 
-test: deps-opus deps-test deps-stt silero-model lint test-go test-e2e
+# test installs what every test needs before any runs (deps-e2e: Chromium
+# and e2e/node_modules, which the inspector's Go test drives too), and
+# tells the tests that would skip without them (the inspector's browser
+# test, the NATS restart tests) to fail instead (FRAMEWIRE_REQUIRE_DEPS),
+# so a clean `make test` cannot skip them.
+test: export FRAMEWIRE_REQUIRE_DEPS := 1
+test: deps-opus deps-test deps-stt deps-e2e silero-model lint test-go test-e2e
 
+# test-go runs every Go test under the race detector, then, without it,
+# the transport's flood tests, which skip under -race (its SCTP stack
+# delivers too few messages a second there for their bounds to mean
+# anything).
 test-go:
 	$(GO) test $(GOFLAGS_TAGS) -race -count=1 ./...
+	$(GO) test $(GOFLAGS_TAGS) -count=1 -run 'Flood' ./transports/webrtc
 
 # test-e2e runs the real Pipecat browser clients in headless Chromium
 # against framewire's Go servers; setup.sh installs Chromium and the npm
 # packages when they are missing.
-test-e2e:
-	bash e2e/setup.sh
+test-e2e: deps-e2e
 	cd e2e && TAGS="$(TAGS)" npm test
 	TAGS="$(TAGS) $(PS_TAG)" bash examples/ui-agent/e2e/run.sh
 
@@ -75,6 +85,11 @@ fuzz:
 	  done; \
 	done
 
+# deps-e2e installs Chromium, nats-server and the npm packages of e2e/
+# (bash e2e/setup.sh, idempotent) for the browser tests.
+deps-e2e:
+	bash e2e/setup.sh
+
 # deps-opus installs libopus-dev when it is missing (as root), or says how.
 deps-opus:
 	@if ! pkg-config --exists opus 2>/dev/null && ! [ -f /usr/include/opus/opus.h ]; then \
@@ -87,7 +102,9 @@ deps-opus:
 	fi
 
 # deps-test installs espeak-ng, which the VAD, TTS and voice tests speak
-# with (they skip without it), when it is missing and make runs as root.
+# with (they skip without it), and nats-server, which the bus's and the
+# cluster's NATS failure tests restart (they skip without it), when they
+# are missing and make runs as root.
 deps-test:
 	@if ! command -v espeak-ng >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -95,6 +112,14 @@ deps-test:
 	    (apt-get install -y -q espeak-ng >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q espeak-ng >/dev/null)); \
 	  else \
 	    echo "espeak-ng is missing: speech tests will be skipped (sudo apt-get install espeak-ng)" >&2; \
+	  fi; \
+	fi
+	@if ! command -v nats-server >/dev/null 2>&1 && ! [ -x /usr/sbin/nats-server ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing nats-server"; \
+	    (apt-get install -y -q nats-server >/dev/null 2>&1 || (apt-get update -q >/dev/null && apt-get install -y -q nats-server >/dev/null)); \
+	  else \
+	    echo "nats-server is missing: the NATS restart tests will be skipped (sudo apt-get install nats-server)" >&2; \
 	  fi; \
 	fi
 

@@ -15,8 +15,14 @@ import (
 // The page in Chromium, against a live session: the graph and a turn's
 // waterfall are on it; with FRAMEWIRE_UPDATE_DOCS=1 the screenshot goes to
 // docs/img/inspector.png.
-// Skips when Chromium or e2e/node_modules (bash e2e/setup.sh) is missing.
+// Skips when Chromium or e2e/node_modules (bash e2e/setup.sh) is missing,
+// and fails then under make test (FRAMEWIRE_REQUIRE_DEPS), which installs
+// them first.
 func TestInspectorPageInChromium(t *testing.T) {
+	skip := t.Skip
+	if os.Getenv("FRAMEWIRE_REQUIRE_DEPS") != "" {
+		skip = t.Fatal
+	}
 	chromium := os.Getenv("CHROMIUM")
 	if chromium == "" {
 		chromium = "/usr/bin/chromium"
@@ -24,10 +30,10 @@ func TestInspectorPageInChromium(t *testing.T) {
 	mods, _ := filepath.Abs("../../e2e/node_modules")
 	node, err := exec.LookPath("node")
 	if _, serr := os.Stat(chromium); serr != nil || err != nil {
-		t.Skip("no chromium or node")
+		skip("no chromium or node: run bash e2e/setup.sh")
 	}
 	if _, err := os.Stat(filepath.Join(mods, "playwright-core")); err != nil {
-		t.Skip("no e2e/node_modules: run bash e2e/setup.sh")
+		skip("no e2e/node_modules: run bash e2e/setup.sh")
 	}
 	in, err := inspector.New(t.Context(), inspector.Options{})
 	if err != nil {
