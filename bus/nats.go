@@ -119,6 +119,10 @@ func (b *NATSBus) Request(ctx context.Context, subject string, req []byte, progr
 				return nil, fmt.Errorf("bus: %s: waiting for the callee: %w", subject, nats.ErrConnectionClosed)
 			}
 			b.cancelRemote(ctl)
+			if !b.nc.IsConnected() { // the callee may be fine: the caller cannot hear it
+				return nil, gone(subject, fmt.Sprintf("no word from it for %v: the NATS connection is down (%s)",
+					silence, strings.ToLower(b.nc.Status().String())))
+			}
 			return nil, gone(subject, fmt.Sprintf("no word from it for %v", silence))
 		}
 		dog.Reset(silence)
