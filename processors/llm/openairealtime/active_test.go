@@ -60,20 +60,23 @@ func TestResponsesAskedForDuringAResponseWaitForItsEnd(t *testing.T) {
 	}
 	fake.until = map[string]func() bool{"both wait": func() bool { return waiting(true) && waiting(false) }}
 	var r *rig
+	started := make(chan struct{}) // r is set
 	weather := llm.NewFunction("get_weather", "Weather in a city.", func(ctx context.Context, call llm.FunctionCallParams, a struct {
 		City string `json:"city"`
 	}) error {
-		// While resp_2 runs: the answer to speak, then the result that
-		// asks for the follow-up.
-		waitFor(t, "resp_2", func() bool {
-			fake.mu.Lock()
-			defer fake.mu.Unlock()
-			return fake.busy[0] == "resp_2"
+		<-started
+		// Once the session knows resp_2 runs (its first words came out):
+		// the answer to speak, then the result that asks for the
+		// follow-up.
+		r.waitDown(t, "resp_2", func(f frames.Frame) bool {
+			x, ok := f.(*frames.LLMText)
+			return ok && x.Text == "One moment."
 		})
 		r.res.Task.QueueFrame(&frames.TTSSpeak{Text: "Second answer."})
 		return call.Result("sunny in " + a.City)
 	})
 	r = startRigLog(t, fake, Options{Functions: []llm.Function{weather}}, nil, zap.New(core))
+	close(started)
 	t.Cleanup(func() {
 		if t.Failed() {
 			for _, f := range r.res.Down() {
