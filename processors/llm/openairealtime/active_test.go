@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -155,5 +156,25 @@ func TestRefusedResponseGoesAgainAfterTheActiveOne(t *testing.T) {
 		if isType[*frames.Error](f) {
 			t.Errorf("error upstream: %s", describe(f))
 		}
+	}
+}
+
+// At most maxQueuedResponses requests wait, the oldest dropped past it;
+// plain requests in a row wait as one (one response answers all).
+func TestWaitingResponsesAreBounded(t *testing.T) {
+	st := inputState()
+	for i := range maxQueuedResponses + 8 {
+		st.enqueue(&responseParams{Instructions: strconv.Itoa(i)})
+	}
+	if len(st.queued) != maxQueuedResponses || st.queued[0].Instructions != "8" {
+		t.Errorf("%d waiting, first %q; want %d, the 8 oldest dropped", len(st.queued), st.queued[0].Instructions, maxQueuedResponses)
+	}
+	st = inputState()
+	st.enqueue(nil)
+	st.enqueue(nil)
+	st.enqueue(&responseParams{Instructions: "say"})
+	st.enqueue(nil)
+	if len(st.queued) != 3 {
+		t.Errorf("%d waiting, want 3 (two plain requests in a row are one)", len(st.queued))
 	}
 }

@@ -2,6 +2,7 @@ package openairealtime
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,16 +172,55 @@ func TestFirstByteOff(t *testing.T) {
 }
 
 // The zero Timeouts take the speech defaults: 10s to connect, 10s to the
-// first event, 20s of silence.
+// first event, 20s of silence; a ping every 15s, 3 reconnects.
 func TestTimeoutsDefaults(t *testing.T) {
 	got := New(Options{APIKey: "k"}).opts.Timeouts
 	want := Timeouts{Connect: 10 * time.Second, FirstByte: 10 * time.Second, Idle: 20 * time.Second}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("defaults (-want +got):\n%s", d)
 	}
+	if o := New(Options{APIKey: "k"}).opts; o.PingInterval != 15*time.Second || o.MaxReconnects != 3 {
+		t.Errorf("ping every %v, %d reconnects; want 15s and 3", o.PingInterval, o.MaxReconnects)
+	}
 	got = New(Options{APIKey: "k", Timeouts: Timeouts{Connect: -1, Idle: time.Second}}).opts.Timeouts
 	want = Timeouts{Connect: -1, FirstByte: 10 * time.Second, Idle: time.Second}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("with two set (-want +got):\n%s", d)
 	}
+}
+
+// connLost reports whether an error upstream says the connection was
+// lost with a text holding what.
+func (r *rig) connLost(what string) bool {
+	for _, e := range r.errorsUp() {
+		if strings.Contains(e, "openairealtime: connection lost: ") && strings.Contains(e, what) {
+			return true
+		}
+	}
+	return false
+}
+
+// A server that answers no ping within PingInterval loses the
+// connection: the session ends it with a transient error.
+func TestUnansweredPingEndsTheConnection(t *testing.T) {
+	fake := newFake(t, "deaf.ws")
+	var r *rig
+	started := make(chan struct{})
+	fake.until = map[string]func() bool{"the client gave up": func() bool {
+		<-started
+		return r.connLost("ping")
+	}}
+	r = startRig(t, fake, Options{PingInterval: 100 * time.Millisecond, MaxReconnects: -1}, nil)
+	close(started)
+	waitFor(t, "the connection lost", func() bool { return r.connLost("ping") })
+	r.end(t)
+}
+
+// A server event larger than 8 MiB ends the connection instead of being
+// read into memory.
+func TestEventOverTheSizeBoundEndsTheConnection(t *testing.T) {
+	fake := newFake(t, "big.ws")
+	r := startRig(t, fake, Options{MaxReconnects: -1}, nil)
+	waitFor(t, "the connection lost", func() bool { return r.connLost("message too big") })
+	r.end(t)
 }

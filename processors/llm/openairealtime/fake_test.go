@@ -24,7 +24,8 @@ import (
 // "< until NAME" for the test's condition NAME to hold,
 // "< has TEXT" for an event (sent already, or next) whose JSON holds TEXT,
 // "< played MS" for the played tap to count MS milliseconds of the
-// model's audio. Send lines may use $AUDIO_100MS, 100 ms of a 440 Hz tone
+// model's audio; "< send bytes N" is no wait: it sends an audio delta
+// event of N bytes. Send lines may use $AUDIO_100MS, 100 ms of a 440 Hz tone
 // at 24 kHz in base64.
 //
 // Like the real service, the fake runs one response at a time per
@@ -249,6 +250,16 @@ func (f *fakeRealtime) expect(c *wsfake.Conn, want string) bool {
 				return false
 			}
 		}
+	case strings.HasPrefix(want, "send bytes "):
+		// Not a wait: sends one audio delta event of that many bytes.
+		n, err := strconv.Atoi(strings.TrimPrefix(want, "send bytes "))
+		if err != nil {
+			c.Errorf("bad line %q", "< "+want)
+			return false
+		}
+		const head, tail = `{"type":"response.output_audio.delta","delta":"`, `"}`
+		msg := append([]byte(head), strings.Repeat("A", max(n-len(head)-len(tail), 0))...)
+		return c.Write(append(msg, tail...)) == nil
 	case strings.HasPrefix(want, "until "):
 		cond := f.until[strings.TrimPrefix(want, "until ")]
 		if cond == nil {
