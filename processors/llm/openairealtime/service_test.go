@@ -541,3 +541,27 @@ func TestFrameworkTurnStartInterruptsTheBot(t *testing.T) {
 		t.Errorf("%d interruptions upstream, want 1", n)
 	}
 }
+
+// A text response's sentences go out as unspoken AggregatedText (RTVI
+// bot-output with spoken false), its deltas as LLMText.
+func TestTextResponseSentences(t *testing.T) {
+	fake := newFake(t, "text.ws")
+	r := startRig(t, fake, Options{}, nil)
+	r.waitDown(t, "the end of the response", isType[*frames.LLMFullResponseEnd])
+	r.end(t)
+	var got []string
+	for _, f := range r.res.Down() {
+		switch x := f.(type) {
+		case *frames.AggregatedText:
+			got = append(got, "AggregatedText "+x.Text+" by "+x.AggregatedBy)
+		case *frames.LLMText:
+			got = append(got, "LLMText "+x.Text)
+		case *frames.TTSText:
+			got = append(got, "TTSText "+x.Text)
+		}
+	}
+	want := []string{"LLMText Two sentences. And", "AggregatedText Two sentences. by sentence", "LLMText  the second.", "AggregatedText And the second. by sentence"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("text frames (-want +got):\n%s", d)
+	}
+}
