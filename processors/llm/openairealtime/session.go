@@ -1220,23 +1220,23 @@ func (st *state) serverError(ev *event) error {
 		st.refused(e.EventID)
 		return nil
 	}
-	if st.creating != "" && (e.EventID == "" || e.EventID == st.creating) {
-		// The response.create in flight may be what failed: no response
-		// follows it.
-		st.creating = ""
-		defer func() { _ = st.pump() }()
-	}
 	if benign(e.Code) {
 		if e.Code == "input_audio_buffer_commit_empty" {
 			st.awaiting = false // nothing was said: no response follows
 		}
 		st.p.log.Debug("realtime: benign server error", zap.String("code", e.Code), zap.String("message", e.Message))
-		return nil
+	} else {
+		st.awaiting = false
+		st.p.log.Warn("realtime: server error", zap.String("type", e.Type), zap.String("code", e.Code),
+			zap.String("message", e.Message), zap.String("param", e.Param), zap.String("event_id", e.EventID))
+		st.p.out.PushError(&Error{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, EventID: e.EventID})
 	}
-	st.awaiting = false
-	st.p.log.Warn("realtime: server error", zap.String("type", e.Type), zap.String("code", e.Code),
-		zap.String("message", e.Message), zap.String("param", e.Param), zap.String("event_id", e.EventID))
-	st.p.out.PushError(&Error{Type: e.Type, Code: e.Code, Message: e.Message, Param: e.Param, EventID: e.EventID})
+	if st.creating != "" && (e.EventID == "" || e.EventID == st.creating) {
+		// The response.create in flight may be what failed: no response
+		// follows it, and the next request may go.
+		st.creating = ""
+		return st.pump()
+	}
 	return nil
 }
 
