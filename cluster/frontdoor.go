@@ -793,8 +793,10 @@ func (f *FrontDoor) Status() Status {
 
 // StatusHandler serves GET /healthz (200 while the NATS connection is up
 // and a worker takes sessions, 503 otherwise, so a load balancer skips a
-// front door that cannot route) and GET /cluster ([Status] as JSON).
-// Mount it where operators, not browsers, reach it.
+// front door that cannot route) and GET /cluster ([Status] as JSON: the
+// workers' ids and load). Serve it on a listener operators, not browsers,
+// reach (/healthz may also go on the public port, for a load balancer);
+// it has no Host check or Authorize of its own.
 func (f *FrontDoor) StatusHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
