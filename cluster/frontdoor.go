@@ -17,10 +17,10 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/internal/httpstatus"
+	"github.com/framewire/framewire/internal/logsample"
 	"github.com/framewire/framewire/internal/origin"
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -242,7 +242,7 @@ func NewFrontDoor(nc *nats.Conn, opts FrontDoorOptions) (*FrontDoor, error) {
 	f := &FrontDoor{
 		opts:    opts,
 		log:     opts.Logger,
-		reqLog:  sampled(opts.Logger),
+		reqLog:  logsample.Logger(opts.Logger),
 		hosts:   hostcheck.Allowlist{Hosts: opts.AllowHosts},
 		relay:   relay,
 		nc:      nc,
@@ -496,14 +496,6 @@ func (f *FrontDoor) authorize(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="framewire"`)
 	writeDetail(w, http.StatusUnauthorized, "unauthorized")
 	return false
-}
-
-// sampled returns log writing, each second, the first 5 entries of each
-// message and level and every 100th after.
-func sampled(log *zap.Logger) *zap.Logger {
-	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewSamplerWithOptions(c, time.Second, 5, 100)
-	}))
 }
 
 // Routes of a request.
