@@ -48,7 +48,7 @@ const (
 	limitIPPending       = "ip_pending_sessions" // IPLimits.MaxPendingSessions
 	limitIPRate          = "ip_rate"             // IPLimits.Rate
 	limitInboundRate     = "inbound_rate"        // InboundLimits
-	limitHost            = "host"                // Options.AllowedHosts
+	limitHost            = "host"                // Options.AllowHosts
 )
 
 // nopMetrics is the Metrics of a server without one.

@@ -72,7 +72,7 @@ type Options struct {
 	// above were applied (interface filters, timeouts, UDP mux, ...).
 	Settings func(*pion.SettingEngine)
 
-	// AllowedHosts are the hosts the signalling routes answer for, besides
+	// AllowHosts are the hosts the signalling routes answer for, besides
 	// localhost names and IP literals, matched against the request's Host
 	// header: exact names ("bot.example.com"), "*.example.com" for the
 	// names under it, or "*" for any (package internal/hostcheck). A request
@@ -81,7 +81,7 @@ type Options struct {
 	// address (DNS rebinding) still names that domain in Host. Default: nil,
 	// localhost names and IP literals only; a server reached by a name must
 	// list it.
-	AllowedHosts []string
+	AllowHosts []string
 	// AllowOrigins enables CORS for these origins ("*" for any;
 	// "http://localhost:*" for a host on any port). Default:
 	// none, for pages served from the same origin. Whatever it says, the
@@ -375,7 +375,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		reqLog:   sampled(opts.Logger),
-		hosts:    hostcheck.Allowlist{Hosts: opts.AllowedHosts},
+		hosts:    hostcheck.Allowlist{Hosts: opts.AllowHosts},
 		codec:    codec.Default(),
 		cfg:      pion.Configuration{ICEServers: opts.ICEServers},
 		byPC:     map[string]*Session{},
@@ -469,7 +469,7 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 }
 
 // ServeHTTP implements http.Handler. In order: the Host check
-// (Options.AllowedHosts), the CORS headers, the per-address rate
+// (Options.AllowHosts), the CORS headers, the per-address rate
 // (Options.PerIP), a CORS preflight's answer, Options.Authorize, then the
 // route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -479,7 +479,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hosts.Allows(r.Host) {
 		s.opts.Metrics.LimitRefused(r.Context(), limitHost)
-		s.reqLog.Info("signalling request for a host not in AllowedHosts", logRequest(r, nil)...)
+		s.reqLog.Info("signalling request for a host not in AllowHosts", logRequest(r, nil)...)
 		// The body names the rule, not the host: nothing the client sent
 		// is reflected.
 		writeError(w, http.StatusForbidden, "the Host header names a host this server does not serve")
