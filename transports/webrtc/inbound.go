@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/framewire/framewire/internal/logsample"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/processors/rtvi/wire"
 )
@@ -244,28 +244,11 @@ func (l *inboundLimiter) tooFastMessage(n uint64) []byte {
 	return wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}}.Encode()
 }
 
-// Sampling of the per-message log lines: the first few of each message
-// text every second, then one in many.
-const (
-	sampleTick       = time.Second
-	sampleFirst      = 5
-	sampleThereafter = 100
-)
-
 // messageLog returns the session's logger for lines a client message can
-// cause (bad JSON, unknown signalling, dropped for the rate): zap's
-// sampler over the session's logger, made on first use (its counters take
-// some memory, which only a session that logs such lines needs).
+// cause (bad JSON, unknown signalling, dropped for the rate), sampled as
+// every such line is (internal/logsample), made on first use.
 func (s *Session) messageLog() *zap.Logger {
-	s.msgLogOnce.Do(func() {
-		if !s.log.Core().Enabled(zapcore.WarnLevel) { // a Nop logger: nothing to sample
-			s.msgLog = s.log
-			return
-		}
-		s.msgLog = s.log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-			return zapcore.NewSamplerWithOptions(c, sampleTick, sampleFirst, sampleThereafter)
-		}))
-	})
+	s.msgLogOnce.Do(func() { s.msgLog = logsample.Logger(s.log) })
 	return s.msgLog
 }
 

@@ -185,7 +185,7 @@ func TestSignallingRefusesAForeignHostBeforeAnythingElse(t *testing.T) {
 		Logger:       nopLogger(),
 		AllowOrigins: []string{"*"},
 		Authorize:    func(*http.Request) error { authorized++; return nil },
-		AllowHosts: []string{"bot.example.com", "*.bots.example.com"},
+		AllowHosts:   []string{"bot.example.com", "*.bots.example.com"},
 	})
 	offer := chromeOffer(t)
 	for _, route := range []struct{ method, path, body string }{

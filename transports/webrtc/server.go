@@ -14,12 +14,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/framewire/framewire/internal/logsample"
 	"github.com/google/uuid"
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/internal/errorid"
 	"github.com/framewire/framewire/internal/hostcheck"
@@ -374,7 +374,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
-		reqLog:   sampled(opts.Logger),
+		reqLog:   logsample.Logger(opts.Logger),
 		hosts:    hostcheck.Allowlist{Hosts: opts.AllowHosts},
 		codec:    codec.Default(),
 		cfg:      pion.Configuration{ICEServers: opts.ICEServers},
@@ -536,16 +536,6 @@ func logRequest(r *http.Request, err error) []zap.Field {
 		f = append(f, zap.Error(err))
 	}
 	return f
-}
-
-// sampled returns log wrapped in zap's sampler, as the sessions' message
-// logs (see messageLog): each message text is written at most
-// sampleFirst times a second, then one in sampleThereafter, so a client
-// cannot make one line per request.
-func sampled(log *zap.Logger) *zap.Logger {
-	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
-		return zapcore.NewSamplerWithOptions(c, sampleTick, sampleFirst, sampleThereafter)
-	}))
 }
 
 // Shutdown stops taking sessions and ends the running ones gracefully.
