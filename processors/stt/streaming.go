@@ -105,7 +105,7 @@ type Streaming struct {
 	// badRate is the last input rate the resampler refused (too far from
 	// the session's): its frames are dropped without trying again.
 	badRate int
-	mgr  *manager // the running session manager, nil when none
+	mgr     *manager // the running session manager, nil when none
 
 	// testHookManage, when set, runs first on the manager goroutine: tests
 	// use it to let End come before the first connection attempt.
