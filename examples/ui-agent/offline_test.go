@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/stt"
@@ -240,7 +240,7 @@ func espeakPCM(t testing.TB, voice, text string) []byte {
 		off += 8 + int(binary.LittleEndian.Uint32(wav[off+4:]))
 	}
 	pcm := wav[off+8:]
-	rs, err := audio.NewResampler(rate, 16000, 1, audio.ResamplerOptions{})
+	rs, err := dsp.NewResampler(rate, 16000, 1, dsp.ResamplerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

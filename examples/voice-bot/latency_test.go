@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/tts"
@@ -61,7 +61,7 @@ func instantServices() config {
 		TTS: ttsChoice{Name: "instant", build: func() tts.Synthesizer {
 			return tts.SynthesizerFunc(func(_ context.Context, req tts.Request) iter.Seq2[tts.Chunk, error] {
 				return func(yield func(tts.Chunk, error) bool) {
-					tone := audio.Tone{Freq: 300, Amplitude: 0.3, SampleRate: req.SampleRate}
+					tone := dsp.Tone{Freq: 300, Amplitude: 0.3, SampleRate: req.SampleRate}
 					yield(tts.Chunk{Audio: tone.Append(nil, req.SampleRate/10), SampleRate: req.SampleRate}, nil)
 				}
 			})
@@ -147,7 +147,7 @@ func TestVoiceToVoiceOverhead(t *testing.T) {
 	// A turn: silence, then half a second of a 440 Hz tone, which the VAD
 	// takes for speech, then silence until the bot answers.
 	m := &mic{task: task, next: time.Now()}
-	tone := audio.Tone{Freq: 440, Amplitude: 0.5, SampleRate: micRate}
+	tone := dsp.Tone{Freq: 440, Amplitude: 0.5, SampleRate: micRate}
 	var speechEnds []time.Time
 	for range turns {
 		m.play(silence(500 * time.Millisecond))

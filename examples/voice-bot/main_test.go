@@ -16,9 +16,9 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -205,11 +205,11 @@ func TestSpokenTurnThroughVADSTTAndTTS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := audio.DecodeWAV(wav)
+	w, err := dsp.DecodeWAV(wav)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, _ := audio.NewResampler(w.SampleRate, 16000, 1, audio.ResamplerOptions{})
+	rs, _ := dsp.NewResampler(w.SampleRate, 16000, 1, dsp.ResamplerOptions{})
 	speech := rs.Flush(rs.Resample(nil, w.PCM))
 	pcm := append(make([]byte, 16000), speech...) // 0.5 s of silence first
 	pcm = append(pcm, make([]byte, 64000)...)     // 2 s after

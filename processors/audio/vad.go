@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/framewire/framewire/dsp"
 )
 
 // VADState is where a voice activity detector is in Pipecat's four-state
@@ -44,6 +46,9 @@ const (
 	DefaultVADStopSecs   = 0.2
 	DefaultVADMinVolume  = 0.6
 )
+
+// maxRate is the highest sample rate a VAD accepts, the resampler's limit.
+const maxRate = 1_000_000
 
 // VADParams are the knobs of the start/stop state machine, as in Pipecat.
 // The zero value means [DefaultVADParams]; a value with any field set is used
@@ -443,7 +448,7 @@ func (s *SpeechBandScorer) noiseFloor(level float64, frames int) float64 {
 // band level in dBFS.
 func (s *SpeechBandScorer) features(w []int16) (ratio, zcr, level float64) {
 	if len(w) == 0 {
-		return 0, 0, MinDBFS
+		return 0, 0, dsp.MinDBFS
 	}
 	var sum, total, band float64
 	crossings := 0
@@ -473,7 +478,7 @@ func (s *SpeechBandScorer) features(w []int16) (ratio, zcr, level float64) {
 	s.lastNeg = prevNeg
 	n := float64(len(w))
 	total -= sum * sum / n
-	level = ToDBFS(math.Sqrt(band/n) / 32768)
+	level = dsp.ToDBFS(math.Sqrt(band/n) / 32768)
 	if total <= n { // below about -90 dBFS: nothing to judge
 		return 0, 0, level
 	}

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"testing"
 	"time"
+
+	"github.com/framewire/framewire/dsp"
 )
 
 const rate16k = 16000
@@ -15,12 +17,12 @@ const rate16k = 16000
 type scene struct{ pcm []byte }
 
 func (s *scene) silence(d time.Duration) *scene {
-	s.pcm = AppendSilence(s.pcm, rate16k, 1, d)
+	s.pcm = dsp.AppendSilence(s.pcm, rate16k, 1, d)
 	return s
 }
 
 func (s *scene) tone(freq, amp float64, d time.Duration) *scene {
-	t := Tone{Freq: freq, Amplitude: amp, SampleRate: rate16k}
+	t := dsp.Tone{Freq: freq, Amplitude: amp, SampleRate: rate16k}
 	s.pcm = t.AppendDuration(s.pcm, d)
 	return s
 }
@@ -30,16 +32,21 @@ func (s *scene) add(pcm []byte) *scene {
 	return s
 }
 
+// clamp16 rounds s to the nearest 16-bit sample, saturating at full scale.
+func clamp16(s float64) int16 {
+	return int16(math.RoundToEven(max(math.MinInt16, min(math.MaxInt16, s))))
+}
+
 // whiteNoise returns Gaussian noise with the given RMS level in dBFS.
 func whiteNoise(seed uint64, db float64, d time.Duration) []byte {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	n := int(int64(rate16k) * int64(d) / int64(time.Second))
-	sigma := FromDBFS(db) * 32768
+	sigma := dsp.FromDBFS(db) * 32768
 	out := make([]int16, n)
 	for i := range out {
-		out[i] = saturateFloat(rng.NormFloat64() * sigma)
+		out[i] = clamp16(rng.NormFloat64() * sigma)
 	}
-	return AppendPCM(nil, out)
+	return dsp.AppendPCM(nil, out)
 }
 
 // pinkNoise returns noise with equal energy per octave (Voss-McCartney:
@@ -64,12 +71,12 @@ func pinkNoise(seed uint64, db float64, d time.Duration) []byte {
 		raw[i] = s
 		sq += s * s
 	}
-	g := FromDBFS(db) * 32768 / math.Sqrt(sq/float64(n))
+	g := dsp.FromDBFS(db) * 32768 / math.Sqrt(sq/float64(n))
 	out := make([]int16, n)
 	for i, v := range raw {
-		out[i] = saturateFloat(v * g)
+		out[i] = clamp16(v * g)
 	}
-	return AppendPCM(nil, out)
+	return dsp.AppendPCM(nil, out)
 }
 
 // brownNoise returns integrated (red) noise, most of its energy below 200 Hz.
@@ -80,9 +87,9 @@ func brownNoise(seed uint64, d time.Duration) []byte {
 	var b float64
 	for i := range out {
 		b = 0.995*b + rng.NormFloat64()*300
-		out[i] = saturateFloat(b)
+		out[i] = clamp16(b)
 	}
-	return AppendPCM(nil, out)
+	return dsp.AppendPCM(nil, out)
 }
 
 // transition is a state change reported after a given window.
@@ -235,7 +242,7 @@ func TestVADShortBurstsAndGaps(t *testing.T) {
 // Sounds that are not voice never start speech.
 func TestVADIgnoresNoiseHumAndQuietSounds(t *testing.T) {
 	hum := new(scene).tone(50, 0.3, 2*time.Second).pcm
-	MixInto(hum, new(scene).tone(100, 0.2, 2*time.Second).pcm)
+	dsp.MixInto(hum, new(scene).tone(100, 0.2, 2*time.Second).pcm)
 	cases := map[string][]byte{
 		"white noise at -20 dBFS": whiteNoise(1, -20, 3*time.Second),
 		"pink noise at -25 dBFS":  pinkNoise(1, -25, 3*time.Second),
@@ -301,16 +308,16 @@ func espeak(t testing.TB, text string) []byte {
 	if err != nil {
 		t.Fatalf("espeak-ng: %v", err)
 	}
-	w, err := DecodeWAV(out)
+	w, err := dsp.DecodeWAV(out)
 	if err != nil {
 		t.Fatalf("espeak-ng output: %v", err)
 	}
-	r, err := NewResampler(w.SampleRate, rate16k, w.Channels, ResamplerOptions{})
+	r, err := dsp.NewResampler(w.SampleRate, rate16k, w.Channels, dsp.ResamplerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	pcm := r.Flush(r.Resample(nil, w.PCM))
-	return AppendMono(nil, pcm, w.Channels)
+	return dsp.AppendMono(nil, pcm, w.Channels)
 }
 
 // voicedSpan returns the first and last 10 ms window whose level is above
@@ -318,7 +325,7 @@ func espeak(t testing.TB, text string) []byte {
 func voicedSpan(pcm []byte) (first, last int) {
 	first = -1
 	for i := 0; 2*(i+1)*160 <= len(pcm); i++ {
-		if DBFS(pcm[2*i*160:2*(i+1)*160]) > -40 {
+		if dsp.DBFS(pcm[2*i*160:2*(i+1)*160]) > -40 {
 			if first < 0 {
 				first = i
 			}
@@ -349,7 +356,7 @@ func TestVADOnSynthesizedSpeech(t *testing.T) {
 		for _, n := range noises {
 			t.Run(text+"/"+n.name, func(t *testing.T) {
 				pcm := append([]byte(nil), clean...)
-				MixInto(pcm, n.pcm)
+				dsp.MixInto(pcm, n.pcm)
 				got := run(t, newVAD(t, VADParams{}), pcm, 0)
 				if len(got) != 2 {
 					t.Fatalf("speech at windows %d..%d gave %v, want one start and one stop", first, last, got)
@@ -370,7 +377,7 @@ func TestVADOnSynthesizedSpeech(t *testing.T) {
 func BenchmarkVAD20ms(b *testing.B) {
 	v := newVAD(b, VADParams{})
 	frame := new(scene).tone(440, 0.3, 20*time.Millisecond).pcm
-	MixInto(frame, whiteNoise(1, -40, 20*time.Millisecond))
+	dsp.MixInto(frame, whiteNoise(1, -40, 20*time.Millisecond))
 	b.ReportAllocs()
 	for b.Loop() {
 		v.Analyze(frame)

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 )
@@ -125,7 +126,7 @@ func (p *VADProcessor) analyze(h *pipeline.Handle, a *frames.Audio) {
 	}
 	pcm := a.PCM
 	if a.Channels > 1 {
-		p.mono = AppendMono(p.mono[:0], pcm, a.Channels)
+		p.mono = dsp.AppendMono(p.mono[:0], pcm, a.Channels)
 		pcm = p.mono
 	}
 	// Feed at most one window at a time, so that a start and a stop inside

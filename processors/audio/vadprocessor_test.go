@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
 )
 
 // audioFrames cuts pcm into InputAudioRaw frames of d.
 func audioFrames(pcm []byte, rate, channels int, d time.Duration) []frames.Frame {
-	n := FrameBytes(rate, channels, d)
+	n := dsp.FrameBytes(rate, channels, d)
 	var out []frames.Frame
 	for i := 0; i+n <= len(pcm); i += n {
 		out = append(out, &frames.InputAudioRaw{Audio: frames.Audio{PCM: pcm[i : i+n], SampleRate: rate, Channels: channels}})
@@ -108,10 +109,10 @@ func TestVADProcessorFollowsFormat(t *testing.T) {
 	want := []event{{62, "VADUserStartedSpeakingFrame"}, {114, "VADUserStoppedSpeakingFrame"}}
 	for _, c := range []struct{ rate, channels int }{{16000, 2}, {48000, 1}, {24000, 2}} {
 		var pcm []byte
-		tone := Tone{Freq: 440, Amplitude: 0.5, SampleRate: c.rate, Channels: c.channels}
-		pcm = AppendSilence(pcm, c.rate, c.channels, time.Second)
+		tone := dsp.Tone{Freq: 440, Amplitude: 0.5, SampleRate: c.rate, Channels: c.channels}
+		pcm = dsp.AppendSilence(pcm, c.rate, c.channels, time.Second)
 		pcm = tone.AppendDuration(pcm, time.Second)
-		pcm = AppendSilence(pcm, c.rate, c.channels, time.Second)
+		pcm = dsp.AppendSilence(pcm, c.rate, c.channels, time.Second)
 		send := audioFrames(pcm, c.rate, c.channels, 20*time.Millisecond)
 		p := NewVADProcessor(VADProcessorOptions{SpeakingPeriod: -1, DownstreamOnly: true})
 		res := pipelinetest.Run(t, p, pipelinetest.Options{Send: send})

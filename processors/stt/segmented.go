@@ -7,10 +7,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/outage"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 // Defaults of [SegmentedOptions].
@@ -107,7 +107,7 @@ func (s *Segmented) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		s.audio(h, f)
 	case *frames.VADUserStartedSpeaking:
 		s.speaking = true
-		if keep := audio.FrameBytes(s.rate, s.channels, s.opts.PreSpeech); len(s.buf) > keep {
+		if keep := dsp.FrameBytes(s.rate, s.channels, s.opts.PreSpeech); len(s.buf) > keep {
 			n := copy(s.buf, s.buf[len(s.buf)-keep:])
 			s.buf = s.buf[:n]
 		}
@@ -141,7 +141,7 @@ func (s *Segmented) audio(h *pipeline.Handle, f *frames.InputAudioRaw) {
 	}
 	s.buf = append(s.buf, f.PCM...)
 	if !s.speaking {
-		keep := audio.FrameBytes(s.rate, s.channels, s.opts.PreSpeech)
+		keep := dsp.FrameBytes(s.rate, s.channels, s.opts.PreSpeech)
 		// Trim in bulk, so the copy is paid once per PreSpeech of audio.
 		if len(s.buf) > 2*keep {
 			n := copy(s.buf, s.buf[len(s.buf)-keep:])
@@ -149,7 +149,7 @@ func (s *Segmented) audio(h *pipeline.Handle, f *frames.InputAudioRaw) {
 		}
 		return
 	}
-	if len(s.buf) >= audio.FrameBytes(s.rate, s.channels, s.opts.MaxUtterance) {
+	if len(s.buf) >= dsp.FrameBytes(s.rate, s.channels, s.opts.MaxUtterance) {
 		s.log.Info("stt: utterance reached the maximum length; sending it and starting another", zap.Duration("max", s.opts.MaxUtterance))
 		s.send(h, nil)
 	}

@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 var fixedNow = time.Date(2025, 3, 4, 5, 6, 7, 891_000_000, time.UTC)
@@ -25,7 +25,7 @@ func now() time.Time { return fixedNow }
 // silence.
 func speech(n int, loud bool) []frames.Frame {
 	var fs []frames.Frame
-	tone := audio.Tone{Freq: 440, Amplitude: 0.3, SampleRate: 16000, Channels: 1}
+	tone := dsp.Tone{Freq: 440, Amplitude: 0.3, SampleRate: 16000, Channels: 1}
 	for range n {
 		pcm := make([]byte, 640)
 		if loud {
@@ -122,7 +122,7 @@ func TestSegmentedTranscribesOneUtterance(t *testing.T) {
 	if d := u.Duration(); d != 2*time.Second {
 		t.Errorf("utterance of %v, want 2s (1 s before the VAD start, 1 s of speech)", d)
 	}
-	if amp := audio.ToneAmplitude(u.PCM[32000:], 16000, 1, 440); amp < 0.2 {
+	if amp := dsp.ToneAmplitude(u.PCM[32000:], 16000, 1, 440); amp < 0.2 {
 		t.Errorf("the speech is not at the end of the utterance (tone amplitude %.2f)", amp)
 	}
 	want := []frames.Transcription{{Text: "Hello there.", UserID: "user-1", Timestamp: "2025-03-04T05:06:07.891+00:00", Language: "en", Finalized: true}}

@@ -10,9 +10,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 // Defaults of [StreamingOptions].
@@ -100,7 +100,7 @@ type Streaming struct {
 	pending frames.Frame // taken from q, not yet sent
 
 	// Owned by the node goroutine.
-	rs   *audio.Resampler
+	rs   *dsp.Resampler
 	mono []byte
 	// badRate is the last input rate the resampler refused (too far from
 	// the session's): its frames are dropped without trying again.
@@ -168,7 +168,7 @@ func (s *Streaming) ProcessFrame(ctx context.Context, h *pipeline.Handle, f fram
 			rate = 16000
 		}
 		s.format = frames.Audio{SampleRate: rate, Channels: 1}
-		s.maxBytes.Store(int64(audio.FrameBytes(rate, 1, s.opts.MaxBuffered)))
+		s.maxBytes.Store(int64(dsp.FrameBytes(rate, 1, s.opts.MaxBuffered)))
 		s.launch(ctx)
 	case *frames.InputAudioRaw:
 		if f.UserID != "" {
@@ -206,7 +206,7 @@ func (s *Streaming) enqueue(f *frames.InputAudioRaw) {
 	if f.SampleRate != s.format.SampleRate || f.Channels != 1 {
 		pcm := f.PCM
 		if f.Channels > 1 {
-			s.mono = audio.AppendMono(s.mono[:0], pcm, f.Channels)
+			s.mono = dsp.AppendMono(s.mono[:0], pcm, f.Channels)
 			pcm = s.mono
 		}
 		if f.SampleRate != s.format.SampleRate {
@@ -217,7 +217,7 @@ func (s *Streaming) enqueue(f *frames.InputAudioRaw) {
 				// The resampler refuses rates too far from the session's
 				// (a client's 1 Hz), and shares filter designs, so a
 				// stream switching rates costs no new design each time.
-				rs, err := audio.NewResampler(f.SampleRate, s.format.SampleRate, 1, audio.ResamplerOptions{})
+				rs, err := dsp.NewResampler(f.SampleRate, s.format.SampleRate, 1, dsp.ResamplerOptions{})
 				if err != nil {
 					s.badRate = f.SampleRate
 					s.log.Warn("stt: cannot resample input audio; dropping audio at this rate", zap.Int("rate", f.SampleRate), zap.Error(err))

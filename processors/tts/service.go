@@ -13,10 +13,10 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/outage"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 // Aggregation names used in [frames.TTSText.AggregatedBy].
@@ -287,7 +287,7 @@ type utterance struct {
 	// out of the LLM context; len(texts) when none do.
 	asideFrom int
 
-	rs      *audio.Resampler
+	rs      *dsp.Resampler
 	scratch []byte
 }
 
@@ -326,7 +326,7 @@ type request struct {
 func (u *utterance) synthesize(ctx context.Context, out pipeline.Pusher, text string, aside bool) {
 	s, cfg := u.s, u.cfg
 	r := &request{u: u, out: out, ctxID: uuid.NewString(), aside: aside}
-	r.frameBytes = audio.FrameBytes(cfg.outRate, 1, s.opts.FrameDuration)
+	r.frameBytes = dsp.FrameBytes(cfg.outRate, 1, s.opts.FrameDuration)
 	if r.frameBytes < 2 {
 		r.frameBytes = 2
 	}
@@ -452,7 +452,7 @@ func (u *utterance) resampler(r *request, oldRate, rate int) error {
 		u.rs.Reset()
 		return nil
 	}
-	rs, err := audio.NewResampler(rate, u.cfg.outRate, 1, audio.ResamplerOptions{})
+	rs, err := dsp.NewResampler(rate, u.cfg.outRate, 1, dsp.ResamplerOptions{})
 	if err != nil {
 		return fmt.Errorf("tts: synthesizer audio at %d Hz: %w", rate, err)
 	}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 )
 
 // fakeSynth speaks every request as a 440 Hz tone of 10 ms per character at
@@ -51,7 +51,7 @@ func (s *fakeSynth) Synthesize(ctx context.Context, req Request) iter.Seq2[Chunk
 			yield(Chunk{}, err)
 			return
 		}
-		pcm := audio.Sine(440, 0.3, s.rate, time.Duration(len(req.Text))*10*time.Millisecond)
+		pcm := dsp.Sine(440, 0.3, s.rate, time.Duration(len(req.Text))*10*time.Millisecond)
 		if s.words {
 			var ws []Word
 			at := 0
@@ -156,7 +156,7 @@ func TestServiceResamplesToTheOutputRate(t *testing.T) {
 			Task: pipeline.TaskOptions{AudioOutSampleRate: tc.out},
 		})
 		var pcm []byte
-		maxFrame := audio.FrameBytes(tc.out, 1, DefaultFrameDuration)
+		maxFrame := dsp.FrameBytes(tc.out, 1, DefaultFrameDuration)
 		for _, f := range res.Down() {
 			if a, ok := f.(*frames.TTSAudioRaw); ok {
 				if a.SampleRate != tc.out || a.Channels != 1 {
@@ -168,11 +168,11 @@ func TestServiceResamplesToTheOutputRate(t *testing.T) {
 				pcm = append(pcm, a.PCM...)
 			}
 		}
-		got := audio.Duration(pcm, tc.out, 1)
+		got := dsp.Duration(pcm, tc.out, 1)
 		if want := 500 * time.Millisecond; got < want-5*time.Millisecond || got > want+5*time.Millisecond {
 			t.Errorf("%d→%d: %v of audio, want about %v", tc.in, tc.out, got, want)
 		}
-		if f, amp := audio.DominantFrequency(pcm, tc.out, 1, 220, 440, 880); f != 440 || amp < 0.1 {
+		if f, amp := dsp.DominantFrequency(pcm, tc.out, 1, 220, 440, 880); f != 440 || amp < 0.1 {
 			t.Errorf("%d→%d: dominant tone %v Hz at %.2f, want 440 Hz", tc.in, tc.out, f, amp)
 		}
 	}
@@ -190,7 +190,7 @@ func TestServiceReleasesWordsInStepWithAudio(t *testing.T) {
 	for _, f := range res.Down() {
 		switch f := f.(type) {
 		case *frames.TTSAudioRaw:
-			audioMS += float64(audio.Duration(f.PCM, f.SampleRate, 1)) / float64(time.Millisecond)
+			audioMS += float64(dsp.Duration(f.PCM, f.SampleRate, 1)) / float64(time.Millisecond)
 		case *frames.TTSText:
 			if f.AggregatedBy != AggregatedByWord {
 				t.Errorf("text %q aggregated by %q, want word", f.Text, f.AggregatedBy)
@@ -513,11 +513,11 @@ func BenchmarkAudioChunk(b *testing.B) {
 		b.Run(strconv.Itoa(rate), func(b *testing.B) {
 			s := NewService(&fakeSynth{}, Options{})
 			u := &utterance{s: s, cfg: jobConfig{outRate: 24000}}
-			r := &request{u: u, out: nopPusher{}, frameBytes: audio.FrameBytes(24000, 1, DefaultFrameDuration)}
+			r := &request{u: u, out: nopPusher{}, frameBytes: dsp.FrameBytes(24000, 1, DefaultFrameDuration)}
 			if err := u.resampler(r, 0, rate); err != nil {
 				b.Fatal(err)
 			}
-			chunk := audio.Sine(440, 0.3, rate, 20*time.Millisecond)
+			chunk := dsp.Sine(440, 0.3, rate, 20*time.Millisecond)
 			b.SetBytes(int64(len(chunk)))
 			b.ReportAllocs()
 			for b.Loop() {

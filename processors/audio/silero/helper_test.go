@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 )
 
 // testModel loads the model from DefaultModelPath, or skips the test when
@@ -57,7 +57,7 @@ func readWAV(tb testing.TB, name string) ([]int16, int) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	w, err := audio.DecodeWAV(data)
+	w, err := dsp.DecodeWAV(data)
 	if err != nil {
 		tb.Fatalf("%s.wav: %v", name, err)
 	}

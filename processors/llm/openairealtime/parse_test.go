@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 )
 
 // scriptEvents returns the server events of every testdata script, with
@@ -197,7 +197,7 @@ func BenchmarkParseTranscriptDelta(b *testing.B) {
 // BenchmarkAudioAppendEvent measures the cost of sending one 20 ms frame of
 // 16 kHz user audio: resampling to 24 kHz and encoding the append event.
 func BenchmarkAudioAppendEvent(b *testing.B) {
-	rs, err := audio.NewResampler(16000, apiRate, 1, audio.ResamplerOptions{})
+	rs, err := dsp.NewResampler(16000, apiRate, 1, dsp.ResamplerOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,10 +17,10 @@ import (
 	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/tts"
@@ -65,8 +65,8 @@ type state struct {
 	wdog      *time.Timer     // closes ws when a write hangs
 	wdogFired atomic.Bool
 
-	inRS     map[int]*audio.Resampler // by input rate, at most maxInputResamplers
-	outRS    *audio.Resampler
+	inRS     map[int]*dsp.Resampler // by input rate, at most maxInputResamplers
+	outRS    *dsp.Resampler
 	badAudio uint64 // input frames dropped for their format
 
 	ev        event
@@ -593,13 +593,13 @@ func (st *state) inputPCM(a *frames.InputAudioRaw) []byte {
 	rs := st.inRS[a.SampleRate]
 	if rs == nil {
 		var err error
-		rs, err = audio.NewResampler(a.SampleRate, apiRate, 1, audio.ResamplerOptions{})
+		rs, err = dsp.NewResampler(a.SampleRate, apiRate, 1, dsp.ResamplerOptions{})
 		if err != nil {
 			st.p.log.Warn("realtime: user audio at a rate the resampler refuses", zap.Int("rate", a.SampleRate), zap.Error(err))
 			return nil
 		}
 		if st.inRS == nil || len(st.inRS) >= maxInputResamplers {
-			st.inRS = make(map[int]*audio.Resampler, maxInputResamplers)
+			st.inRS = make(map[int]*dsp.Resampler, maxInputResamplers)
 		}
 		st.inRS[a.SampleRate] = rs
 	}
@@ -845,7 +845,7 @@ func (st *state) audioDelta(ev *event) error {
 	st.itemSamples += int64(len(pcm) / 2)
 	if st.outRate != apiRate {
 		if st.outRS == nil {
-			rs, err := audio.NewResampler(apiRate, st.outRate, 1, audio.ResamplerOptions{})
+			rs, err := dsp.NewResampler(apiRate, st.outRate, 1, dsp.ResamplerOptions{})
 			if err != nil {
 				return fmt.Errorf("openairealtime: output rate %d: %w (%w)", st.outRate, err, frames.ErrPermanent)
 			}

@@ -17,10 +17,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/openaiapi"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/upstream"
 )
@@ -161,7 +161,7 @@ func (c *Client) form(u stt.Utterance) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
 	}
-	if _, err := part.Write(audio.AppendWAV(nil, u.PCM, u.SampleRate, u.Channels)); err != nil {
+	if _, err := part.Write(dsp.AppendWAV(nil, u.PCM, u.SampleRate, u.Channels)); err != nil {
 		return nil, "", fmt.Errorf("openai stt: building the form: %w", err)
 	}
 	fields := [][2]string{{"model", c.opts.Model}, {"response_format", c.opts.ResponseFormat}}

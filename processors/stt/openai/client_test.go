@@ -14,22 +14,22 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/upstream"
 )
 
 func utterance() stt.Utterance {
-	return stt.Utterance{PCM: audio.Sine(440, 0.3, 16000, 500*time.Millisecond), SampleRate: 16000, Channels: 1}
+	return stt.Utterance{PCM: dsp.Sine(440, 0.3, 16000, 500*time.Millisecond), SampleRate: 16000, Channels: 1}
 }
 
 // upload is what the fake server received.
 type upload struct {
 	fields map[string]string
-	file   audio.WAV
+	file   dsp.WAV
 	name   string
 	ctype  string
 	auth   string
@@ -58,7 +58,7 @@ func fakeServer(t *testing.T, status int, ctype string, body []byte) (*httptest.
 			f, _ := fhs[0].Open()
 			data, _ := io.ReadAll(f)
 			f.Close()
-			up.file, _ = audio.DecodeWAV(data)
+			up.file, _ = dsp.DecodeWAV(data)
 			up.name, up.ctype = fhs[0].Filename, fhs[0].Header.Get("Content-Type")
 		}
 		mu.Lock()
@@ -214,7 +214,7 @@ func TestThroughTheSegmentedService(t *testing.T) {
 	s := stt.NewSegmented(New(Options{BaseURL: srv.URL + "/v1"}), stt.SegmentedOptions{})
 	var send []frames.Frame
 	send = append(send, &frames.VADUserStartedSpeaking{})
-	tone := audio.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
+	tone := dsp.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
 	for range 25 {
 		send = append(send, &frames.InputAudioRaw{Audio: frames.Audio{PCM: tone.Append(nil, 320), SampleRate: 16000, Channels: 1}, UserID: "u1"})
 	}

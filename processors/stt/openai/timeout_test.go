@@ -5,11 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/llmhttp"
 	"github.com/framewire/framewire/internal/llmhttp/llmhttptest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 	"github.com/framewire/framewire/processors/upstream"
 )
@@ -75,7 +75,7 @@ func TestSilentServerThroughTheSegmentedService(t *testing.T) {
 	c := New(Options{BaseURL: srv.URL, HTTP: upstream.HTTP{HTTPClient: srv.Client(), Timeouts: llmhttptest.ShortTimeouts}})
 	s := stt.NewSegmented(c, stt.SegmentedOptions{})
 	send := []frames.Frame{&frames.VADUserStartedSpeaking{}}
-	tone := audio.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
+	tone := dsp.Tone{Freq: 300, Amplitude: 0.3, SampleRate: 16000}
 	for range 25 {
 		send = append(send, &frames.InputAudioRaw{Audio: frames.Audio{PCM: tone.Append(nil, 320), SampleRate: 16000, Channels: 1}, UserID: "u1"})
 	}

@@ -96,8 +96,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/stt"
 )
 
@@ -242,7 +242,7 @@ func (e *Engine) Open(ctx context.Context, f stt.Format) (*Session, error) {
 		aborted: make(chan struct{}),
 	}
 	if f.SampleRate != rate {
-		rs, err := audio.NewResampler(f.SampleRate, rate, 1, audio.ResamplerOptions{})
+		rs, err := dsp.NewResampler(f.SampleRate, rate, 1, dsp.ResamplerOptions{})
 		if err != nil {
 			return nil, permanentError{fmt.Errorf("pocketsphinx: audio rate %d Hz: %w", f.SampleRate, err)}
 		}
@@ -377,7 +377,7 @@ type Session struct {
 	// this session's audio (see finish).
 	adapted bool
 
-	rs   *audio.Resampler
+	rs   *dsp.Resampler
 	mono []byte
 	conv []byte
 
@@ -409,7 +409,7 @@ func (s *Session) SendAudio(ctx context.Context, pcm []byte) error {
 		return errors.New("pocketsphinx: session closed")
 	}
 	if s.in.Channels > 1 {
-		s.mono = audio.AppendMono(s.mono[:0], pcm, s.in.Channels)
+		s.mono = dsp.AppendMono(s.mono[:0], pcm, s.in.Channels)
 		pcm = s.mono
 	}
 	if s.rs != nil {

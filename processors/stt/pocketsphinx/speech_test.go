@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/processors/stt"
 )
 
@@ -56,7 +56,7 @@ func speak(t testing.TB, voice, text string) []byte {
 		t.Fatal(err)
 	}
 	pcm, sr := parseWAV(t, wav)
-	rs, err := audio.NewResampler(sr, rate, 1, audio.ResamplerOptions{})
+	rs, err := dsp.NewResampler(sr, rate, 1, dsp.ResamplerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

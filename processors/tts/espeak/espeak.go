@@ -14,7 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/tts/internal/wavstream"
 )
@@ -178,7 +178,7 @@ func (s *Synthesizer) stream(ctx context.Context, stdout io.Reader, yield func(t
 		if n > 0 {
 			pcm := buf[:n]
 			if h.Channels > 1 {
-				mono = audio.AppendMono(mono[:0], pcm, h.Channels)
+				mono = dsp.AppendMono(mono[:0], pcm, h.Channels)
 				pcm = mono
 			}
 			if !yield(tts.Chunk{Audio: pcm, SampleRate: h.SampleRate}, nil) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/tts"
 )
 
@@ -47,11 +47,11 @@ func TestSpeaksWithEspeakNG(t *testing.T) {
 	if rate != 22050 {
 		t.Errorf("rate %d, want espeak-ng's 22050", rate)
 	}
-	d := audio.Duration(pcm, rate, 1)
+	d := dsp.Duration(pcm, rate, 1)
 	if d < time.Second || d > 6*time.Second {
 		t.Errorf("%v of audio for one sentence", d)
 	}
-	if db := audio.DBFS(pcm); db < -40 {
+	if db := dsp.DBFS(pcm); db < -40 {
 		t.Errorf("speech at %.1f dBFS: too quiet to be speech", db)
 	}
 }
@@ -87,7 +87,7 @@ func TestThroughTheServiceAtTheOutputRate(t *testing.T) {
 			texts = append(texts, f.Text)
 		}
 	}
-	if d := audio.Duration(pcm, 48000, 1); d < 500*time.Millisecond {
+	if d := dsp.Duration(pcm, 48000, 1); d < 500*time.Millisecond {
 		t.Errorf("only %v of audio", d)
 	}
 	if strings.Join(texts, "|") != "One sentence.|Two sentences." {
@@ -100,7 +100,7 @@ func TestThroughTheServiceAtTheOutputRate(t *testing.T) {
 func fakeEspeak(t *testing.T, body string) string {
 	t.Helper()
 	dir := t.TempDir()
-	head := audio.AppendWAV(nil, audio.Sine(440, 0.3, 22050, 100*time.Millisecond), 22050, 1)
+	head := dsp.AppendWAV(nil, dsp.Sine(440, 0.3, 22050, 100*time.Millisecond), 22050, 1)
 	if err := os.WriteFile(filepath.Join(dir, "head.wav"), head, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestErrors(t *testing.T) {
 		pcmLen int
 	}{
 		{"exit status with stderr", "echo 'Error: voice does not exist' >&2\nexit 1", "voice does not exist", nil, 0},
-		{"not a WAV", "echo this is not audio", "no RIFF/WAVE header", audio.ErrNotWAV, 0},
+		{"not a WAV", "echo this is not audio", "no RIFF/WAVE header", dsp.ErrNotWAV, 0},
 		{"dies mid-stream", "cat head.wav\nexit 3", "exit status 3", nil, 4410},
 	}
 	for _, tc := range tests {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/openaiapi/openaiapitest"
 	"github.com/framewire/framewire/pipeline/pipelinetest"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/tts"
 	"github.com/framewire/framewire/processors/upstream"
 )
@@ -224,8 +224,8 @@ func TestWrongMediaTypes(t *testing.T) {
 }
 
 func TestWAVAnswersAreRead(t *testing.T) {
-	pcm := audio.Sine(300, 0.3, 22050, 200*time.Millisecond)
-	srv := openaiapitest.New(t, openaiapitest.Answer{ContentType: "audio/wav", Body: audio.AppendWAV(nil, pcm, 22050, 1)})
+	pcm := dsp.Sine(300, 0.3, 22050, 200*time.Millisecond)
+	srv := openaiapitest.New(t, openaiapitest.Answer{ContentType: "audio/wav", Body: dsp.AppendWAV(nil, pcm, 22050, 1)})
 	got, _, rate, err := collect(context.Background(), New(Options{BaseURL: srv.URL}), "hi")
 	if err != nil || rate != 22050 || !bytes.Equal(got, pcm) {
 		t.Fatalf("WAV answer: %d bytes at %d Hz, err %v", len(got), rate, err)
@@ -273,7 +273,7 @@ func (b bare) StatusCode() int     { return http.StatusOK }
 // answer reader: a clear error or audio, never a panic or a hang.
 func FuzzAudioAnswer(f *testing.F) {
 	f.Add("audio/pcm", openaiapitest.Fixture(f, "speech_hello.pcm")[:2000])
-	f.Add("audio/wav", audio.AppendWAV(nil, make([]byte, 100), 16000, 1))
+	f.Add("audio/wav", dsp.AppendWAV(nil, make([]byte, 100), 16000, 1))
 	f.Add("application/json", openaiapitest.Fixture(f, "error_401.json"))
 	f.Add("text/html", openaiapitest.Fixture(f, "error_502.html"))
 	f.Add("audio/L16; rate=16000", []byte{1, 2, 3})

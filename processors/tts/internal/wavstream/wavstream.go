@@ -1,6 +1,6 @@
 // Package wavstream reads the header of a WAV stream, such as the one
 // espeak-ng writes to stdout or an HTTP response body, so the PCM that
-// follows can be read as it arrives. audio.DecodeWAV needs the whole file;
+// follows can be read as it arrives. dsp.DecodeWAV needs the whole file;
 // this does not.
 package wavstream
 
@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 )
 
 // Header is the format of a WAV stream, read up to the start of its data.
@@ -33,14 +33,14 @@ const (
 // ReadHeader reads a RIFF/WAVE header from r, leaving r at the first byte
 // of the sample data. It accepts 16-bit integer PCM (plain or
 // WAVE_FORMAT_EXTENSIBLE) and skips other chunks up to a bounded size.
-// Errors wrap audio.ErrNotWAV or audio.ErrUnsupportedWAV where they apply.
+// Errors wrap dsp.ErrNotWAV or dsp.ErrUnsupportedWAV where they apply.
 func ReadHeader(r io.Reader) (Header, error) {
 	var b [12]byte
 	if _, err := io.ReadFull(r, b[:12]); err != nil {
 		return Header{}, fmt.Errorf("wav stream: reading the RIFF header: %w", eofIsUnexpected(err))
 	}
 	if string(b[0:4]) != "RIFF" || string(b[8:12]) != "WAVE" {
-		return Header{}, fmt.Errorf("wav stream: %w: no RIFF/WAVE header (starts with %q)", audio.ErrNotWAV, b[:4])
+		return Header{}, fmt.Errorf("wav stream: %w: no RIFF/WAVE header (starts with %q)", dsp.ErrNotWAV, b[:4])
 	}
 	var (
 		h       Header
@@ -103,9 +103,9 @@ func (h *Header) parseFormat(c []byte) error {
 	}
 	switch {
 	case format != 1:
-		return fmt.Errorf("wav stream: %w: format code %#x (only integer PCM is read)", audio.ErrUnsupportedWAV, format)
+		return fmt.Errorf("wav stream: %w: format code %#x (only integer PCM is read)", dsp.ErrUnsupportedWAV, format)
 	case bits != 16:
-		return fmt.Errorf("wav stream: %w: %d bits per sample (only 16 is read)", audio.ErrUnsupportedWAV, bits)
+		return fmt.Errorf("wav stream: %w: %d bits per sample (only 16 is read)", dsp.ErrUnsupportedWAV, bits)
 	case channels < 1 || channels > 8:
 		return fmt.Errorf("wav stream: %d channels, want 1 to 8", channels)
 	case rate < 1000 || rate > 384000:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framewire/framewire/processors/audio"
+	"github.com/framewire/framewire/dsp"
 )
 
 func TestReadHeaderOfEspeakStream(t *testing.T) {
@@ -32,8 +32,8 @@ func TestReadHeaderOfEspeakStream(t *testing.T) {
 }
 
 func TestReadHeaderOfAFile(t *testing.T) {
-	pcm := audio.Sine(440, 0.1, 16000, 10*time.Millisecond)
-	file := audio.AppendWAV(nil, pcm, 16000, 2)
+	pcm := dsp.Sine(440, 0.1, 16000, 10*time.Millisecond)
+	file := dsp.AppendWAV(nil, pcm, 16000, 2)
 	r := bytes.NewReader(file)
 	h, err := ReadHeader(r)
 	if err != nil {
@@ -102,11 +102,11 @@ func TestReadHeaderErrors(t *testing.T) {
 		is   error
 	}{
 		{"empty", nil, "unexpected EOF", io.ErrUnexpectedEOF},
-		{"json error body", []byte(`{"error":{"message":"nope"}}`), "no RIFF/WAVE header", audio.ErrNotWAV},
-		{"mp3", []byte("ID3\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00"), "no RIFF/WAVE header", audio.ErrNotWAV},
+		{"json error body", []byte(`{"error":{"message":"nope"}}`), "no RIFF/WAVE header", dsp.ErrNotWAV},
+		{"mp3", []byte("ID3\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00"), "no RIFF/WAVE header", dsp.ErrNotWAV},
 		{"truncated chunk header", wav()[:14], "reading a chunk header", io.ErrUnexpectedEOF},
-		{"float samples", wav("fmt ", fmtChunk(3, 1, 24000, 32), "data", ""), "format code 0x3", audio.ErrUnsupportedWAV},
-		{"8-bit samples", wav("fmt ", fmtChunk(1, 1, 8000, 8), "data", ""), "8 bits per sample", audio.ErrUnsupportedWAV},
+		{"float samples", wav("fmt ", fmtChunk(3, 1, 24000, 32), "data", ""), "format code 0x3", dsp.ErrUnsupportedWAV},
+		{"8-bit samples", wav("fmt ", fmtChunk(1, 1, 8000, 8), "data", ""), "8 bits per sample", dsp.ErrUnsupportedWAV},
 		{"data first", wav("data", ""), "data chunk before the fmt chunk", nil},
 		{"short fmt", wav("fmt ", "abcd"), "fmt chunk of 4 bytes", nil},
 		{"silly rate", wav("fmt ", fmtChunk(1, 1, 10, 16), "data", ""), "sample rate 10 Hz", nil},
@@ -139,11 +139,11 @@ func TestReadHeaderBoundsSkippedChunks(t *testing.T) {
 }
 
 // FuzzReadHeader: whatever the bytes, ReadHeader returns a sane format or
-// an error, never panics, and agrees with audio.DecodeWAV on the format.
+// an error, never panics, and agrees with dsp.DecodeWAV on the format.
 func FuzzReadHeader(f *testing.F) {
 	head, _ := os.ReadFile("testdata/espeak-head.wav")
 	f.Add(head)
-	f.Add(audio.AppendWAV(nil, make([]byte, 64), 24000, 1))
+	f.Add(dsp.AppendWAV(nil, make([]byte, 64), 24000, 1))
 	f.Add(wav("LIST", "odd", "fmt ", fmtChunk(1, 2, 44100, 16), "data", "abcd"))
 	f.Add([]byte("RIFF"))
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -154,7 +154,7 @@ func FuzzReadHeader(f *testing.F) {
 		if h.SampleRate < 1000 || h.Channels < 1 || h.DataBytes < -1 {
 			t.Fatalf("accepted header %+v", h)
 		}
-		if w, err := audio.DecodeWAV(data); err == nil && (w.SampleRate != h.SampleRate || w.Channels != h.Channels) {
+		if w, err := dsp.DecodeWAV(data); err == nil && (w.SampleRate != h.SampleRate || w.Channels != h.Channels) {
 			t.Fatalf("DecodeWAV reads %d Hz × %d, ReadHeader %d Hz × %d", w.SampleRate, w.Channels, h.SampleRate, h.Channels)
 		}
 	})

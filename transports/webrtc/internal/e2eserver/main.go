@@ -27,9 +27,9 @@ import (
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -237,7 +237,7 @@ func queueTone(task *pipeline.Task, hz float64, d time.Duration) {
 	if hz <= 0 || d <= 0 || d > 10*time.Second {
 		return
 	}
-	pcm := audio.Sine(hz, 0.3, 24000, d)
+	pcm := dsp.Sine(hz, 0.3, 24000, d)
 	for len(pcm) > 0 {
 		n := min(1920, len(pcm))
 		task.QueueFrame(&frames.OutputAudioRaw{Audio: frames.Audio{PCM: pcm[:n], SampleRate: 24000, Channels: 1}})
@@ -261,7 +261,7 @@ func (m *audioMeter) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frame
 	m.pcm = append(m.pcm, a.PCM...)
 	if m.frames == 50 {
 		event("input-audio", map[string]any{"session": m.s.ID(), "frames": m.frames, "rate": a.SampleRate,
-			"channels": a.Channels, "bytes": len(a.PCM), "rms": audio.RMS(m.pcm)})
+			"channels": a.Channels, "bytes": len(a.PCM), "rms": dsp.RMS(m.pcm)})
 		m.pcm = nil
 	}
 	return nil

@@ -29,6 +29,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/audio/silero"
 )
@@ -278,7 +279,7 @@ func speak(dir string, i int, voice, text string) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := audio.DecodeWAV(data)
+	w, err := dsp.DecodeWAV(data)
 	if err != nil {
 		return nil, err
 	}
@@ -287,7 +288,7 @@ func speak(dir string, i int, voice, text string) ([]float64, error) {
 	}
 	pcm := w.PCM
 	if w.SampleRate != rate {
-		r, err := audio.NewResampler(w.SampleRate, rate, 1, audio.ResamplerOptions{})
+		r, err := dsp.NewResampler(w.SampleRate, rate, 1, dsp.ResamplerOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +296,7 @@ func speak(dir string, i int, voice, text string) ([]float64, error) {
 	}
 	x := make([]float64, len(pcm)/2)
 	for i := range x {
-		x[i] = float64(audio.SampleAt(pcm, i)) / 32768
+		x[i] = float64(dsp.SampleAt(pcm, i)) / 32768
 	}
 	return x, nil
 }

@@ -1,4 +1,4 @@
-package audio
+package dsp
 
 import (
 	"encoding/binary"
@@ -41,7 +41,7 @@ const (
 // The returned PCM aliases data.
 func DecodeWAV(data []byte) (WAV, error) {
 	if len(data) < 12 || string(data[0:4]) != "RIFF" || string(data[8:12]) != "WAVE" {
-		return WAV{}, fmt.Errorf("audio: decode WAV: %w: missing RIFF/WAVE header", ErrNotWAV)
+		return WAV{}, fmt.Errorf("dsp: decode WAV: %w: missing RIFF/WAVE header", ErrNotWAV)
 	}
 	var w WAV
 	haveFmt := false
@@ -52,7 +52,7 @@ func DecodeWAV(data []byte) (WAV, error) {
 		body := rest[8:]
 		if size > uint64(len(body)) {
 			if id != "data" {
-				return WAV{}, fmt.Errorf("audio: decode WAV: chunk %q declares %d bytes but only %d remain", id, size, len(body))
+				return WAV{}, fmt.Errorf("dsp: decode WAV: chunk %q declares %d bytes but only %d remain", id, size, len(body))
 			}
 			size = uint64(len(body)) // a streamed file: read to the end
 		}
@@ -65,7 +65,7 @@ func DecodeWAV(data []byte) (WAV, error) {
 			haveFmt = true
 		case "data":
 			if !haveFmt {
-				return WAV{}, fmt.Errorf("audio: decode WAV: data chunk before fmt chunk")
+				return WAV{}, fmt.Errorf("dsp: decode WAV: data chunk before fmt chunk")
 			}
 			fb := 2 * w.Channels
 			w.PCM = chunk[:len(chunk)-len(chunk)%fb]
@@ -78,14 +78,14 @@ func DecodeWAV(data []byte) (WAV, error) {
 		rest = body[next:]
 	}
 	if !haveFmt {
-		return WAV{}, fmt.Errorf("audio: decode WAV: %w: no fmt chunk", ErrNotWAV)
+		return WAV{}, fmt.Errorf("dsp: decode WAV: %w: no fmt chunk", ErrNotWAV)
 	}
-	return WAV{}, fmt.Errorf("audio: decode WAV: no data chunk")
+	return WAV{}, fmt.Errorf("dsp: decode WAV: no data chunk")
 }
 
 func (w *WAV) parseFormat(c []byte) error {
 	if len(c) < 16 {
-		return fmt.Errorf("audio: decode WAV: fmt chunk is %d bytes, want at least 16", len(c))
+		return fmt.Errorf("dsp: decode WAV: fmt chunk is %d bytes, want at least 16", len(c))
 	}
 	format := binary.LittleEndian.Uint16(c[0:2])
 	channels := int(binary.LittleEndian.Uint16(c[2:4]))
@@ -96,21 +96,21 @@ func (w *WAV) parseFormat(c []byte) error {
 		// cbSize, valid bits, channel mask, then the sub-format GUID whose
 		// first two bytes are the format code.
 		if len(c) < 26 {
-			return fmt.Errorf("audio: decode WAV: extensible fmt chunk is %d bytes, want at least 26", len(c))
+			return fmt.Errorf("dsp: decode WAV: extensible fmt chunk is %d bytes, want at least 26", len(c))
 		}
 		format = binary.LittleEndian.Uint16(c[24:26])
 	}
 	switch {
 	case format != wavFormatPCM:
-		return fmt.Errorf("audio: decode WAV: %w: format code %#x (only integer PCM is read)", ErrUnsupportedWAV, format)
+		return fmt.Errorf("dsp: decode WAV: %w: format code %#x (only integer PCM is read)", ErrUnsupportedWAV, format)
 	case bits != 16:
-		return fmt.Errorf("audio: decode WAV: %w: %d bits per sample (only 16 is read)", ErrUnsupportedWAV, bits)
+		return fmt.Errorf("dsp: decode WAV: %w: %d bits per sample (only 16 is read)", ErrUnsupportedWAV, bits)
 	case channels < 1 || channels > maxChannels:
-		return fmt.Errorf("audio: decode WAV: %d channels, want 1 to %d", channels, maxChannels)
+		return fmt.Errorf("dsp: decode WAV: %d channels, want 1 to %d", channels, maxChannels)
 	case rate < 1 || rate > maxRate:
-		return fmt.Errorf("audio: decode WAV: sample rate %d Hz, want 1 to %d", rate, maxRate)
+		return fmt.Errorf("dsp: decode WAV: sample rate %d Hz, want 1 to %d", rate, maxRate)
 	case align != 2*channels:
-		return fmt.Errorf("audio: decode WAV: block align %d, want %d for %d channels of 16 bits", align, 2*channels, channels)
+		return fmt.Errorf("dsp: decode WAV: block align %d, want %d for %d channels of 16 bits", align, 2*channels, channels)
 	}
 	w.Channels, w.SampleRate = channels, int(rate)
 	return nil
@@ -124,10 +124,10 @@ func ReadWAV(r io.Reader, maxBytes int64) (WAV, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
 	if err != nil {
-		return WAV{}, fmt.Errorf("audio: read WAV: %w", err)
+		return WAV{}, fmt.Errorf("dsp: read WAV: %w", err)
 	}
 	if int64(len(data)) > maxBytes {
-		return WAV{}, fmt.Errorf("audio: read WAV: larger than the %d-byte limit", maxBytes)
+		return WAV{}, fmt.Errorf("dsp: read WAV: larger than the %d-byte limit", maxBytes)
 	}
 	return DecodeWAV(data)
 }
@@ -159,7 +159,7 @@ func AppendWAV(dst, pcm []byte, sampleRate, channels int) []byte {
 // WriteWAV writes pcm to w as a WAV file (see [AppendWAV]).
 func WriteWAV(w io.Writer, pcm []byte, sampleRate, channels int) error {
 	if _, err := w.Write(AppendWAV(nil, pcm, sampleRate, channels)); err != nil {
-		return fmt.Errorf("audio: write WAV: %w", err)
+		return fmt.Errorf("dsp: write WAV: %w", err)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package audio
+package dsp
 
 import (
 	"encoding/binary"

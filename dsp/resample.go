@@ -1,4 +1,4 @@
-package audio
+package dsp
 
 import (
 	"encoding/binary"
@@ -84,13 +84,13 @@ type Resampler struct {
 // design takes up to several milliseconds).
 func NewResampler(inRate, outRate, channels int, opts ResamplerOptions) (*Resampler, error) {
 	if inRate <= 0 || inRate > maxRate || outRate <= 0 || outRate > maxRate {
-		return nil, fmt.Errorf("audio: resampler rates must be between 1 and %d Hz, got %d to %d", maxRate, inRate, outRate)
+		return nil, fmt.Errorf("dsp: resampler rates must be between 1 and %d Hz, got %d to %d", maxRate, inRate, outRate)
 	}
 	if hi, lo := max(inRate, outRate), min(inRate, outRate); hi > MaxResampleRatio*lo {
-		return nil, fmt.Errorf("audio: resampler rates %d Hz and %d Hz are more than %d times apart", inRate, outRate, MaxResampleRatio)
+		return nil, fmt.Errorf("dsp: resampler rates %d Hz and %d Hz are more than %d times apart", inRate, outRate, MaxResampleRatio)
 	}
 	if channels <= 0 || channels > maxChannels {
-		return nil, fmt.Errorf("audio: resampler channel count must be between 1 and %d, got %d", maxChannels, channels)
+		return nil, fmt.Errorf("dsp: resampler channel count must be between 1 and %d, got %d", maxChannels, channels)
 	}
 	if opts.Attenuation == 0 {
 		opts.Attenuation = 80
@@ -99,10 +99,10 @@ func NewResampler(inRate, outRate, channels int, opts ResamplerOptions) (*Resamp
 		opts.Passband = 0.9
 	}
 	if opts.Attenuation < 20 || opts.Attenuation > 200 {
-		return nil, fmt.Errorf("audio: resampler attenuation must be between 20 and 200 dB, got %g", opts.Attenuation)
+		return nil, fmt.Errorf("dsp: resampler attenuation must be between 20 and 200 dB, got %g", opts.Attenuation)
 	}
 	if opts.Passband < 0.5 || opts.Passband > 0.99 {
-		return nil, fmt.Errorf("audio: resampler passband must be between 0.5 and 0.99, got %g", opts.Passband)
+		return nil, fmt.Errorf("dsp: resampler passband must be between 0.5 and 0.99, got %g", opts.Passband)
 	}
 	g := gcd(inRate, outRate)
 	r := &Resampler{
@@ -497,7 +497,7 @@ func (r *Resampler) process(out []int16, srcBytes []byte, srcSamples []int16) []
 	}
 	if k != nOut {
 		// Cannot happen: OutputFrames and the loop count the same instants.
-		panic(fmt.Sprintf("audio: resampler produced %d frames, expected %d", k, nOut))
+		panic(fmt.Sprintf("dsp: resampler produced %d frames, expected %d", k, nOut))
 	}
 	// Drop history no later output needs.
 	drop := min(pos, avail)
