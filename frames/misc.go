@@ -66,13 +66,27 @@ type OutputTransportMessage struct {
 	Ordered
 	// Message is the encoded message.
 	Message []byte
+	// Type is the message's type, as the protocol names it ("bot-output"),
+	// set by whoever encoded it, so that a transport, a logger or
+	// telemetry need not parse Message; "" when unknown.
+	Type string
+	// Supersede, when not 0, says that a newer message with the same key
+	// makes this one worthless to the client (an audio level, a progress
+	// update): a transport that queues messages for a slow reader may
+	// leave the older out. 0, the default, is never left out.
+	Supersede uint64
 }
 
 // OutputTransportMessageUrgent is a message for the client that overtakes
-// queued frames. RTVI messages use it.
+// queued frames. RTVI messages use it. Type and Supersede are as in
+// [OutputTransportMessage].
 type OutputTransportMessageUrgent struct {
 	Base
 	System
 	// Message is the encoded message.
 	Message []byte
+	// Type is the message's type; "" when unknown.
+	Type string
+	// Supersede is the supersede key; 0 for none.
+	Supersede uint64
 }

@@ -20,6 +20,9 @@
 //
 // Everything the server says leaves as frames.OutputTransportMessageUrgent
 // pushed downstream from the processor, for the output transport to send.
+// The frame names the message's type and, for the messages a newer one
+// makes worthless (audio levels, a worker's progress update), a supersede
+// key, so that no transport parses RTVI (docs/decisions/frame-metadata.md).
 // The vocabulary of the UI task lifecycle is chosen per client: ui-task for
 // RTVI 1.3.x clients, ui-job-group for everything else (see
 // docs/decisions/rtvi-vocabulary.md).

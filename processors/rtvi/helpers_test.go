@@ -62,6 +62,18 @@ func decodeAny(t testing.TB, b []byte) any {
 	return v
 }
 
+// decodeSent decodes the message of m and checks that the frame's Type
+// is the message's type: the frame describes itself truthfully.
+func decodeSent(t testing.TB, m *frames.OutputTransportMessageUrgent) any {
+	t.Helper()
+	v := decodeAny(t, m.Message)
+	o, _ := v.(obj)
+	if typ, _ := o["type"].(string); typ != m.Type {
+		t.Errorf("frame Type %q, message type %q: %s", m.Type, typ, m.Message)
+	}
+	return v
+}
+
 // pusher records what is pushed through it, from any goroutine.
 type pusher struct {
 	mu     sync.Mutex
@@ -86,7 +98,7 @@ func (r *pusher) messages(t testing.TB) []any {
 	var out []any
 	for _, f := range r.frames {
 		if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
-			out = append(out, decodeAny(t, m.Message))
+			out = append(out, decodeSent(t, m))
 		}
 	}
 	r.frames, r.dirs = nil, nil
@@ -153,7 +165,7 @@ func sent(t testing.TB, fs []frames.Frame) []any {
 	var out []any
 	for _, f := range fs {
 		if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
-			out = append(out, decodeAny(t, m.Message))
+			out = append(out, decodeSent(t, m))
 		}
 	}
 	return out

@@ -477,7 +477,9 @@ func (o *Observer) handle(f frames.Frame, src observers.Node) {
 		o.send(wire.Message{Type: wire.TypeUICommand, Data: wire.UICommand{Command: f.Command, Payload: f.Payload}})
 	case *UITaskFrame:
 		if f.Event != nil {
-			o.send(wire.TaskMessage(f.Event, o.p.ClientVersion().Vocabulary()))
+			m := wire.TaskMessage(f.Event, o.p.ClientVersion().Vocabulary())
+			o.buf = m.AppendJSON(o.buf[:0])
+			o.push(m.Type, taskKey(m.Type, f.Event))
 		}
 	case *ConfigureObserverFrame:
 		if f.FunctionCallReportLevels != nil {
@@ -517,15 +519,15 @@ func (o *Observer) level(name string) ReportLevel {
 	return o.levels["*"]
 }
 
-// push hands an encoded message (o.buf) to the processor in a buffer of
-// its own.
-func (o *Observer) push() {
-	o.p.sendBytes(bytes.Clone(o.buf))
+// push hands an encoded message (o.buf) of type typ and supersede key
+// (0: none) to the processor in a buffer of its own.
+func (o *Observer) push(typ string, key uint64) {
+	o.p.sendBytes(bytes.Clone(o.buf), typ, key)
 }
 
 func (o *Observer) send(m wire.Message) {
 	o.buf = m.AppendJSON(o.buf[:0])
-	o.push()
+	o.push(m.Type, 0)
 }
 
 // event sends a message without data when on is true.
@@ -535,13 +537,16 @@ func (o *Observer) event(on bool, typ string) {
 	}
 }
 
-// sendData sends a message whose data is d, without boxing d.
-func sendDataTo[T wire.Payload](o *Observer, typ string, d T) {
+// sendDataTo sends a message whose data is d, without boxing d.
+func sendDataTo[T wire.Payload](o *Observer, typ string, d T) { sendKeyed(o, typ, 0, d) }
+
+// sendKeyed is sendDataTo for a message with supersede key (0: none).
+func sendKeyed[T wire.Payload](o *Observer, typ string, key uint64, d T) {
 	o.buf = append(o.buf[:0], `{"label":"rtvi-ai","type":"`...)
 	o.buf = append(o.buf, typ...)
 	o.buf = append(o.buf, `","data":`...)
 	o.buf = append(d.AppendJSON(o.buf), '}')
-	o.push()
+	o.push(typ, key)
 }
 
 func (o *Observer) sendData(typ string, d wire.Payload) { sendDataTo(o, typ, d) }
@@ -549,7 +554,7 @@ func (o *Observer) sendData(typ string, d wire.Payload) { sendDataTo(o, typ, d) 
 // sendText sends a text message on the hot path.
 func (o *Observer) sendText(typ, text string) {
 	o.buf = wire.AppendTextMessage(o.buf[:0], typ, text)
-	o.push()
+	o.push(typ, 0)
 }
 
 // flushTranscript sends the buffered LLM text as bot-transcription.
@@ -716,7 +721,7 @@ func (o *Observer) audioLevel(e observers.Event) {
 		return
 	}
 	*last, *sent = e.At, true
-	sendDataTo(o, typ, wire.AudioLevel{Value: audioLevel(a.PCM)})
+	sendKeyed(o, typ, levelKey(typ), wire.AudioLevel{Value: audioLevel(a.PCM)})
 }
 
 // audioLevel maps the RMS of 16-bit PCM to [0, 1]: -60 dBFS and below is
@@ -802,4 +807,60 @@ func endOfSentence(text []byte) bool {
 		}
 	}
 	return true
+}
+
+// The supersede keys of the messages a newer one makes worthless to the
+// client, which a transport may leave out of the queue of a client that
+// reads slowly (frames.OutputTransportMessageUrgent.Supersede): the user's
+// and the bot's audio level, keyed by type, and a task group's progress
+// update (job_update, or task_update for RTVI 1.3 clients), keyed by type,
+// group and worker. Every other message has key 0 and is never coalesced:
+// answers, transcripts, the group lifecycle (group_started,
+// job_completed, group_completed), commands, errors, metrics (each carries
+// one processor's figures) and bot-output (its in-progress messages carry
+// words the client adds up).
+
+// levelKey is the key of an audio level message of type typ.
+func levelKey(typ string) uint64 { return nonZero(fnv(fnvOffset, typ)) }
+
+// taskKey is the key of the task lifecycle message of type typ that
+// carries e: non-zero for a progress update only.
+func taskKey(typ string, e wire.TaskEvent) uint64 {
+	var u wire.TaskUpdate
+	switch e := e.(type) {
+	case wire.TaskUpdate:
+		u = e
+	case *wire.TaskUpdate:
+		if e == nil {
+			return 0
+		}
+		u = *e
+	default:
+		return 0
+	}
+	h := fnv(fnvOffset, typ)
+	h = fnv(h^0xff, u.TaskID) // separators no string byte can forge
+	h = fnv(h^0xfe, u.AgentName)
+	return nonZero(h)
+}
+
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// fnv folds s into the FNV-1a hash h.
+func fnv(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= fnvPrime
+	}
+	return h
+}
+
+func nonZero(h uint64) uint64 {
+	if h == 0 {
+		return 1
+	}
+	return h
 }

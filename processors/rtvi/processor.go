@@ -407,12 +407,13 @@ func (p *Processor) waitDrained(ctx context.Context) {
 // set the processor up (after the task ended it is dropped). It never
 // blocks.
 func (p *Processor) Send(m wire.Message) {
-	p.sendBytes(m.Encode())
+	p.sendBytes(m.Encode(), m.Type, 0)
 }
 
-// sendBytes pushes an encoded message downstream.
-func (p *Processor) sendBytes(b []byte) {
-	p.pusher().Push(&frames.OutputTransportMessageUrgent{Message: b}, frames.Downstream)
+// sendBytes pushes an encoded message of type typ downstream, with
+// supersede key (0: none; see the observer's levelKey).
+func (p *Processor) sendBytes(b []byte, typ string, key uint64) {
+	p.pusher().Push(&frames.OutputTransportMessageUrgent{Message: b, Type: typ, Supersede: key}, frames.Downstream)
 }
 
 // pusher is the outlet, or the unit tests' sink.

@@ -66,7 +66,7 @@ func (c *systemLogCore) Write(e zapcore.Entry, fields []zapcore.Field) error {
 			sb.WriteString(strings.TrimSpace(strings.ReplaceAll(fmt.Sprint(v), "\n", " ")))
 		}
 	}
-	c.p.sendBytes(wire.EncodeTextMessage(wire.TypeSystemLog, sb.String()))
+	c.p.sendBytes(wire.EncodeTextMessage(wire.TypeSystemLog, sb.String()), wire.TypeSystemLog, 0)
 	return nil
 }
 

@@ -1,18 +1,17 @@
 package webrtc
 
-import (
-	"bytes"
-	"time"
-)
+import "time"
 
 // outbound is a session's queue of messages for the client that the data
 // channel cannot take yet: before it opens, and while its send buffer holds
 // more than Options.MaxBufferedBytes (the client reads slower than the
 // server writes). It keeps the order of Send. A message that a newer one
-// supersedes (see supersedeKey) is coalesced: when the newer one is queued,
-// the older one is removed from the queue and the newer one takes its
-// place at the tail, so what the client gets is always in the order it was
-// sent, with only superseded messages left out. The session's mu guards it.
+// supersedes (the same non-zero key, which its frame carries:
+// frames.OutputTransportMessageUrgent.Supersede) is coalesced: when the
+// newer one is queued, the older one is removed from the queue and the
+// newer one takes its place at the tail, so what the client gets is always
+// in the order it was sent, with only superseded messages left out. The
+// session's mu guards it.
 type outbound struct {
 	// q[head:] are the queued messages; nil entries were coalesced.
 	q    [][]byte
@@ -129,103 +128,6 @@ func (o *outbound) reset() int {
 	clear(o.latest)
 	o.woke()
 	return n
-}
-
-// RTVI types and fields supersedeKey looks for, as they appear in the
-// encoded message (processors/rtvi/wire writes "type" right after
-// "label", and a ui-job-group's data starts with its kind, id and worker).
-var (
-	typeField       = []byte(`"type":"`)
-	kindField       = []byte(`"kind":"`)
-	jobGroupType    = []byte(`ui-job-group`)
-	taskType        = []byte(`ui-task`)
-	userLevelType   = []byte(`user-audio-level`)
-	botLevelType    = []byte(`bot-audio-level`)
-	jobUpdateKind   = []byte(`job_update`)
-	taskUpdateKind  = []byte(`task_update`)
-	jobIDField      = []byte(`"job_id":"`)
-	taskIDField     = []byte(`"task_id":"`)
-	workerField     = []byte(`"worker_name":"`)
-	agentField      = []byte(`"agent_name":"`)
-	typeKeyMaxBytes = 64
-)
-
-// supersedeKey returns a non-zero key when a newer message with the same
-// key makes msg worthless to the client: the user's and the bot's audio
-// level (keyed by type), and a task group's progress update (job_update,
-// or task_update for RTVI 1.3 clients, keyed by type, job and worker).
-// Everything else returns 0 and is never coalesced: answers, transcripts,
-// the group lifecycle (group_started, job_completed, group_completed),
-// commands, errors, metrics (each carries one processor's figures) and
-// bot-output (its in-progress messages carry words the client adds up).
-// It reads only the first fields of msg, without allocating.
-func supersedeKey(msg []byte) uint64 {
-	typ, rest := stringAfter(msg, typeField, typeKeyMaxBytes)
-	switch {
-	case bytes.Equal(typ, userLevelType), bytes.Equal(typ, botLevelType):
-		return fnv(fnvOffset, typ)
-	case bytes.Equal(typ, jobGroupType), bytes.Equal(typ, taskType):
-	default:
-		return 0
-	}
-	kind, rest := stringAfter(rest, kindField, len(rest))
-	if !bytes.Equal(kind, jobUpdateKind) && !bytes.Equal(kind, taskUpdateKind) {
-		return 0
-	}
-	idField, whoField := jobIDField, workerField
-	if bytes.Equal(kind, taskUpdateKind) {
-		idField, whoField = taskIDField, agentField
-	}
-	id, rest := stringAfter(rest, idField, len(rest))
-	who, _ := stringAfter(rest, whoField, len(rest))
-	if id == nil || who == nil {
-		return 0 // not the shape wire writes: keep it
-	}
-	h := fnv(fnvOffset, typ)
-	h = fnv(h^0xff, id) // a separator no string byte can forge
-	h = fnv(h^0xfe, who)
-	if h == 0 {
-		h = 1
-	}
-	return h
-}
-
-// stringAfter finds field (a key with its opening quote) within the first
-// limit bytes of b and returns the raw (still escaped) string value that
-// follows and the bytes after it; nil when it is not there.
-func stringAfter(b, field []byte, limit int) (value, rest []byte) {
-	head := b
-	if n := limit + len(field); n < len(head) {
-		head = head[:n]
-	}
-	i := bytes.Index(head, field)
-	if i < 0 {
-		return nil, nil
-	}
-	b = b[i+len(field):]
-	for j := 0; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return b[:j], b[j+1:]
-		}
-	}
-	return nil, nil
-}
-
-const (
-	fnvOffset = 14695981039346656037
-	fnvPrime  = 1099511628211
-)
-
-// fnv folds b into the FNV-1a hash h.
-func fnv(h uint64, b []byte) uint64 {
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= fnvPrime
-	}
-	return h
 }
 
 // queued returns a copy of the queued messages, oldest first.

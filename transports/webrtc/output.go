@@ -183,7 +183,7 @@ func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fr
 	}
 	if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
 		h.Consume()
-		o.s.Send(m.Message)
+		o.s.SendSuperseding(m.Message, m.Supersede)
 		return nil
 	}
 	if f.Lane().Ordered() {
@@ -482,7 +482,7 @@ fill:
 			p.add(&f.Audio)
 			o.push(f, dir)
 		case *frames.OutputTransportMessage:
-			o.s.Send(f.Message)
+			o.s.SendSuperseding(f.Message, f.Supersede)
 		case *frames.End, *frames.Stop:
 			last = f
 			break fill

@@ -224,22 +224,26 @@ func (s *Session) Close(reason string) { s.end(reason, false) }
 // for room, which makes the pipeline wait for the client. Nothing the
 // client must see is dropped: a client that takes nothing for
 // [Options.StalledClientTimeout] ends the session instead, and Send
-// returns. Only messages a newer one supersedes (audio levels, progress
-// updates of a task group's worker) are coalesced; see [SessionStats].
+// returns. Send's messages are never coalesced; see [Session.SendSuperseding].
 // The caller gives up msg.
-func (s *Session) Send(msg []byte) { s.send(msg, true) }
+func (s *Session) Send(msg []byte) { s.send(msg, 0, true) }
+
+// SendSuperseding is [Session.Send] for a message that a newer one with
+// the same non-zero key makes worthless to the client (an audio level, a
+// worker's progress update: frames.OutputTransportMessageUrgent's
+// Supersede): while it waits in the outbound queue, a newer message with
+// the same key takes its place (see [SessionStats]). Key 0 is Send.
+func (s *Session) SendSuperseding(msg []byte, key uint64) { s.send(msg, key, true) }
 
 // sendControl queues one of the transport's own few messages (peerLeft,
 // renegotiate, the too-fast warning) without waiting for room: they are
 // small, rare and sent from pion's callbacks, which must not block.
-func (s *Session) sendControl(msg []byte) { s.send(msg, false) }
+func (s *Session) sendControl(msg []byte) { s.send(msg, 0, false) }
 
-func (s *Session) send(msg []byte, wait bool) {
+func (s *Session) send(msg []byte, key uint64, wait bool) {
 	opts := &s.srv.opts
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var key uint64
-	keyed := false // key is classified only for a message that is not sent at once
 	for {
 		if s.closing && s.dc == nil {
 			s.outDropped++
@@ -248,9 +252,6 @@ func (s *Session) send(msg []byte, wait bool) {
 		if s.dc != nil && s.ob.empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
 			s.sendLocked(msg)
 			return
-		}
-		if !keyed {
-			key, keyed = supersedeKey(msg), true
 		}
 		if s.dc == nil { // not open yet, or a restart is under way
 			if key != 0 && s.ob.supersede(key) {
