@@ -51,9 +51,9 @@ test-e2e: deps-e2e
 # per streaming session, and over 1 MiB it fails.
 bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
-	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -n 25,50,75,100 -duration 30s
-	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -idle -separate -n 100
-	$(GO) run $(GOFLAGS_TAGS) ./transports/webrtc/internal/loadbench -voice -separate -n 100 -duration 10s -max-heap-kb-per-session 1024
+	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -n 25,50,75,100 -duration 30s
+	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -idle -separate -n 100
+	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -voice -separate -n 100 -duration 10s -max-heap-kb-per-session 1024
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \

@@ -13,7 +13,7 @@ import { Server, Target, goBuild, launchBrowser, e2eDir, closePage, until } from
 let server, browser, target;
 
 before(async () => {
-  const bin = goBuild("./transports/webrtc/internal/e2eserver", "e2eserver");
+  const bin = goBuild("./cmd/e2eserver", "e2eserver");
   server = new Server({ cmd: bin, args: ["-addr", "127.0.0.1:0", "-static", e2eDir, "-functions"] });
   await server.start();
   browser = await launchBrowser();

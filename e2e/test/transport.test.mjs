@@ -1,6 +1,6 @@
 // The real @pipecat-ai/client-js + @pipecat-ai/small-webrtc-transport in
 // headless Chromium against framewire's transport, served by the e2e
-// server (transports/webrtc/internal/e2eserver), which also serves the
+// server (cmd/e2eserver), which also serves the
 // page. The conformance rows that need no UI agent, plus checks on what
 // the server saw.
 import { describe, it, before, after } from "node:test";
@@ -11,7 +11,7 @@ import { conformanceScenarios } from "../lib/scenarios.mjs";
 let server, browser, target;
 
 before(async () => {
-  const bin = goBuild("./transports/webrtc/internal/e2eserver", "e2eserver");
+  const bin = goBuild("./cmd/e2eserver", "e2eserver");
   server = new Server({ cmd: bin, args: ["-addr", "127.0.0.1:0", "-static", e2eDir] });
   await server.start();
   browser = await launchBrowser();

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // clientFrom returns an HTTP client whose connections come from the
@@ -98,7 +98,7 @@ func TestAnAddressFloodingOffersDoesNotLockOthersOut(t *testing.T) {
 	}
 	ctx := testContext(t, 10*time.Second)
 	start := time.Now()
-	h.dial(ctx, testclient.Options{}) // from 127.0.0.1
+	h.dial(ctx, webrtctest.Options{}) // from 127.0.0.1
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("a client from 127.0.0.1 took %v to connect during the flood, want under 3 s", d)
 	}
@@ -124,7 +124,7 @@ func TestAFullConnectingTableEvictsTheOldestOfTheAddressHoldingMost(t *testing.T
 	oldest := h.sessions[0]
 	h.mu.Unlock()
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{}) // from 127.0.0.1
+	c := h.dial(ctx, webrtctest.Options{}) // from 127.0.0.1
 	select {
 	case <-oldest.Done():
 	case <-ctx.Done():

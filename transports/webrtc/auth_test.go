@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // watchedBody is a request body that records whether it was read.
@@ -130,7 +130,7 @@ func TestBearerTokensAdmitsAClientWithTheTokenOnEveryRequest(t *testing.T) {
 	h := newHarness(t, Options{Authorize: BearerTokens("old-token", "s3cret-token")})
 	ctx := testContext(t, 20*time.Second)
 	withToken := &http.Client{Transport: headerTransport{"Authorization", "Bearer s3cret-token"}}
-	c := h.dial(ctx, testclient.Options{HTTP: withToken})
+	c := h.dial(ctx, webrtctest.Options{HTTP: withToken})
 	eventually(t, 5*time.Second, "candidates patched with the token", func() bool { return c.Patches.Load() > 0 })
 	for _, hdr := range []string{"", "Bearer s3cret-toke", "Bearer s3cret-token2", "Basic czNjcmV0LXRva2Vu", "Bearer  "} {
 		status, _, _ := do(t, "POST", h.url("/start"), "{}", "Authorization", hdr)

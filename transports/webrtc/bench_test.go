@@ -6,7 +6,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // offlineReader returns a track reader of an offline session whose input
@@ -15,7 +15,7 @@ import (
 func offlineReader(tb testing.TB, push func(frames.Frame)) (*audioReader, [][]byte) {
 	tb.Helper()
 	s := offlineSession(tb)
-	payloads, err := testclient.EncodeTone(440, 8000, time.Second)
+	payloads, err := webrtctest.EncodeTone(440, 8000, time.Second)
 	if err != nil {
 		tb.Fatal(err)
 	}

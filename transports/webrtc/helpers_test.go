@@ -18,7 +18,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // bot is the test pipeline's middle: it answers client-ready with
@@ -89,7 +89,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 		opts.Logger = zaptest.NewLogger(t).WithOptions()
 	}
 	if opts.Settings == nil {
-		opts.Settings = testclient.LoopbackOnly
+		opts.Settings = webrtctest.LoopbackOnly
 	}
 	if opts.NewPipeline == nil {
 		opts.NewPipeline = func(_ context.Context, s *Session) (*pipeline.Task, error) {
@@ -141,7 +141,7 @@ func nopLogger() *zap.Logger { return zap.NewNop() }
 func (h *harness) url(path string) string { return h.http.URL + path }
 
 // dial connects a client that the test's cleanup closes.
-func (h *harness) dial(ctx context.Context, opts testclient.Options) *testclient.Client {
+func (h *harness) dial(ctx context.Context, opts webrtctest.Options) *webrtctest.Client {
 	h.t.Helper()
 	c := h.dialUnmanaged(ctx, opts)
 	h.t.Cleanup(c.Close)
@@ -149,12 +149,12 @@ func (h *harness) dial(ctx context.Context, opts testclient.Options) *testclient
 }
 
 // dialUnmanaged connects a client that the caller must close.
-func (h *harness) dialUnmanaged(ctx context.Context, opts testclient.Options) *testclient.Client {
+func (h *harness) dialUnmanaged(ctx context.Context, opts webrtctest.Options) *webrtctest.Client {
 	h.t.Helper()
 	if opts.OfferURL == "" {
 		opts.OfferURL = h.url("/api/offer")
 	}
-	c, err := testclient.Dial(ctx, opts)
+	c, err := webrtctest.Dial(ctx, opts)
 	if err != nil {
 		h.t.Fatalf("dial: %v", err)
 	}
@@ -166,7 +166,7 @@ func (h *harness) dialUnmanaged(ctx context.Context, opts testclient.Options) *t
 }
 
 // session returns the session of the client's pc_id.
-func (h *harness) session(c *testclient.Client) (*Session, *bot, *pipeline.Task) {
+func (h *harness) session(c *webrtctest.Client) (*Session, *bot, *pipeline.Task) {
 	h.t.Helper()
 	s, ok := h.srv.Session(c.PCID())
 	if !ok {

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func nopFactoryForOptions(context.Context, *Session) (*pipeline.Task, error) {
@@ -151,7 +151,7 @@ var statsRead sync.Map
 func TestAPatchOverThePerRequestLimitIsRefusedWhole(t *testing.T) {
 	h := newHarness(t, Options{IncludeLoopback: true})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{NoTrickle: true})
+	c := h.dial(ctx, webrtctest.Options{NoTrickle: true})
 	s, _, _ := h.session(c)
 	seen := func() int {
 		s.remote.mu.Lock()
@@ -178,7 +178,7 @@ func TestRemoteCandidatesOfAConnectionAreCapped(t *testing.T) {
 	core, logs := observer.New(zapcore.WarnLevel)
 	h := newHarness(t, Options{IncludeLoopback: true, Logger: zap.New(core)})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{NoTrickle: true})
+	c := h.dial(ctx, webrtctest.Options{NoTrickle: true})
 	s, _, _ := h.session(c)
 	for i := range 4 { // 4 × 60 distinct candidates, each request under 64
 		status, _, resp := do(t, "PATCH", h.url("/api/offer"), patchBody(c.PCID(), loopbackCandidates(60*i, 60)))
@@ -290,7 +290,7 @@ func TestTooManyCandidatesInAnOfferAreRefused(t *testing.T) {
 func TestOnlyTheCurrentPCIDMayRestartOrRenegotiate(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 30*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	oldID := c.PCID()
 	if err := c.Restart(ctx); err != nil {
@@ -334,7 +334,7 @@ func TestOnlyTheCurrentPCIDMayRestartOrRenegotiate(t *testing.T) {
 func TestRestartAndRenegotiateRefuseAPCIDThatIsNotCurrent(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	body, _ := os.ReadFile("testdata/offer-chrome.json")
 	var offer offerRequest

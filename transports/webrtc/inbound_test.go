@@ -17,7 +17,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func TestInboundLimiterAdmitsABurstThenTheSustainedRate(t *testing.T) {
@@ -151,7 +151,7 @@ type collector struct {
 	seen chan string
 }
 
-func collect(ctx context.Context, c *testclient.Client, wg *sync.WaitGroup) *collector {
+func collect(ctx context.Context, c *webrtctest.Client, wg *sync.WaitGroup) *collector {
 	col := &collector{seen: make(chan string, 64)}
 	wg.Add(1)
 	go func() {
@@ -206,7 +206,7 @@ func (col *collector) wait(ctx context.Context, match func(string) bool) (string
 // after a flood may still find the rate limit's bucket empty (a token
 // comes every 1/MessagesPerSecond), so the client sends the echo again
 // every 100 ms, as an application would retry, until one is answered.
-func echoDelay(t *testing.T, ctx context.Context, c *testclient.Client, col *collector, id string) time.Duration {
+func echoDelay(t *testing.T, ctx context.Context, c *webrtctest.Client, col *collector, id string) time.Duration {
 	t.Helper()
 	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -241,7 +241,7 @@ func echoDelay(t *testing.T, ctx context.Context, c *testclient.Client, col *col
 // flood sends msg for d at up to perSecond, pacing itself on the
 // channel's send buffer as a browser must; it returns how many it sent.
 // It stops early when the server ends the session (the channel closes).
-func flood(t *testing.T, c *testclient.Client, msg func(i int) string, perSecond int, d time.Duration, maxBuffered uint64) int {
+func flood(t *testing.T, c *webrtctest.Client, msg func(i int) string, perSecond int, d time.Duration, maxBuffered uint64) int {
 	t.Helper()
 	const tick = 10 * time.Millisecond
 	perTick := max(1, perSecond*int(tick/time.Millisecond)/1000)
@@ -298,9 +298,9 @@ func heapPeak(ctx context.Context, stop <-chan struct{}, wg *sync.WaitGroup) *at
 
 // floodSession connects a client to an echo session and does the RTVI
 // handshake.
-func floodSession(t *testing.T, ctx context.Context, h *harness, wg *sync.WaitGroup) (*testclient.Client, *collector) {
+func floodSession(t *testing.T, ctx context.Context, h *harness, wg *sync.WaitGroup) (*webrtctest.Client, *collector) {
 	t.Helper()
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	col := collect(ctx, c, wg)
 	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"ready001","data":{"version":"2.1.0","about":{"library":"test"}}}`); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // TestTwoHundredSessionsInSequenceLeaveNothingBehind opens and closes 200
@@ -18,7 +18,7 @@ func TestTwoHundredSessionsInSequenceLeaveNothingBehind(t *testing.T) {
 	h := newHarness(t, Options{Logger: nopLogger()})
 	ctx := testContext(t, 5*time.Minute)
 	cycle := func() {
-		c := h.dialUnmanaged(ctx, testclient.Options{ToneHz: 440})
+		c := h.dialUnmanaged(ctx, webrtctest.Options{ToneHz: 440})
 		defer c.Close()
 		s, _, _ := h.session(c)
 		if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"leak0001","data":{}}`); err != nil {

@@ -8,13 +8,13 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func TestAToneSentUpArrivesAs16kHzMonoFramesOf20ms(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	c := h.dial(ctx, webrtctest.Options{ToneHz: 440})
 	_, b, _ := h.session(c)
 	var got []int16
 	eventually(t, 10*time.Second, "one second of input audio", func() bool {
@@ -33,7 +33,7 @@ func TestAToneSentUpArrivesAs16kHzMonoFramesOf20ms(t *testing.T) {
 func TestAudioFramesSentDownArriveDecodedWithTheSameFrequency(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	_, _, task := h.session(c)
 	var speaking []string
 	var mu = make(chan struct{}, 1)
@@ -83,7 +83,7 @@ func abs(v int16) int16 {
 func TestTheServerReportsReceptionOfTheClientsAudio(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	c := h.dial(ctx, webrtctest.Options{ToneHz: 440})
 	var first rtcp.ReceptionReport
 	eventually(t, 10*time.Second, "a receiver report", func() bool {
 		var n int

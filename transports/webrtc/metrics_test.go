@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/internal/metricstest"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // recordingMetrics records what the transport reports.
@@ -52,10 +52,10 @@ func TestTheTransportReportsItsMetrics(t *testing.T) {
 	m := newRecordingMetrics()
 	h := newHarness(t, Options{Metrics: m, MaxSessions: 1})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
-	if _, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")}); err == nil {
+	c := h.dial(ctx, webrtctest.Options{})
+	if _, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")}); err == nil {
 		t.Fatal("a second session was admitted at MaxSessions 1")
-	} else if se := (*testclient.StatusError)(nil); !errors.As(err, &se) || se.Code != 503 {
+	} else if se := (*webrtctest.StatusError)(nil); !errors.As(err, &se) || se.Code != 503 {
 		t.Fatalf("second session: %v, want a 503", err)
 	}
 	do(t, "POST", h.url("/start"), "{}", "Content-Type", "text/plain")

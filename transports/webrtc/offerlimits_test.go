@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // offerJSON is the body of a first offer of sdp, with requestData data
@@ -297,7 +297,7 @@ func TestDataChannelMessagesAreCappedAt256KiBByDefault(t *testing.T) {
 	h := newHarness(t, Options{Logger: nopLogger()})
 	ctx := testContext(t, 60*time.Second)
 	var announced string
-	c := h.dial(ctx, testclient.Options{RewriteAnswer: func(sdp string) string {
+	c := h.dial(ctx, webrtctest.Options{RewriteAnswer: func(sdp string) string {
 		announced = sdp
 		return strings.Replace(sdp, "a=max-message-size:262144", "a=max-message-size:1048576", 1)
 	}})

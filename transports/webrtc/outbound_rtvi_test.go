@@ -14,7 +14,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/rtvi/wire"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // TestATaskGroupReachesASlowReaderWholeThroughRTVI is the acceptance test
@@ -44,7 +44,7 @@ func TestATaskGroupReachesASlowReaderWholeThroughRTVI(t *testing.T) {
 		},
 	})
 	ctx := testContext(t, 40*time.Second)
-	c := h.dial(ctx, testclient.Options{Backpressure: true, ReadDelay: time.Millisecond})
+	c := h.dial(ctx, webrtctest.Options{Backpressure: true, ReadDelay: time.Millisecond})
 	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"r1","data":{"version":"2.1.0","about":{"library":"@pipecat-ai/client-js"}}}`); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/processors/rtvi/wire"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func encode(m wire.Message) []byte { return m.AppendJSON(nil) }
@@ -101,7 +101,7 @@ func TestASlowReaderGetsEveryTaskGroupLifecycleMessageInOrder(t *testing.T) {
 	// reads one message per millisecond, a tenth of the server's pace.
 	h := newHarness(t, Options{MaxBufferedBytes: 64 << 10, MaxOutboundMessages: 512, MaxOutboundBytes: 256 << 10})
 	ctx := testContext(t, 60*time.Second)
-	c := h.dial(ctx, testclient.Options{Backpressure: true, ReadDelay: time.Millisecond})
+	c := h.dial(ctx, webrtctest.Options{Backpressure: true, ReadDelay: time.Millisecond})
 	s, _, task := h.session(c)
 	sent := burst(300) // 300 group_started, 9,600 job_update, 1,200 job_completed, 300 group_completed
 	var wg sync.WaitGroup
@@ -182,7 +182,7 @@ func TestAClientThatStopsReadingEndsItsSessionWithinTheBound(t *testing.T) {
 	const limit = 500 * time.Millisecond
 	h := newHarness(t, Options{MaxBufferedBytes: 16 << 10, MaxOutboundMessages: 64, StalledClientTimeout: limit})
 	ctx := testContext(t, 60*time.Second)
-	c := h.dial(ctx, testclient.Options{Backpressure: true}) // and never reads Messages
+	c := h.dial(ctx, webrtctest.Options{Backpressure: true}) // and never reads Messages
 	s, _, task := h.session(c)
 	pad := strings.Repeat("x", 1000)
 	var wg sync.WaitGroup

@@ -7,7 +7,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // fakeClock is a clock the test moves.
@@ -123,7 +123,7 @@ func TestPayloadDurationReadsOpusAndPCMU(t *testing.T) {
 		}
 	}
 	if codec.HasOpus() {
-		payloads, err := testclient.EncodeTone(440, 8000, 100*time.Millisecond)
+		payloads, err := webrtctest.EncodeTone(440, 8000, 100*time.Millisecond)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // serveTimeouts are the HTTP server's limits, for comparison.
@@ -167,7 +167,7 @@ func TestServeOnSIGTERMRefusesNewOffersWhileRunningSessionsEndThenReturns(t *tes
 	h, finished := holdingHarness(t, Options{}, hold)
 	s := startServe(t, h.srv, ServeOptions{})
 	ctx := testContext(t, 30*time.Second)
-	c, err := testclient.Dial(ctx, testclient.Options{OfferURL: s.url + "/api/offer"})
+	c, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: s.url + "/api/offer"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func TestServeCancelsSessionsStillRunningAfterTheGrace(t *testing.T) {
 	h, finished := holdingHarness(t, Options{ShutdownGrace: 300 * time.Millisecond}, hold)
 	s := startServe(t, h.srv, ServeOptions{NoSignals: true})
 	ctx := testContext(t, 30*time.Second)
-	c, err := testclient.Dial(ctx, testclient.Options{OfferURL: s.url + "/api/offer"})
+	c, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: s.url + "/api/offer"})
 	if err != nil {
 		t.Fatal(err)
 	}

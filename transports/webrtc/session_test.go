@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func TestClientReadyIsAnsweredWithBotReadyOverTheChatChannel(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"abcd1234","data":{"version":"2.1.0","about":{"library":"@pipecat-ai/client-js"}}}`); err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestClientReadyIsAnsweredWithBotReadyOverTheChatChannel(t *testing.T) {
 	}
 }
 
-func readyRoundTrip(t *testing.T, ctx context.Context, c *testclient.Client, id string) {
+func readyRoundTrip(t *testing.T, ctx context.Context, c *webrtctest.Client, id string) {
 	t.Helper()
 	if err := c.Send(`{"label":"rtvi-ai","type":"client-ready","id":"` + id + `","data":{"version":"2.1.0"}}`); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func readyRoundTrip(t *testing.T, ctx context.Context, c *testclient.Client, id 
 func TestRestartReplacesThePeerConnectionAndKeepsTheSession(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{ToneHz: 440})
+	c := h.dial(ctx, webrtctest.Options{ToneHz: 440})
 	s, b, _ := h.session(c)
 	oldID := c.PCID()
 	readyRoundTrip(t, ctx, c, "before01")
@@ -105,7 +105,7 @@ func TestRestartReplacesThePeerConnectionAndKeepsTheSession(t *testing.T) {
 func TestRenegotiationKeepsThePeerConnectionAndPCID(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	id := c.PCID()
 	if err := c.Renegotiate(ctx); err != nil {
@@ -126,7 +126,7 @@ func TestRenegotiationKeepsThePeerConnectionAndPCID(t *testing.T) {
 func TestServerRenegotiateMakesTheClientReofferOnTheSamePC(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	id := c.PCID()
 	s.Renegotiate()
@@ -140,7 +140,7 @@ func TestServerRenegotiateMakesTheClientReofferOnTheSamePC(t *testing.T) {
 func TestAVanishedClientIsDetectedWithin3500ms(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	time.Sleep(1500 * time.Millisecond) // at least one ping arrives
 	c.Vanish()
@@ -161,7 +161,7 @@ func TestAVanishedClientIsDetectedWithin3500ms(t *testing.T) {
 func TestClientDisconnectEndsTheSessionAndItsPipeline(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{ToneHz: 300})
+	c := h.dial(ctx, webrtctest.Options{ToneHz: 300})
 	s, _, task := h.session(c)
 	c.Close()
 	select {
@@ -185,7 +185,7 @@ func TestClientDisconnectEndsTheSessionAndItsPipeline(t *testing.T) {
 func TestPipelineEndSendsPeerLeftThenCloses(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, task := h.session(c)
 	task.QueueFrame(&frames.End{})
 	if _, err := c.Next(ctx, func(m string) bool {
@@ -211,7 +211,7 @@ func TestMessagesSentBeforeTheChannelOpensAreQueued(t *testing.T) {
 		s.Send([]byte(`{"label":"rtvi-ai","type":"server-message","data":{"n":2}}`))
 	}
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	for _, n := range []string{"1", "2"} {
 		m, err := c.Next(ctx, nil)
 		if err != nil {
@@ -279,7 +279,7 @@ func TestAPeerArrivingDuringTeardownIsRefused(t *testing.T) {
 func TestRestartGraceKeepsTheSessionForAClientThatComesBack(t *testing.T) {
 	h := newHarness(t, Options{RestartGrace: 5 * time.Second})
 	ctx := testContext(t, 30*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	time.Sleep(1500 * time.Millisecond)
 	c.Vanish() // the network drops: no pings
@@ -311,7 +311,7 @@ func TestRestartGraceKeepsTheSessionForAClientThatComesBack(t *testing.T) {
 func TestRestartGraceEndsTheSessionWhenNoRestartComes(t *testing.T) {
 	h := newHarness(t, Options{RestartGrace: time.Second})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	s, _, _ := h.session(c)
 	time.Sleep(1500 * time.Millisecond)
 	c.Vanish()

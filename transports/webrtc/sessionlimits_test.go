@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // nopFactory builds sessions whose pipeline is the session's input and
@@ -95,7 +95,7 @@ func TestOffersThatNeverConnectAreCappedAndEndedSoon(t *testing.T) {
 	// Their room is free again, and connected sessions are not pending.
 	ctx := testContext(t, 30*time.Second)
 	for range 4 {
-		h.dial(ctx, testclient.Options{})
+		h.dial(ctx, webrtctest.Options{})
 	}
 	if status, _, body := do(t, "POST", h.url("/api/offer"), offer); status != http.StatusOK {
 		t.Errorf("an offer with 4 connected sessions and MaxPendingSessions 3: %d %s", status, body)
@@ -167,9 +167,9 @@ func TestPerIPMaxSessionsRefusesWithRetryAfterUntilOneEnds(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	// testclient posts from 127.0.0.1 with no forwarded header: the proxy's
 	// own address is the client.
-	c := h.dialUnmanaged(ctx, testclient.Options{})
-	_, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")})
-	var se *testclient.StatusError
+	c := h.dialUnmanaged(ctx, webrtctest.Options{})
+	_, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")})
+	var se *webrtctest.StatusError
 	if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable {
 		t.Fatalf("a second session from one address: %v, want a 503", err)
 	}
@@ -180,7 +180,7 @@ func TestPerIPMaxSessionsRefusesWithRetryAfterUntilOneEnds(t *testing.T) {
 	s, _, _ := h.session(c)
 	c.Close()
 	<-s.Done()
-	h.dial(ctx, testclient.Options{})
+	h.dial(ctx, webrtctest.Options{})
 }
 
 func TestIPTableForgetsTheLeastRecentIdleAddressAndKeepsThoseWithSessions(t *testing.T) {

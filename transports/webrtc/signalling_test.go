@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/pipeline"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func do(t *testing.T, method, url, body string, hdr ...string) (int, http.Header, string) {
@@ -102,7 +102,7 @@ func TestStartReturnsOnlyASessionIDAndTheSessionPathServesOffers(t *testing.T) {
 		t.Fatalf("/start replied %s, want only a sessionId", body)
 	}
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{OfferURL: h.url("/sessions/" + id + "/api/offer")})
+	c := h.dial(ctx, webrtctest.Options{OfferURL: h.url("/sessions/" + id + "/api/offer")})
 	s, _, _ := h.session(c)
 	if s.StartID() != id || string(s.RequestData()) != `{"user":"ann"}` {
 		t.Errorf("session start id %q, data %s; want %q and the /start body", s.StartID(), s.RequestData(), id)
@@ -169,9 +169,9 @@ func TestRetryableRefusalsAre5xx(t *testing.T) {
 	t.Run("at capacity", func(t *testing.T) {
 		h := newHarness(t, Options{MaxSessions: 1})
 		ctx := testContext(t, 20*time.Second)
-		h.dial(ctx, testclient.Options{})
-		_, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")})
-		var se *testclient.StatusError
+		h.dial(ctx, webrtctest.Options{})
+		_, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")})
+		var se *webrtctest.StatusError
 		if !errors.As(err, &se) || se.Code != 503 {
 			t.Fatalf("second client at MaxSessions 1: %v, want a 503", err)
 		}
@@ -181,8 +181,8 @@ func TestRetryableRefusalsAre5xx(t *testing.T) {
 			return nil, errors.New("no LLM today")
 		}})
 		ctx := testContext(t, 20*time.Second)
-		_, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")})
-		var se *testclient.StatusError
+		_, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")})
+		var se *webrtctest.StatusError
 		// The client is told an error id, never what the factory said.
 		if !errors.As(err, &se) || se.Code != 500 || strings.Contains(se.Body, "no LLM today") || !strings.Contains(se.Body, "error id ") {
 			t.Fatalf("factory error: %v, want a 500 with an error id and without the factory's text", err)
@@ -197,8 +197,8 @@ func TestRetryableRefusalsAre5xx(t *testing.T) {
 		if err := h.srv.Shutdown(ctx); err != nil {
 			t.Fatal(err)
 		}
-		_, err := testclient.Dial(ctx, testclient.Options{OfferURL: h.url("/api/offer")})
-		var se *testclient.StatusError
+		_, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")})
+		var se *webrtctest.StatusError
 		if !errors.As(err, &se) || se.Code != 503 {
 			t.Fatalf("offer after Shutdown: %v, want a 503", err)
 		}
@@ -208,7 +208,7 @@ func TestRetryableRefusalsAre5xx(t *testing.T) {
 func TestPatchAddsCandidatesAndAcceptsEndOfCandidates(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
-	c := h.dial(ctx, testclient.Options{})
+	c := h.dial(ctx, webrtctest.Options{})
 	// The browser trickles its candidates after the answer, every 200 ms.
 	eventually(t, 5*time.Second, "the client's candidates were patched", func() bool {
 		return c.Patches.Load() > 0 && c.CandidatesOut.Load() > 0
@@ -238,7 +238,7 @@ func TestAnswerCarriesEveryCandidateWithoutTrickle(t *testing.T) {
 	h := newHarness(t, Options{})
 	ctx := testContext(t, 20*time.Second)
 	// A client that trickles nothing still connects: the answer is complete.
-	c := h.dial(ctx, testclient.Options{NoTrickle: true})
+	c := h.dial(ctx, webrtctest.Options{NoTrickle: true})
 	if c.Patches.Load() != 0 {
 		t.Fatal("NoTrickle client patched")
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // startID posts to /start and returns the session id.
@@ -91,7 +91,7 @@ func TestAStartIDInUseOutlivesTheCapAndTheTTL(t *testing.T) {
 	h := newHarness(t, Options{MaxStarts: 2, StartTTL: 2 * time.Second})
 	id := startID(t, h, `{"body":{"user":"ann"}}`)
 	ctx := testContext(t, 20*time.Second)
-	c := h.dialUnmanaged(ctx, testclient.Options{OfferURL: h.url("/sessions/" + id + "/api/offer")})
+	c := h.dialUnmanaged(ctx, webrtctest.Options{OfferURL: h.url("/sessions/" + id + "/api/offer")})
 	for range 5 {
 		startID(t, h, "")
 	}

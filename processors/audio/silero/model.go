@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/framewire/framewire/processors/audio/silero/internal/onnx"
+	"github.com/framewire/framewire/onnx"
 )
 
 // ModelSHA256 is the SHA-256 of the silero_vad_v5.onnx this package was

@@ -1,5 +1,5 @@
 // Command loadbench measures the WebRTC transport under load. For each N it
-// connects N simulated browser clients (internal/testclient), each
+// connects N simulated browser clients (transports/webrtc/webrtctest), each
 // streaming 20 ms Opus frames up and receiving the bot's audio, to a
 // server whose pipeline echoes the user's audio back (Input -> echo ->
 // Output), so every session decodes, re-encodes and paces audio both ways.
@@ -11,7 +11,7 @@
 // both sides; then the largest N that held without underruns, along with
 // every smaller N.
 //
-//	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -n 25,50,100
+//	go run -tags "opus nolibopusfile" ./cmd/loadbench -n 25,50,100
 //
 // make bench measures 30 s per N: at 100 sessions a garbage collection
 // comes every 10-15 s and its mark phase is when players fall behind, so
@@ -60,7 +60,7 @@
 // see what the front door adds (-dial-parallel 1 and -idle time each offer
 // alone, without queueing behind the others or the audio's CPU):
 //
-//	go run -tags "opus nolibopusfile" ./transports/webrtc/internal/loadbench -url http://127.0.0.1:7861 \
+//	go run -tags "opus nolibopusfile" ./cmd/loadbench -url http://127.0.0.1:7861 \
 //		-scrape http://127.0.0.1:9465/metrics,http://127.0.0.1:9466/metrics,http://127.0.0.1:9467/metrics -n 100 -duration 20s
 package main
 
@@ -101,8 +101,7 @@ import (
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
-	"github.com/framewire/framewire/transports/webrtc/internal/codec"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func main() {
@@ -293,7 +292,7 @@ func runServer(ctx context.Context, cfg config) error {
 	live := map[*webrtc.Session]bool{}
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:   zap.NewNop(),
-		Settings: testclient.LoopbackOnly,
+		Settings: webrtctest.LoopbackOnly,
 		// The clients run on this host: their loopback candidates are
 		// theirs to offer (the ICE policy refuses loopback otherwise).
 		IncludeLoopback: true,
@@ -430,7 +429,7 @@ func runServer(ctx context.Context, cfg config) error {
 		wall := t1.Sub(t0).Seconds()
 		cpu := (cpu1 - cpu0).Seconds()
 		r := result{
-			Kind: "run", Clients: clientsMode(cfg.separate), Codec: codec.Default().Params.MimeType, OpusComplexity: cfg.output.OpusComplexity, ComplexityAtEnd: end.complexity, Idle: cfg.idle, EchoAllocPerFrame: cfg.allocPerFrame, N: n, Sessions: count, WindowS: wall,
+			Kind: "run", Clients: clientsMode(cfg.separate), Codec: webrtctest.CodecMimeType(), OpusComplexity: cfg.output.OpusComplexity, ComplexityAtEnd: end.complexity, Idle: cfg.idle, EchoAllocPerFrame: cfg.allocPerFrame, N: n, Sessions: count, WindowS: wall,
 			CPUPctTotal:       100 * cpu / wall,
 			ClientCPUPct:      100 * (ccpu1 - ccpu0).Seconds() / wall,
 			LoadAvg:           load,
@@ -796,17 +795,17 @@ func runClientProcess(ctx context.Context, n int, url string, idle bool) error {
 
 // dialClients connects n clients, eight at a time, each streaming a tone
 // up unless idle.
-func dialClients(ctx context.Context, n int, url string, idle bool) ([]*testclient.Client, error) {
+func dialClients(ctx context.Context, n int, url string, idle bool) ([]*webrtctest.Client, error) {
 	var payloads [][]byte
 	if !idle {
 		var err error
-		if payloads, err = testclient.EncodeTone(440, 8000, time.Second); err != nil {
+		if payloads, err = webrtctest.EncodeTone(440, 8000, time.Second); err != nil {
 			return nil, err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	clients := make([]*testclient.Client, 0, n)
+	clients := make([]*webrtctest.Client, 0, n)
 	sem := make(chan struct{}, 8)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -817,7 +816,7 @@ func dialClients(ctx context.Context, n int, url string, idle bool) ([]*testclie
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			c, err := testclient.Dial(ctx, testclient.Options{OfferURL: url, Payloads: payloads, CountOnly: true})
+			c, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: url, Payloads: payloads, CountOnly: true})
 			if err == nil {
 				err = c.WaitOpen(ctx)
 			}
@@ -835,7 +834,7 @@ func dialClients(ctx context.Context, n int, url string, idle bool) ([]*testclie
 	return clients, firstErr
 }
 
-func packetsIn(clients []*testclient.Client) uint64 {
+func packetsIn(clients []*webrtctest.Client) uint64 {
 	var in uint64
 	for _, c := range clients {
 		in += c.PacketsIn.Load()
@@ -843,7 +842,7 @@ func packetsIn(clients []*testclient.Client) uint64 {
 	return in
 }
 
-func closeClients(clients []*testclient.Client) {
+func closeClients(clients []*webrtctest.Client) {
 	for _, c := range clients {
 		c.Close()
 	}

@@ -10,7 +10,7 @@
 // separate minute of the same noise alone, with the share of that minute
 // the detector called speech.
 //
-//	go run ./processors/audio/silero/internal/vadcompare
+//	go run ./cmd/vadcompare
 //
 // It needs espeak-ng on the PATH and the model in the cache
 // (processors/audio/silero/fetch-model.sh). Everything else is generated

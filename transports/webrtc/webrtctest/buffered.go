@@ -1,4 +1,4 @@
-package testclient
+package webrtctest
 
 // BufferedAmount returns the bytes the current data channel has queued
 // and not yet sent, so that a test flooding the server can pace itself as

@@ -15,7 +15,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/webrtc"
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // TestExternalModeMeasuresAServerItDidNotStart points the external mode at
@@ -34,7 +34,7 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 	defer func() { _ = tel.Shutdown(context.Background()) }()
 	srv, err := webrtc.NewServer(webrtc.Options{
 		Logger:          zap.NewNop(),
-		Settings:        testclient.LoopbackOnly,
+		Settings:        webrtctest.LoopbackOnly,
 		IncludeLoopback: true,
 		Metrics:         tel.Metrics(),
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {

@@ -3,7 +3,7 @@
 // every initializer and constant. It is how the Silero forward pass was
 // checked against the model.
 //
-//	go run ./processors/audio/silero/internal/onnxdump ~/.cache/framewire/silero_vad_v5.onnx
+//	go run ./cmd/onnxdump ~/.cache/framewire/silero_vad_v5.onnx
 package main
 
 import (
@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/framewire/framewire/processors/audio/silero/internal/onnx"
+	"github.com/framewire/framewire/onnx"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-package testclient
+package webrtctest
 
 import (
 	"bytes"
@@ -109,11 +109,11 @@ type leg struct {
 	gathered bool // the last candidate is in queue
 }
 
-// NewAPI returns the pion API the client uses: the build's audio codec and
+// newAPI returns the pion API the client uses: the build's audio codec and
 // VP8, loopback candidates only, no mDNS, and RTCP sender and receiver
 // reports as the server has (pion's defaults add NACK, TWCC and stats
 // interceptors, which a load test would measure as part of the server).
-func NewAPI(c codec.Codec) (*pion.API, error) {
+func newAPI(c codec.Codec) (*pion.API, error) {
 	me := &pion.MediaEngine{}
 	if err := me.RegisterCodec(c.Params, pion.RTPCodecTypeAudio); err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func NewAPI(c codec.Codec) (*pion.API, error) {
 // sharedAPI is the API of every client of a process (they all use the
 // build's codec), shared as a browser's tabs share one engine: one RTCP
 // report goroutine serves them all.
-var sharedAPI = sync.OnceValues(func() (*pion.API, error) { return NewAPI(codec.Default()) })
+var sharedAPI = sync.OnceValues(func() (*pion.API, error) { return newAPI(codec.Default()) })
 
 // LoopbackOnly restricts ICE to IPv4 loopback without mDNS, for tests on
 // one host.
@@ -319,7 +319,7 @@ func (c *Client) offer(ctx context.Context, l *leg, pcID string, restart bool, r
 		return "", err
 	}
 	if ans.Type != "answer" || ans.PCID == "" {
-		return "", fmt.Errorf("testclient: bad answer: type %q, pc_id %q", ans.Type, ans.PCID)
+		return "", fmt.Errorf("webrtctest: bad answer: type %q, pc_id %q", ans.Type, ans.PCID)
 	}
 	if c.opts.RewriteAnswer != nil {
 		ans.SDP = c.opts.RewriteAnswer(ans.SDP)
@@ -339,7 +339,7 @@ type StatusError struct {
 	Body string
 }
 
-func (e *StatusError) Error() string { return fmt.Sprintf("testclient: HTTP %d: %s", e.Code, e.Body) }
+func (e *StatusError) Error() string { return fmt.Sprintf("webrtctest: HTTP %d: %s", e.Code, e.Body) }
 
 func (c *Client) post(ctx context.Context, method string, body, out any) error {
 	b, err := json.Marshal(body)
@@ -495,7 +495,7 @@ func EncodeTone(freq, amplitude float64, d time.Duration) ([][]byte, error) {
 	cd := codec.Default()
 	next := Options{ToneHz: freq, ToneAmplitude: amplitude}.toneSource(cd)
 	if next == nil {
-		return nil, fmt.Errorf("testclient: no %s encoder", cd.Params.MimeType)
+		return nil, fmt.Errorf("webrtctest: no %s encoder", cd.Params.MimeType)
 	}
 	var out [][]byte
 	for range int(d / codec.FrameDuration) {
@@ -587,6 +587,10 @@ func (c *Client) PCID() string {
 	return c.pcID
 }
 
+// CodecMimeType is the MIME type of the audio codec clients offer:
+// audio/opus in a build with the "opus" tag, audio/PCMU otherwise.
+func CodecMimeType() string { return codec.Default().Params.MimeType }
+
 // SampleRate is the rate of [Client.Received] audio.
 func (c *Client) SampleRate() int { return c.codec.SampleRate }
 
@@ -607,7 +611,7 @@ func (c *Client) WaitOpen(ctx context.Context) error {
 	case <-l.open:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("testclient: data channel did not open: %w", ctx.Err())
+		return fmt.Errorf("webrtctest: data channel did not open: %w", ctx.Err())
 	}
 }
 
@@ -618,7 +622,7 @@ func (c *Client) Closed() <-chan struct{} { return c.current().closed }
 func (c *Client) Send(text string) error {
 	l := c.current()
 	if l == nil {
-		return errors.New("testclient: closed")
+		return errors.New("webrtctest: closed")
 	}
 	return l.dc.SendText(text)
 }
@@ -661,7 +665,7 @@ func (c *Client) Next(ctx context.Context, match func(string) bool) (string, err
 				return m, nil
 			}
 		case <-ctx.Done():
-			return "", fmt.Errorf("testclient: no matching message: %w", ctx.Err())
+			return "", fmt.Errorf("webrtctest: no matching message: %w", ctx.Err())
 		}
 	}
 }

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -48,7 +48,7 @@ func TestServesThePageAndAnswersTheHandshakeAndEcho(t *testing.T) {
 		t.Fatal(err)
 	}
 	var events syncBuffer
-	srv, handler, err := newHandler(static, &events, zap.NewNop(), testclient.LoopbackOnly)
+	srv, handler, err := newHandler(static, &events, zap.NewNop(), webrtctest.LoopbackOnly)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestServesThePageAndAnswersTheHandshakeAndEcho(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := testclient.Dial(ctx, testclient.Options{OfferURL: hs.URL + "/api/offer"})
+	c, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: hs.URL + "/api/offer"})
 	if err != nil {
 		t.Fatal(err)
 	}

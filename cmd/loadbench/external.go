@@ -18,7 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/testclient"
+	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
 // The external mode (-url): loadbench runs only the clients, against a
@@ -304,18 +304,18 @@ func delta(before, after []counters) (total serverCounts, each []serverCounts) {
 // data channel open), and the first error. Unlike dialClients, a client
 // that fails does not stop the others: the failures are part of the
 // result.
-func dialMeasured(ctx context.Context, n, parallel int, offerURL string, idle bool, httpc *http.Client, timeout time.Duration) ([]*testclient.Client, []time.Duration, error) {
+func dialMeasured(ctx context.Context, n, parallel int, offerURL string, idle bool, httpc *http.Client, timeout time.Duration) ([]*webrtctest.Client, []time.Duration, error) {
 	var payloads [][]byte
 	if !idle {
 		var err error
-		if payloads, err = testclient.EncodeTone(440, 8000, time.Second); err != nil {
+		if payloads, err = webrtctest.EncodeTone(440, 8000, time.Second); err != nil {
 			return nil, nil, err
 		}
 	}
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
-		clients  []*testclient.Client
+		clients  []*webrtctest.Client
 		times    []time.Duration
 		firstErr error
 	)
@@ -327,7 +327,7 @@ func dialMeasured(ctx context.Context, n, parallel int, offerURL string, idle bo
 			dctx, cancel := context.WithTimeout(ctx, timeout)
 			defer cancel()
 			start := time.Now()
-			c, err := testclient.Dial(dctx, testclient.Options{OfferURL: offerURL, HTTP: httpc, Payloads: payloads, CountOnly: true})
+			c, err := webrtctest.Dial(dctx, webrtctest.Options{OfferURL: offerURL, HTTP: httpc, Payloads: payloads, CountOnly: true})
 			if err == nil {
 				if err = c.WaitOpen(dctx); err != nil {
 					c.Close()
@@ -350,7 +350,7 @@ func dialMeasured(ctx context.Context, n, parallel int, offerURL string, idle bo
 	return clients, times, firstErr
 }
 
-func packetTotals(clients []*testclient.Client) (in, out uint64) {
+func packetTotals(clients []*webrtctest.Client) (in, out uint64) {
 	for _, c := range clients {
 		in += c.PacketsIn.Load()
 		out += c.PacketsOut.Load()
@@ -358,7 +358,7 @@ func packetTotals(clients []*testclient.Client) (in, out uint64) {
 	return in, out
 }
 
-func packetsEach(clients []*testclient.Client) []uint64 {
+func packetsEach(clients []*webrtctest.Client) []uint64 {
 	out := make([]uint64, len(clients))
 	for i, c := range clients {
 		out[i] = c.PacketsIn.Load()
@@ -383,7 +383,7 @@ type gapWatcher struct {
 // watchGaps starts watching clients for stretches without an inbound
 // packet, until stop. It reads the counters the clients keep anyway, so
 // that it adds nothing to their packet path.
-func watchGaps(clients []*testclient.Client) *gapWatcher {
+func watchGaps(clients []*webrtctest.Client) *gapWatcher {
 	w := &gapWatcher{done: make(chan struct{}), res: make(chan gapStats, 1)}
 	go func() { w.res <- pollGaps(clients, w.done) }()
 	return w
@@ -396,7 +396,7 @@ func (w *gapWatcher) stop() gapStats {
 	return <-w.res
 }
 
-func pollGaps(clients []*testclient.Client, done <-chan struct{}) gapStats {
+func pollGaps(clients []*webrtctest.Client, done <-chan struct{}) gapStats {
 	var st gapStats
 	last := make([]uint64, len(clients))
 	since := make([]time.Time, len(clients))
