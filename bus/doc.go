@@ -13,10 +13,7 @@
 // github.com/nats-io/nats.go connection (wire protocol v1,
 // docs/decisions/agent-bus.md).
 //
-// On top of calls, [RemoteWorker] and [ServeWorker] run a uiagent task
-// group's worker in another process (updates, completion and cancellation
-// cross the bus; a dead remote ends its worker with an error, so the group
-// still ends with exactly one group_completed), and [Agent] and
-// [ServeAgent] let one agent ask another, elsewhere, and wait for its
-// answer.
+// The bus knows nothing of what its calls carry. Package
+// processors/uiagent/uibus builds on it: a uiagent task group's worker in
+// another process, and one agent asking another, elsewhere.
 package bus

@@ -5,30 +5,31 @@ import (
 	"fmt"
 
 	"github.com/framewire/framewire/bus"
-	"github.com/framewire/framewire/processors/uiagent"
 )
 
-// A voice agent asks a UI agent that runs elsewhere. In one binary the
-// bus is bus.Local; across processes it is bus.NATS over a connection,
-// and nothing else changes. The served func is typically a
-// uiagent.Agent's Ask.
+// A call that streams its progress and ends with one result. In one
+// binary the bus is bus.Local; across processes it is bus.NATS over a
+// connection, and nothing else changes. Package
+// processors/uiagent/uibus builds task-group workers and agent questions
+// on such calls.
 func Example() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b := bus.Local(bus.Options{})
 
-	uiAsk := func(_ context.Context, q string) (uiagent.Answer, error) {
-		return uiagent.Answer{Text: "The cart holds two books.", Outcome: uiagent.Replied, Asked: true}, nil
-	}
-	svc, err := bus.ServeAgent(ctx, b, "framewire.agents.ui", uiAsk)
+	svc, err := b.Serve(ctx, "framewire.search", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+		progress([]byte("searching " + string(req)))
+		return []byte("found 2 books"), nil
+	})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer svc.Stop()
 
-	ui := bus.Agent{Bus: b, Subject: "framewire.agents.ui"}
-	ans, err := ui.Ask(ctx, "What is in the cart?") // ctx: the voice turn; an interruption cancels it
-	fmt.Println(ans.Text, ans.Outcome, err)
-	// Output: The cart holds two books. replied <nil>
+	resp, err := b.Request(ctx, "framewire.search", []byte("the cart"), func(p []byte) { fmt.Println(string(p)) })
+	fmt.Println(string(resp), err)
+	// Output:
+	// searching the cart
+	// found 2 books <nil>
 }

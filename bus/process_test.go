@@ -13,8 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/framewire/framewire/processors/uiagent"
 )
 
 // The tests of this file run what a deployment runs: a nats-server
@@ -218,9 +216,9 @@ const childEnv = "FRAMEWIRE_BUS_TEST_CHILD_NATS"
 
 // TestMainChildProcess is not a test: it is the callee process of the
 // cross-process tests (the test binary run again with childEnv set). It
-// serves svc.echo and a task-group worker, workers.search, that sends one
-// update and works until cancelled, then says "serving" and waits to be
-// killed.
+// serves svc.echo and svc.work, a handler that sends one progress
+// message, says "working" and works until cancelled, then says "serving"
+// and waits to be killed.
 func TestMainChildProcess(t *testing.T) {
 	url := os.Getenv(childEnv)
 	if url == "" {
@@ -234,8 +232,8 @@ func TestMainChildProcess(t *testing.T) {
 	if _, err := b.Serve(context.Background(), "svc.echo", echoHandler); err != nil {
 		t.Fatal(err)
 	}
-	_, err = ServeWorker(context.Background(), b, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
-		update(map[string]string{"text": "remote searching"})
+	_, err = b.Serve(context.Background(), "svc.work", func(ctx context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
+		progress([]byte("remote working"))
 		fmt.Println("working")
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -329,25 +327,31 @@ func TestNATSBusCalleeProcessKilledIsGoneWithinAFewBeats(t *testing.T) {
 	url := startNATS(t)
 	c := startChild(t, url)
 	caller := NATS(connect(t, url), testOptions)
-	tg, rec := groups(t)
-	g, err := tg.Start(uiagent.GroupOptions{}, RemoteWorker(caller, "remote", "workers.search"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	progress := make(chan string, 1)
+	res := make(chan result, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := caller.Request(t.Context(), "svc.work", nil, func(p []byte) {
+			select {
+			case progress <- string(p):
+			default:
+			}
+		})
+		res <- result{resp: resp, err: err}
+	}()
+	t.Cleanup(func() { <-done })
 	c.await(t, "working")
-	time.Sleep(testOptions.Heartbeat) // its update is out
+	if p := within(t, progress, wait, "the callee's progress"); p != "remote working" {
+		t.Errorf("progress %q, want %q", p, "remote working")
+	}
 	killed := time.Now()
 	c.kill9(t)
-	got := rec.lifecycle(t, g)
-	for i, l := range got { // the error itself is logged; the card gets an error id
-		if strings.HasPrefix(l, `completed remote error {"error":"the worker ran into a problem (error id `) {
-			got[i] = "completed remote error <gone>"
-		}
+	r := within(t, res, wait, "the call ended")
+	if !errors.Is(r.err, ErrGone) {
+		t.Errorf("error %v, want ErrGone", r.err)
 	}
-	checkLifecycle(t, got, map[string][]string{
-		"remote": {`update remote {"text":"remote searching"}`, "completed remote error <gone>"},
-	})
 	if took := time.Since(killed); took > testOptions.silence()+2*time.Second {
-		t.Errorf("the group ended %v after the kill, want about the silence bound (%v)", took, testOptions.silence())
+		t.Errorf("the call ended %v after the kill, want about the silence bound (%v)", took, testOptions.silence())
 	}
 }

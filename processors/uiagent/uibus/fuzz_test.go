@@ -1,9 +1,10 @@
-package bus
+package uibus
 
 import (
 	"context"
 	"testing"
 
+	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -26,7 +27,7 @@ func FuzzPayloads(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		b := Local(Options{})
+		b := bus.Local(bus.Options{})
 		ctx := context.Background()
 		svc, err := b.Serve(ctx, "fuzz.echo", func(context.Context, []byte, func([]byte)) ([]byte, error) { return data, nil })
 		if err != nil {
@@ -36,11 +37,11 @@ func FuzzPayloads(f *testing.F) {
 		_, _ = RemoteWorker(b, "w", "fuzz.echo").Work(ctx, func(any) {})
 		_, _ = Agent{Bus: b, Subject: "fuzz.echo"}.Ask(ctx, "?")
 
-		for _, serve := range []func() (*Service, error){
-			func() (*Service, error) {
+		for _, serve := range []func() (*bus.Service, error){
+			func() (*bus.Service, error) {
 				return ServeWorker(ctx, b, "fuzz.in", func(context.Context, func(any)) (any, error) { return "ok", nil })
 			},
-			func() (*Service, error) {
+			func() (*bus.Service, error) {
 				return ServeAgent(ctx, b, "fuzz.in", func(context.Context, string) (ans uiagent.Answer, err error) { return ans, nil })
 			},
 		} {

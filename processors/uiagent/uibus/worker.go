@@ -1,4 +1,4 @@
-package bus
+package uibus
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/processors/rtvi/wire"
 	"github.com/framewire/framewire/processors/uiagent"
 )
@@ -41,7 +42,7 @@ type workerResult struct {
 // When the remote dies or stops, or nobody serves subject, the worker
 // returns an error (the group ends as on any worker's error), so the
 // group still sends group_completed exactly once.
-func RemoteWorker(b Bus, name, subject string) uiagent.Worker {
+func RemoteWorker(b bus.Bus, name, subject string) uiagent.Worker {
 	return uiagent.Worker{Name: name, Work: func(ctx context.Context, update func(any)) (any, error) {
 		req, _ := json.Marshal(workerRequest{V: workerVersion, Worker: name}) // cannot fail
 		out, err := b.Request(ctx, subject, req, func(p []byte) {
@@ -57,7 +58,7 @@ func RemoteWorker(b Bus, name, subject string) uiagent.Worker {
 		}
 		var r workerResult
 		if err := json.Unmarshal(out, &r); err != nil || r.V != workerVersion {
-			return nil, fmt.Errorf("remote worker %s: an unreadable result: %w", name, ErrProtocol)
+			return nil, fmt.Errorf("remote worker %s: an unreadable result: %w", name, bus.ErrProtocol)
 		}
 		var resp any
 		if r.Response != nil && json.Valid(r.Response) {
@@ -69,7 +70,7 @@ func RemoteWorker(b Bus, name, subject string) uiagent.Worker {
 		case workerFailed:
 			return nil, uiagent.Failed(resp)
 		}
-		return nil, &RemoteError{Subject: subject, Message: r.Error}
+		return nil, &bus.RemoteError{Subject: subject, Message: r.Error}
 	}}
 }
 
@@ -78,9 +79,9 @@ func RemoteWorker(b Bus, name, subject string) uiagent.Worker {
 // that ends when the group cancels the worker, its caller goes away or
 // the service stops; its updates go to the caller (updates over the
 // bus's payload cap are dropped). A panic in work ends it with an error.
-func ServeWorker(ctx context.Context, b Bus, subject string, work uiagent.Work) (*Service, error) {
+func ServeWorker(ctx context.Context, b bus.Bus, subject string, work uiagent.Work) (*bus.Service, error) {
 	if work == nil {
-		return nil, fmt.Errorf("bus: serve worker %s: no work", subject)
+		return nil, fmt.Errorf("uibus: serve worker %s: no work", subject)
 	}
 	return b.Serve(ctx, subject, func(ctx context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 		var wr workerRequest

@@ -1,4 +1,4 @@
-package bus
+package uibus
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -115,7 +116,7 @@ func TestGroupWithARemoteWorker(t *testing.T) {
 	eachImpl(t, func(t *testing.T, p pair) { testGroupWithARemoteWorker(t, p.caller, p.callee) })
 }
 
-func testGroupWithARemoteWorker(t *testing.T, caller, callee Bus) {
+func testGroupWithARemoteWorker(t *testing.T, caller, callee bus.Bus) {
 	step := make(chan struct{})
 	svc, err := ServeWorker(t.Context(), callee, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
 		update(map[string]string{"text": "remote searching"})
@@ -187,7 +188,7 @@ func TestCancelledGroupCancelsTheRemoteWork(t *testing.T) {
 	eachImpl(t, func(t *testing.T, p pair) { testCancelledGroupCancelsTheRemoteWork(t, p.caller, p.callee) })
 }
 
-func testCancelledGroupCancelsTheRemoteWork(t *testing.T, caller, callee Bus) {
+func testCancelledGroupCancelsTheRemoteWork(t *testing.T, caller, callee bus.Bus) {
 	blk := make(chan struct{})
 	remoteEnded := make(chan struct{})
 	svc, err := ServeWorker(t.Context(), callee, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
@@ -222,12 +223,12 @@ func TestRemoteWorkerErrors(t *testing.T) {
 		defer func() { _ = svc.Stop() }()
 		w := RemoteWorker(p.caller, "broken", "workers.broken")
 		_, err = w.Work(t.Context(), func(any) {})
-		var re *RemoteError
+		var re *bus.RemoteError
 		if !errors.As(err, &re) || re.Message != "the index is offline" {
 			t.Errorf("error %v, want the remote's", err)
 		}
 		_, err = RemoteWorker(p.caller, "missing", "workers.missing").Work(t.Context(), func(any) {})
-		if !errors.Is(err, ErrNoResponders) {
+		if !errors.Is(err, bus.ErrNoResponders) {
 			t.Errorf("error %v, want ErrNoResponders", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package bus
+package uibus
 
 import (
 	"context"
@@ -9,10 +9,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
-func serveAgent(t *testing.T, b Bus, subject string, ask func(context.Context, string) (uiagent.Answer, error)) *Service {
+func serveAgent(t *testing.T, b bus.Bus, subject string, ask func(context.Context, string) (uiagent.Answer, error)) *bus.Service {
 	t.Helper()
 	svc, err := ServeAgent(t.Context(), b, subject, ask)
 	if err != nil {
@@ -119,15 +120,15 @@ func TestAgentAskWhenTheOtherAgentDies(t *testing.T) {
 		go func() { defer close(killed); <-started; p.kill(svc) }()
 		_, err := Agent{Bus: p.caller, Subject: "agents.ui"}.Ask(t.Context(), "?")
 		<-killed
-		if !errors.Is(err, ErrGone) {
+		if !errors.Is(err, bus.ErrGone) {
 			t.Errorf("error %v, want ErrGone", err)
 		}
 	})
 }
 
 func TestAgentAskRefusesHugeQuestions(t *testing.T) {
-	_, err := Agent{Bus: Local(Options{}), Subject: "agents.ui"}.Ask(t.Context(), strings.Repeat("?", MaxQuestion+1))
-	if !errors.Is(err, ErrTooLarge) {
+	_, err := Agent{Bus: bus.Local(bus.Options{}), Subject: "agents.ui"}.Ask(t.Context(), strings.Repeat("?", MaxQuestion+1))
+	if !errors.Is(err, bus.ErrTooLarge) {
 		t.Errorf("error %v, want ErrTooLarge", err)
 	}
 	if _, err := (Agent{}).Ask(t.Context(), "?"); err == nil {

@@ -1,4 +1,4 @@
-package bus
+package uibus
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -21,7 +22,7 @@ const DefaultAskTimeout = 30 * time.Second
 
 // ErrAskTimeout: the other agent did not answer within the Agent's
 // Timeout. The error also wraps context.DeadlineExceeded.
-var ErrAskTimeout = errors.New("bus: no answer in time")
+var ErrAskTimeout = errors.New("uibus: no answer in time")
 
 type askRequest struct {
 	V        int    `json:"v"`
@@ -59,7 +60,7 @@ func init() {
 // [DefaultAskTimeout].
 type Agent struct {
 	// Bus carries the question.
-	Bus Bus
+	Bus bus.Bus
 	// Subject is where the other agent is served.
 	Subject string
 	// Timeout bounds each Ask.
@@ -74,11 +75,11 @@ type Agent struct {
 func (a Agent) Ask(ctx context.Context, question string) (uiagent.Answer, error) {
 	none := uiagent.Answer{Outcome: uiagent.Cancelled, Asked: true}
 	if a.Bus == nil {
-		return none, errors.New("bus: an Agent without a Bus")
+		return none, errors.New("uibus: an Agent without a Bus")
 	}
 	if len(question) > MaxQuestion {
-		return none, fmt.Errorf("bus: ask %s: the question has %d bytes, over the cap of %d: %w",
-			a.Subject, len(question), MaxQuestion, ErrTooLarge)
+		return none, fmt.Errorf("uibus: ask %s: the question has %d bytes, over the cap of %d: %w",
+			a.Subject, len(question), MaxQuestion, bus.ErrTooLarge)
 	}
 	timeout := a.Timeout
 	if timeout <= 0 {
@@ -90,14 +91,14 @@ func (a Agent) Ask(ctx context.Context, question string) (uiagent.Answer, error)
 	out, err := a.Bus.Request(tctx, a.Subject, req, nil)
 	if err != nil {
 		if ctx.Err() == nil && errors.Is(context.Cause(tctx), ErrAskTimeout) {
-			return none, fmt.Errorf("bus: ask %s: no answer within %v: %w", a.Subject, timeout,
+			return none, fmt.Errorf("uibus: ask %s: no answer within %v: %w", a.Subject, timeout,
 				errors.Join(ErrAskTimeout, context.DeadlineExceeded))
 		}
 		return none, err
 	}
 	var r askResult
 	if err := json.Unmarshal(out, &r); err != nil || r.V != askVersion {
-		return none, fmt.Errorf("bus: ask %s: an unreadable answer: %w", a.Subject, ErrProtocol)
+		return none, fmt.Errorf("uibus: ask %s: an unreadable answer: %w", a.Subject, bus.ErrProtocol)
 	}
 	ans := uiagent.Answer{Text: r.Text, Outcome: outcomes[r.Outcome], SkippedRefs: r.SkippedRefs, Asked: true}
 	switch r.Code {
@@ -110,15 +111,15 @@ func (a Agent) Ask(ctx context.Context, question string) (uiagent.Answer, error)
 	case askNoAnswer:
 		return ans, uiagent.ErrNoAnswer
 	}
-	return ans, &RemoteError{Subject: a.Subject, Message: r.Error}
+	return ans, &bus.RemoteError{Subject: a.Subject, Message: r.Error}
 }
 
 // ServeAgent serves ask (typically a uiagent.Agent's Ask) on subject for
 // [Agent]s elsewhere, until ctx ends or the service is stopped. ask's
 // context ends when the caller cancels, times out or goes away.
-func ServeAgent(ctx context.Context, b Bus, subject string, ask func(ctx context.Context, question string) (uiagent.Answer, error)) (*Service, error) {
+func ServeAgent(ctx context.Context, b bus.Bus, subject string, ask func(ctx context.Context, question string) (uiagent.Answer, error)) (*bus.Service, error) {
 	if ask == nil {
-		return nil, fmt.Errorf("bus: serve agent %s: nothing to ask", subject)
+		return nil, fmt.Errorf("uibus: serve agent %s: nothing to ask", subject)
 	}
 	return b.Serve(ctx, subject, func(ctx context.Context, req []byte, _ func([]byte)) ([]byte, error) {
 		var q askRequest
@@ -146,4 +147,14 @@ func ServeAgent(ctx context.Context, b Bus, subject string, ask func(ctx context
 		}
 		return json.Marshal(r)
 	})
+}
+
+// errorText is what crosses the bus of an error: its text, cut at
+// [bus.MaxErrorText] as the bus cuts a handler's.
+func errorText(err error) string {
+	s := err.Error()
+	if len(s) > bus.MaxErrorText {
+		s = s[:bus.MaxErrorText]
+	}
+	return s
 }
