@@ -292,10 +292,10 @@ func wanted(f frames.Frame) bool {
 		*frames.FunctionCallsStarted, *frames.FunctionCallResult, *frames.FunctionCallCancel,
 		*frames.TTSStarted, *frames.TTSAudioRaw, *frames.TTSStopped,
 		*frames.BotStartedSpeaking, *frames.BotStoppedSpeaking, *frames.Interruption,
-		*frames.Metrics, *frames.Error, *frames.InputTransportMessage:
+		*frames.Metrics, *frames.Error, frames.UISnapshotter, frames.UICommander:
 		return true
 	}
-	return f.Lane() == frames.LaneSystem && isUICommand(f)
+	return false
 }
 
 // Observe implements observers.Observer.
@@ -385,16 +385,14 @@ func (s *Session) Observe(e observers.Event) {
 		}
 	case *frames.Metrics:
 		s.metricsFrame(e.Source, f)
-	case *frames.InputTransportMessage:
-		if messageType(f.Message) == "ui-snapshot" {
-			s.snapshot = len(f.Message)
-			if t := s.turn; t != nil {
-				t.snapshot = s.snapshot
-			}
+	case frames.UISnapshotter:
+		s.snapshot = f.UISnapshotBytes()
+		if t := s.turn; t != nil {
+			t.snapshot = s.snapshot
 		}
-	default:
-		if t := s.turn; t != nil && isUICommand(f) && len(t.commands) < maxList {
-			t.commands = append(t.commands, uiCommandName(f))
+	case frames.UICommander:
+		if t := s.turn; t != nil && len(t.commands) < maxList {
+			t.commands = append(t.commands, f.UICommandName())
 		}
 	}
 }

@@ -174,6 +174,9 @@ type ErrorResult struct {
 	Error string `json:"error"`
 }
 
+// Outcome implements [frames.Outcomer]: the call failed.
+func (ErrorResult) Outcome() (ok bool, skipped []string) { return false, nil }
+
 // Rerun says whether a result asks for another inference.
 type Rerun uint8
 

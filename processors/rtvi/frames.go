@@ -25,6 +25,9 @@ type UICommandFrame struct {
 	Payload wire.Payload
 }
 
+// UICommandName implements [frames.UICommander].
+func (f *UICommandFrame) UICommandName() string { return f.Command }
+
 // NewUICommand returns the frame for a built-in command payload.
 func NewUICommand(c wire.Command) *UICommandFrame {
 	return &UICommandFrame{Command: c.CommandName(), Payload: c}
@@ -70,7 +73,12 @@ type UISnapshotFrame struct {
 	frames.System
 	MsgID string
 	Tree  *wire.Snapshot
+	// Bytes is the size of the ui-snapshot message; 0 when unknown.
+	Bytes int
 }
+
+// UISnapshotBytes implements [frames.UISnapshotter].
+func (f *UISnapshotFrame) UISnapshotBytes() int { return f.Bytes }
 
 // UICancelTaskFrame is a request from the client to cancel a task (job)
 // group: ui-cancel-job-group, or ui-cancel-task from RTVI 1.3.0 clients;

@@ -346,6 +346,10 @@ type replyResult struct {
 	Note        string   `json:"note,omitempty"`
 }
 
+// Outcome implements frames.Outcomer: the reply went out, less the refs it
+// skipped.
+func (r replyResult) Outcome() (ok bool, skipped []string) { return true, r.SkippedRefs }
+
 func (r replyResult) empty() bool {
 	return r.Answer == "" && len(r.SkippedRefs) == 0 && len(r.Ignored) == 0 && r.Note == ""
 }
