@@ -20,7 +20,6 @@ import (
 	"github.com/framewire/framewire/observers"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
-	"github.com/framewire/framewire/telemetry/internal/rtvimsg"
 )
 
 //go:embed assets
@@ -292,11 +291,11 @@ func (s *Session) Observe(e observers.Event) {
 		if e.FirstSeen {
 			switch f := e.Frame.(type) {
 			case *frames.InputTransportMessage:
-				s.in_.put(msg(e.At, f.Message))
+				s.in_.put(msg(e.At, messageType(f.Message), f.Message))
 			case *frames.OutputTransportMessageUrgent:
-				s.out.put(msg(e.At, f.Message))
+				s.out.put(msg(e.At, f.Type, f.Message))
 			case *frames.OutputTransportMessage:
-				s.out.put(msg(e.At, f.Message))
+				s.out.put(msg(e.At, f.Type, f.Message))
 			}
 		}
 	case observers.Processed:
@@ -319,12 +318,12 @@ func (s *Session) node(n observers.Node) *nodeStats {
 	return st
 }
 
-func msg(at time.Duration, b []byte) message {
+func msg(at time.Duration, typ string, b []byte) message {
 	p := b
 	if len(p) > 300 {
 		p = p[:300]
 	}
-	return message{At: float64(at) / 1e6, Type: rtvimsg.Type(b), Preview: string(p)}
+	return message{At: float64(at) / 1e6, Type: typ, Preview: string(p)}
 }
 
 // ring is a fixed-size ring of the latest values.

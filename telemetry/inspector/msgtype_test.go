@@ -1,14 +1,8 @@
-package rtvimsg
+package inspector
 
-import (
-	"testing"
+import "testing"
 
-	"go.uber.org/goleak"
-)
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-func TestTypeReadsTheTopLevelTypeKey(t *testing.T) {
+func TestMessageTypeReadsTheTopLevelTypeKey(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{`{"label":"rtvi-ai","type":"ui-snapshot","data":{"type":"nested"}}`, "ui-snapshot"},
 		{`{"data":{"type":"nested","list":[{"type":"x"}]},"type":"bot-ready"}`, "bot-ready"},
@@ -19,15 +13,15 @@ func TestTypeReadsTheTopLevelTypeKey(t *testing.T) {
 		{``, ""},
 		{`{"type":"unterminated`, ""},
 	} {
-		if got := Type([]byte(c.in)); got != c.want {
-			t.Errorf("Type(%s) = %q, want %q", c.in, got, c.want)
+		if got := messageType([]byte(c.in)); got != c.want {
+			t.Errorf("messageType(%s) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }
 
-func FuzzType(f *testing.F) {
+func FuzzMessageType(f *testing.F) {
 	for _, s := range []string{`{"type":"ui-command","data":{"command":"toast"}}`, `{"a":[1,{"b":null}],"type":"x"}`, `{`, `{"type":`} {
 		f.Add([]byte(s))
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { _ = Type(b) })
+	f.Fuzz(func(t *testing.T, b []byte) { _ = messageType(b) })
 }

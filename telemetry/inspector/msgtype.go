@@ -1,24 +1,27 @@
-// Package rtvimsg reads the little telemetry needs from raw RTVI messages
-// (the JSON the transport carries in transport-message frames) without
-// importing the RTVI package: the message type, and the label of RTVI
-// envelopes.
-package rtvimsg
+package inspector
+
+// The type of a client message, for the inspector's list of what the
+// client sent. Messages for the client carry their type in their frame
+// (frames.OutputTransportMessageUrgent.Type, set by the RTVI observer);
+// a client's message arrives as raw bytes that only the RTVI processor
+// decodes, after the inspector has seen them, so the inspector reads the
+// top-level "type" of the JSON for display, and nothing else.
 
 import (
 	"bytes"
 	"encoding/json"
 )
 
-// MaxScan bounds how much of a message Type reads: a type key after that
-// many bytes is not found.
-const MaxScan = 64 << 10
+// maxScan bounds how much of a message messageType reads: a type key
+// after that many bytes is not found.
+const maxScan = 64 << 10
 
-// Type returns the value of the top-level "type" key of the JSON object
+// messageType returns the value of the top-level "type" key of the JSON object
 // b, or "" when b is not an object, has no string "type" or is longer than
-// MaxScan before it. It never fails on bad input.
-func Type(b []byte) string {
-	if len(b) > MaxScan {
-		b = b[:MaxScan]
+// maxScan before it. It never fails on bad input.
+func messageType(b []byte) string {
+	if len(b) > maxScan {
+		b = b[:maxScan]
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	tok, err := dec.Token()
