@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	pion "github.com/pion/webrtc/v4"
+
+	"github.com/framewire/framewire/dsp"
 )
 
 // PCMU returns G.711 µ-law at 8 kHz, payload type 0.
@@ -48,7 +50,7 @@ func (PCMUEncoder) Encode(pcm []int16, out []byte) (int, error) {
 		return 0, fmt.Errorf("codec: PCMU output buffer holds %d bytes, need %d", len(out), len(pcm))
 	}
 	for i, s := range pcm {
-		out[i] = ULaw(s)
+		out[i] = dsp.LinearToULaw(s)
 	}
 	return len(pcm), nil
 }
@@ -62,48 +64,7 @@ func (PCMUDecoder) Decode(payload []byte, pcm []int16) (int, error) {
 		return 0, fmt.Errorf("codec: PCMU payload of %d bytes does not fit %d samples", len(payload), len(pcm))
 	}
 	for i, b := range payload {
-		pcm[i] = ulawTable[b]
+		pcm[i] = dsp.ULawToLinear(b)
 	}
 	return len(payload), nil
 }
-
-const (
-	ulawBias = 0x84
-	ulawClip = 32635
-)
-
-// ULaw encodes one linear sample as G.711 µ-law.
-func ULaw(s int16) byte {
-	v := int32(s)
-	sign := byte(0)
-	if v < 0 {
-		v = -v
-		sign = 0x80
-	}
-	if v > ulawClip {
-		v = ulawClip
-	}
-	v += ulawBias
-	exp := byte(7)
-	for mask := int32(0x4000); v&mask == 0 && exp > 0; mask >>= 1 {
-		exp--
-	}
-	mant := byte(v>>(exp+3)) & 0x0F
-	return ^(sign | exp<<4 | mant)
-}
-
-// Linear decodes one G.711 µ-law byte.
-func Linear(u byte) int16 { return ulawTable[u] }
-
-var ulawTable = func() (t [256]int16) {
-	for i := range t {
-		u := ^byte(i)
-		mag := (int32(u&0x0F)<<3 + ulawBias) << ((u & 0x70) >> 4)
-		if u&0x80 != 0 {
-			t[i] = int16(ulawBias - mag)
-		} else {
-			t[i] = int16(mag - ulawBias)
-		}
-	}
-	return t
-}()
