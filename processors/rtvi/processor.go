@@ -588,10 +588,11 @@ func (p *Processor) handleRaw(ctx context.Context, out pipeline.Pusher, raw []by
 			p.sendErrorResponse(m.ID, "Exception processing message (error id "+id+")")
 		}
 	}()
-	p.dispatch(ctx, out, m)
+	p.dispatch(ctx, out, m, len(raw))
 }
 
-func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Message) {
+// dispatch handles m, a message of size bytes.
+func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Message, size int) {
 	switch d := m.Data.(type) {
 	case *wire.ClientReady:
 		p.handleClientReady(ctx, out, m.ID, d)
@@ -644,7 +645,7 @@ func (p *Processor) dispatch(ctx context.Context, out pipeline.Pusher, m wire.Me
 		p.pushUI(ctx, out, &UIEventFrame{MsgID: m.ID, Event: d.Event, Payload: d.Payload})
 		return
 	case *wire.UISnapshot:
-		p.pushUI(ctx, out, &UISnapshotFrame{MsgID: m.ID, Tree: d.Tree})
+		p.pushUI(ctx, out, &UISnapshotFrame{MsgID: m.ID, Tree: d.Tree, Bytes: size})
 		return
 	case *wire.UICancel:
 		p.pushUI(ctx, out, &UICancelTaskFrame{MsgID: m.ID, TaskID: d.TaskID, Reason: d.Reason, Vocabulary: d.Vocabulary})
