@@ -16,10 +16,12 @@ import (
 )
 
 // A worker process: the application's webrtc.Server, put at the
-// cluster's disposal until SIGTERM, then drained.
+// cluster's disposal until SIGTERM, then drained (a second SIGTERM kills
+// it at once).
 func ExampleWorker() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
 	if err != nil {
 		panic(err)

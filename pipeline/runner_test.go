@@ -20,7 +20,7 @@ func TestRunnerEndsGracefullyThenCancels(t *testing.T) {
 	stuck.OnFinished(func(r string) { stuckReason = r })
 	stuck.QueueFrame(&frames.Text{Text: "block"})
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &pipeline.Runner{GracePeriod: 100 * time.Millisecond, NoSignals: true}
+	r := &pipeline.Runner{GracePeriod: 100 * time.Millisecond}
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx, stuck, fine) }()
 	<-b.running

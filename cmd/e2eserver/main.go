@@ -19,9 +19,11 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	pion "github.com/pion/webrtc/v4"
@@ -42,7 +44,12 @@ func main() {
 	flag.BoolVar(&functionsMode, "functions", false, "answer with a scripted model that calls client functions (see functions.go)")
 	flag.Parse()
 	log, _ := zap.NewDevelopment()
-	if err := run(context.Background(), *addr, *static, log); err != nil {
+	// main owns the signals: the first SIGINT or SIGTERM ends ctx, which
+	// shuts the server down gracefully; a second one kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	if err := run(ctx, *addr, *static, log); err != nil {
 		log.Error("e2eserver", zap.Error(err))
 		os.Exit(1)
 	}
@@ -101,7 +108,8 @@ func run(ctx context.Context, addr, static string, log *zap.Logger) error {
 		return err
 	}
 	fmt.Printf("listening on http://%s\n", ln.Addr())
-	// Until SIGINT or SIGTERM: then the sessions end, and run returns.
+	// Until ctx ends (SIGINT or SIGTERM): then the sessions end, and run
+	// returns.
 	return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{Handler: handler})
 }
 

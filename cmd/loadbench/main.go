@@ -206,6 +206,7 @@ func external(rawURL, scrape, ns string, parallel int, duration, warmup, settle 
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop) // a second signal kills the process
 	_, err = runExternal(ctx, externalConfig{offerURL: offerURL, scrape: splitURLs(scrape), counts: counts,
 		duration: duration, warmup: warmup, settle: settle, idle: idle, parallel: parallel}, os.Stdout)
 	return err

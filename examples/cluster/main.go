@@ -57,8 +57,11 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return 2
 	}
+	// main owns the signals: the first SIGINT or SIGTERM ends ctx, which
+	// drains the command gracefully; a second one kills the process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	var err error
 	switch args[0] {
 	case "frontdoor":

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	pion "github.com/pion/webrtc/v4"
 	"go.uber.org/zap"
@@ -47,8 +49,12 @@ func main() {
 	}
 	defer func() { _ = log.Sync() }()
 
-	// run handles SIGINT and SIGTERM itself (webrtc.Serve).
-	err = run(context.Background(), config{Addr: *addr, AllowOrigins: splitList(*origins), Logger: log}, os.Stdout)
+	// main owns the signals: the first SIGINT or SIGTERM ends ctx, which
+	// shuts the server down gracefully; a second one kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	err = run(ctx, config{Addr: *addr, AllowOrigins: splitList(*origins), Logger: log}, os.Stdout)
 	if err != nil {
 		log.Error("conformance bot stopped", zap.Error(err))
 		os.Exit(1)
@@ -101,8 +107,8 @@ func newServer(cfg config) (*webrtc.Server, error) {
 	})
 }
 
-// run serves the bot on cfg.Addr until ctx ends or the process gets SIGINT
-// or SIGTERM, then ends every session gracefully (the clients get
+// run serves the bot on cfg.Addr until ctx ends, then ends every session
+// gracefully (the clients get
 // peerLeft) and returns (webrtc.Serve). It prints "listening on
 // http://ADDR" to stdout once it accepts connections. Telemetry comes
 // from the environment, as in every example server (OTEL_* for traces,

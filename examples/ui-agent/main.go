@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -64,8 +66,12 @@ func main() {
 	} else {
 		cfg.Voice = chooseVoice(context.Background(), os.Getenv)
 	}
-	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
-	if err := serve(context.Background(), cfg, log, nil); err != nil {
+	// main owns the signals: the first SIGINT or SIGTERM ends ctx, which
+	// shuts the server down gracefully; a second one kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("ui-agent demo failed", zap.Error(err))
 		os.Exit(1)
 	}
@@ -115,8 +121,8 @@ func newLogger(verbose bool) *zap.Logger {
 	return zap.New(core)
 }
 
-// serve runs the demo until ctx ends or the process gets SIGINT or
-// SIGTERM, then ends the sessions gracefully (webrtc.Serve). ready, when
+// serve runs the demo until ctx ends, then ends the sessions gracefully
+// (webrtc.Serve). ready, when
 // not nil, receives the address the server listens on (tests listen on
 // port 0).
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {

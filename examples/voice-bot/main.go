@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -17,8 +19,12 @@ import (
 func main() {
 	log := newLogger(os.Getenv("VOICE_DEBUG") != "")
 	defer func() { _ = log.Sync() }()
-	// serve handles SIGINT and SIGTERM itself (webrtc.Serve).
-	if err := serve(context.Background(), configure(os.Getenv), log, nil); err != nil {
+	// main owns the signals: the first SIGINT or SIGTERM ends ctx, which
+	// shuts the server down gracefully; a second one kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	context.AfterFunc(ctx, stop)
+	if err := serve(ctx, configure(os.Getenv), log, nil); err != nil {
 		log.Error("voice-bot failed", zap.Error(err))
 		os.Exit(1)
 	}
@@ -34,8 +40,8 @@ func newLogger(debug bool) *zap.Logger {
 	return zap.New(zapcore.NewCore(zapcore.NewConsoleEncoder(enc), zapcore.Lock(os.Stderr), level))
 }
 
-// serve runs the signalling server until ctx ends or the process gets
-// SIGINT or SIGTERM, then ends the sessions gracefully (webrtc.Serve).
+// serve runs the signalling server until ctx ends, then ends the sessions
+// gracefully (webrtc.Serve).
 // ready, when not nil, receives the address it listens on.
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
 	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,

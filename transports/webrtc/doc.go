@@ -26,8 +26,9 @@
 // The wire rules are in docs/protocol.md (§1 signalling, §2 the data channel).
 //
 // [ListenAndServe] and [Serve] run a server in production: HTTP timeouts
-// and limits set by default, and on SIGINT or SIGTERM new sessions refused
-// with a 503 the client retries, the running ones ended gracefully and
-// cancelled after a grace period. docs/decisions/webrtc-lifetimes.md says
+// and limits set by default, and when their context ends (main turns
+// SIGINT and SIGTERM into that) new sessions refused with a 503 the client
+// retries, the running ones ended gracefully and cancelled after a grace
+// period. docs/decisions/webrtc-lifetimes.md says
 // which goroutine each part owns and the shutdown sequence.
 package webrtc

@@ -4,6 +4,9 @@ import (
 	"context"
 	"log"
 	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -30,9 +33,14 @@ func ExampleNewServer() {
 	mux.Handle("/", srv)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	serve := func() {
-		// Until SIGINT or SIGTERM, with production HTTP timeouts; then the
-		// sessions end gracefully and ListenAndServe returns.
-		if err := webrtc.ListenAndServe(context.Background(), "127.0.0.1:7860", srv, webrtc.ServeOptions{Handler: mux}); err != nil {
+		// main owns the signals: the first SIGINT or SIGTERM ends ctx, a
+		// second one kills the process.
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		context.AfterFunc(ctx, stop)
+		// Until ctx ends, with production HTTP timeouts; then the sessions
+		// end gracefully and ListenAndServe returns.
+		if err := webrtc.ListenAndServe(ctx, "127.0.0.1:7860", srv, webrtc.ServeOptions{Handler: mux}); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -28,7 +28,7 @@ func TestServeClosesDrippedBodiesAndIdleKeepAlives(t *testing.T) {
 		t.Errorf("default ReadTimeout %v, IdleTimeout %v: a dripping or idle connection outlives 30 s", d.ReadTimeout, d.IdleTimeout)
 	}
 	h := newHarness(t, Options{})
-	s := startServe(t, h.srv, ServeOptions{ReadTimeout: time.Second, IdleTimeout: 500 * time.Millisecond, NoSignals: true})
+	s := startServe(t, h.srv, ServeOptions{ReadTimeout: time.Second, IdleTimeout: 500 * time.Millisecond})
 	addr := s.url[len("http://"):]
 
 	t.Run("20 dripped bodies", func(t *testing.T) {

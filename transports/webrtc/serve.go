@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -57,9 +54,6 @@ type ServeOptions struct {
 	// grace plus 10s, the time a cancelled pipeline and its peer
 	// connections take to close.
 	ShutdownTimeout time.Duration
-	// NoSignals leaves SIGINT and SIGTERM alone: only ctx starts the
-	// shutdown (tests, or a program that handles signals itself).
-	NoSignals bool
 	// Configure, if set, adjusts the http.Server after the options above
 	// were applied (TLS, ConnState, BaseContext, ...).
 	Configure func(*http.Server)
@@ -136,8 +130,7 @@ func ListenAndServe(ctx context.Context, addr string, srv *Server, opts ServeOpt
 }
 
 // Serve serves opts.Handler (by default srv) on ln, with production HTTP
-// timeouts, until ctx ends or the process gets SIGINT or SIGTERM. Then it
-// shuts down in order:
+// timeouts, until ctx ends. Then it shuts down in order:
 //
 //  1. srv stops taking sessions: new offers get a 503 with Retry-After,
 //     which the client retries; the running sessions keep their
@@ -146,23 +139,28 @@ func ListenAndServe(ctx context.Context, addr string, srv *Server, opts ServeOpt
 //  2. Each running session's pipeline gets an End and finishes what it
 //     was doing; those still running after the Server's
 //     Options.ShutdownGrace are cancelled ([Server.Shutdown]).
-//  3. Once all sessions are torn down (or opts.ShutdownTimeout has passed,
-//     or a second signal came: then [Server.Close] cancels what is left),
-//     the HTTP server shuts down and Serve returns nil.
+//  3. Once all sessions are torn down (or opts.ShutdownTimeout has passed:
+//     then [Server.Close] cancels what is left), the HTTP server shuts down
+//     and Serve returns nil.
 //
 // If serving fails, Serve closes srv and returns the error. Serve closes
 // ln.
+//
+// Serve handles no signals: like net/http, it leaves them to main, which
+// turns SIGINT and SIGTERM into the end of ctx and, after the first one,
+// restores the default handling so that a second Ctrl-C kills the process
+// at once instead of waiting for the sessions:
+//
+//	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer stop()
+//	context.AfterFunc(ctx, stop) // after the first signal, the next one kills the process
+//	err := webrtc.ListenAndServe(ctx, ":7860", srv, webrtc.ServeOptions{})
 func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions) error {
 	opts = opts.withDefaults(srv)
 	log := opts.Logger
 	var draining atomic.Bool
 	hs := opts.httpServer(&draining)
 
-	sig := make(chan os.Signal, 2)
-	if !opts.NoSignals {
-		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-		defer signal.Stop(sig)
-	}
 	// Serve owns the goroutines it starts and waits for them.
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -173,9 +171,6 @@ func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions)
 	case err := <-served:
 		_ = srv.Close()
 		return fmt.Errorf("webrtc: serving on %s: %w", ln.Addr(), err)
-	case s := <-sig:
-		log.Info("signal: shutting down", zap.Stringer("signal", s), zap.Int("sessions", srv.SessionCount()),
-			zap.Duration("grace", srv.opts.ShutdownGrace))
 	case <-ctx.Done():
 		log.Info("shutting down", zap.Int("sessions", srv.SessionCount()), zap.Duration("grace", srv.opts.ShutdownGrace))
 	}
@@ -183,17 +178,7 @@ func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions)
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
 	defer cancel()
-	drained := make(chan error, 1)
-	wg.Go(func() { drained <- srv.Shutdown(sctx) })
-	var err error
-	select {
-	case err = <-drained:
-	case s := <-sig:
-		log.Warn("second signal: cancelling the sessions", zap.Stringer("signal", s))
-		cancel()
-		err = <-drained
-	}
-	if err != nil {
+	if err := srv.Shutdown(sctx); err != nil {
 		log.Warn("sessions did not end in time: cancelling them", zap.Error(err))
 		_ = srv.Close()
 	}

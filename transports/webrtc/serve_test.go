@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -93,7 +92,7 @@ func (s *served) wait(t *testing.T, d time.Duration) error {
 
 func TestServeCutsOffARequestBodyDrippedSlowly(t *testing.T) {
 	h := newHarness(t, Options{})
-	s := startServe(t, h.srv, ServeOptions{ReadTimeout: 300 * time.Millisecond, NoSignals: true})
+	s := startServe(t, h.srv, ServeOptions{ReadTimeout: 300 * time.Millisecond})
 	conn, err := net.Dial("tcp", s.url[len("http://"):])
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +161,8 @@ func holdingHarness(t *testing.T, opts Options, hold *endHolder) (*harness, chan
 	return newHarness(t, opts), finished
 }
 
-func TestServeOnSIGTERMRefusesNewOffersWhileRunningSessionsEndThenReturns(t *testing.T) {
+// Serve's context ends as main's signal.NotifyContext does on SIGTERM.
+func TestServeWhenCtxEndsRefusesNewOffersWhileRunningSessionsEndThenReturns(t *testing.T) {
 	hold := &endHolder{got: make(chan struct{}), release: make(chan struct{})}
 	h, finished := holdingHarness(t, Options{}, hold)
 	s := startServe(t, h.srv, ServeOptions{})
@@ -180,9 +180,7 @@ func TestServeOnSIGTERMRefusesNewOffersWhileRunningSessionsEndThenReturns(t *tes
 		t.Fatal("no session for the client")
 	}
 
-	if err := syscall.Kill(syscall.Getpid(), syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
+	s.cancel()
 	select {
 	case <-hold.got:
 	case <-ctx.Done():
@@ -219,7 +217,7 @@ func TestServeOnSIGTERMRefusesNewOffersWhileRunningSessionsEndThenReturns(t *tes
 func TestServeCancelsSessionsStillRunningAfterTheGrace(t *testing.T) {
 	hold := &endHolder{got: make(chan struct{})} // swallows End
 	h, finished := holdingHarness(t, Options{ShutdownGrace: 300 * time.Millisecond}, hold)
-	s := startServe(t, h.srv, ServeOptions{NoSignals: true})
+	s := startServe(t, h.srv, ServeOptions{})
 	ctx := testContext(t, 30*time.Second)
 	c, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: s.url + "/api/offer"})
 	if err != nil {
@@ -257,7 +255,7 @@ func TestServeClosesTheServerWhenTheListenerFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	ln.Close()
-	err = Serve(context.Background(), ln, h.srv, ServeOptions{NoSignals: true})
+	err = Serve(context.Background(), ln, h.srv, ServeOptions{})
 	if err == nil {
 		t.Fatal("Serve on a closed listener returned nil")
 	}

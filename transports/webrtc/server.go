@@ -308,8 +308,9 @@ func (o Options) withDefaults() Options {
 
 // Server serves SmallWebRTC signalling and owns the sessions it creates.
 // It is an http.Handler; mount it at the root or under a prefix with
-// http.StripPrefix, or serve it with [ListenAndServe], which also handles
-// the process's signals. [Server.Shutdown] ends every session gracefully,
+// http.StripPrefix, or serve it with [ListenAndServe], which adds
+// production HTTP timeouts and an orderly shutdown when its context ends.
+// [Server.Shutdown] ends every session gracefully,
 // [Server.Close] at once; both wait for the sessions' goroutines.
 type Server struct {
 	opts Options

@@ -427,7 +427,7 @@ func (s *Session) run(task *pipeline.Task) {
 	if ended { // the session ended while the answer was on its way
 		task.Cancel(s.Reason())
 	}
-	r := pipeline.Runner{Logger: s.log, GracePeriod: s.srv.opts.ShutdownGrace, NoSignals: true}
+	r := pipeline.Runner{Logger: s.log, GracePeriod: s.srv.opts.ShutdownGrace}
 	if err := r.Run(s.srv.drain, task); err != nil {
 		s.log.Warn("pipeline failed", zap.Error(err))
 	}
