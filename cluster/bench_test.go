@@ -80,8 +80,7 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // of the worker's Server, served directly, and of the front door.
 func benchCluster(b *testing.B) (string, string) {
 	url := startNATS(b)
-	srv := newTestServer(b, 10000)
-	w, err := NewWorker(connect(b, url), srv, WorkerOptions{ID: "w", Capacity: 10000, Logger: zap.NewNop()})
+	w, err := NewWorker(connect(b, url), testServer(10000), WorkerOptions{ID: "w", Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -92,7 +91,7 @@ func benchCluster(b *testing.B) (string, string) {
 		cancel()
 		<-done
 	})
-	direct := httptest.NewServer(srv)
+	direct := httptest.NewServer(w.Server())
 	b.Cleanup(direct.Close)
 	fd := startFrontDoor(b, url)
 	fd.waitWorkers(b, "w")

@@ -5,12 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/transports/webrtc"
 )
 
 func TestNewSessionsGoToTheWorkersAndEachServesItsOwn(t *testing.T) {
@@ -253,6 +257,113 @@ func TestDrainingWorkerDeclinesNewSessionsSentToIt(t *testing.T) {
 	}
 }
 
+// The worker's reply names the ids the Server's OnSession hook reported
+// for the request (the sessionId of a /start, the pc_id of a new
+// session), which the front door routes by; no body is read for them.
+func TestTheWorkersReplyNamesTheIdsItsServerCreated(t *testing.T) {
+	url := startNATS(t)
+	a := startWorker(t, url, "a", 10)
+	nc := connect(t, url)
+	ask := func(r request) reply {
+		t.Helper()
+		r.V = Version
+		r.Header = http.Header{"Content-Type": {"application/json"}}
+		m, err := nc.Request(a.subj.worker("a"), mustJSON(r), wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := decodeReply(m.Data, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	rep := ask(request{Kind: kindNew, Method: http.MethodPost, Path: "/start", Body: []byte(`{}`)})
+	var start struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(rep.Body, &start); err != nil || rep.Status != http.StatusOK || rep.StartID != start.SessionID {
+		t.Errorf("a /start: status %d, start_id %q, body %s; want 200 and the body's sessionId", rep.Status, rep.StartID, rep.Body)
+	}
+	_, sdp := newClient(t)
+	rep = ask(request{Kind: kindRoute, Method: http.MethodPost, Path: "/sessions/" + start.SessionID + "/api/offer",
+		Body: mustJSON(offerBody{SDP: sdp, Type: "offer"})})
+	var ans struct {
+		PCID string `json:"pc_id"`
+	}
+	if err := json.Unmarshal(rep.Body, &ans); err != nil || rep.Status != http.StatusOK || rep.PCID == "" || rep.PCID != ans.PCID {
+		t.Errorf("the /start flow's offer: status %d, pc_id %q, body's %q; want 200 and the answer's pc_id", rep.Status, rep.PCID, ans.PCID)
+	}
+	if !a.srv.Owns(rep.PCID) || !a.srv.Owns(start.SessionID) {
+		t.Error("the Server does not own the ids the worker replied with")
+	}
+}
+
+// A full worker declines a /start, so that the front door asks a worker
+// with room: the /start flow's offer would come back to it.
+func TestAFullWorkerDeclinesAStart(t *testing.T) {
+	url := startNATS(t)
+	a := startWorker(t, url, "a", 1)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a")
+	dial(t, fd.url("/api/offer")) // a is full
+	nc := connect(t, url)
+	data := mustJSON(request{V: Version, Kind: kindNew, Method: http.MethodPost, Path: "/start",
+		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{}`)})
+	m, err := nc.Request(a.subj.worker("a"), data, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep, err := decodeReply(m.Data, 1<<20); err != nil || rep.Declined != "full" {
+		t.Errorf("a /start for a full worker: %+v, %v; want declined \"full\"", rep, err)
+	}
+}
+
+// The worker adds its hooks to the Server's and keeps the
+// application's: Admit is still asked, OnSession still told.
+func TestNewWorkerKeepsTheApplicationsHooks(t *testing.T) {
+	url := startNATS(t)
+	opts := testServer(10)
+	var refuse atomic.Bool
+	refuse.Store(true)
+	var asked, told atomic.Int32
+	opts.Admit = func(*http.Request) error {
+		asked.Add(1)
+		if refuse.Load() {
+			return errors.New("the application says no")
+		}
+		return nil
+	}
+	opts.OnSession = func(ev webrtc.SessionEvent) {
+		if ev.Kind == webrtc.StartIssued {
+			told.Add(1)
+		}
+	}
+	w, err := NewWorker(connect(t, url), opts, WorkerOptions{ID: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = w.Server().Close() })
+	start := func() int {
+		r := httptest.NewRequest(http.MethodPost, "/start", strings.NewReader(`{}`))
+		r.Header.Set("Content-Type", "application/json")
+		r.Host = "localhost"
+		rec := httptest.NewRecorder()
+		w.Server().ServeHTTP(rec, r)
+		return rec.Code
+	}
+	if code := start(); code != http.StatusServiceUnavailable {
+		t.Errorf("a /start the application's Admit refuses: %d, want 503", code)
+	}
+	refuse.Store(false)
+	if code := start(); code != http.StatusOK {
+		t.Errorf("a /start the application's Admit takes: %d, want 200", code)
+	}
+	if asked.Load() != 2 || told.Load() != 1 {
+		t.Errorf("the application's Admit was asked %d times (want 2), its OnSession told of %d starts (want 1)", asked.Load(), told.Load())
+	}
+}
+
 func mustJSON(v any) []byte {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -443,7 +554,7 @@ func TestASecondWorkerWithTheSameIDRefusesToRun(t *testing.T) {
 	startWorker(t, url, "a", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
-	w, err := NewWorker(connect(t, url), newTestServer(t, 10), WorkerOptions{ID: "a"})
+	w, err := NewWorker(connect(t, url), testServer(10), WorkerOptions{ID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}

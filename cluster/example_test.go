@@ -27,16 +27,13 @@ func ExampleWorker() {
 		panic(err)
 	}
 	defer nc.Close()
-	srv, err := webrtc.NewServer(webrtc.Options{
+	// The Server's MaxSessions is the worker's capacity.
+	w, err := cluster.NewWorker(nc, webrtc.Options{
 		MaxSessions: 100,
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			return pipeline.NewTask(pipeline.New(s.Input(), s.Output()), pipeline.TaskOptions{}), nil
 		},
-	})
-	if err != nil {
-		panic(err)
-	}
-	w, err := cluster.NewWorker(nc, srv, cluster.WorkerOptions{Capacity: 100})
+	}, cluster.WorkerOptions{})
 	if err != nil {
 		panic(err)
 	}

@@ -224,12 +224,12 @@ func TestOnlyTheHeadersOfASignallingAnswerAreRelayed(t *testing.T) {
 }
 
 // A /start flow's offer is routed to the worker that issued the
-// sessionId, and creates a session there: it used to skip the worker's
-// capacity check, so that a full worker took one session per /start (up
-// to its Server's MaxSessions, which may be higher).
+// sessionId, and creates a session there: it goes through the worker's
+// capacity, the Server's MaxSessions, like any new session (it once
+// skipped the worker's own count, which mirrored the Server's).
 func TestAStartFlowsOfferGoesThroughTheWorkersCapacity(t *testing.T) {
 	url := startNATS(t)
-	w := startWorkerOn(t, url, "a", 1, newTestServer(t, 10))
+	w := startWorker(t, url, "a", 1)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
 	status, raw := do(t, http.MethodPost, fd.url("/start"), map[string]any{})

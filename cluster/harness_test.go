@@ -96,9 +96,10 @@ type testWorker struct {
 	done   chan error
 }
 
-func newTestServer(t testing.TB, capacity int) *webrtc.Server {
-	t.Helper()
-	srv, err := webrtc.NewServer(webrtc.Options{
+// testServer returns the options of a worker's Server taking capacity
+// sessions.
+func testServer(capacity int) webrtc.Options {
+	return webrtc.Options{
 		Logger:        zap.NewNop(),
 		MaxSessions:   capacity,
 		AllowOrigins:  []string{"https://app.example"},
@@ -107,30 +108,20 @@ func newTestServer(t testing.TB, capacity int) *webrtc.Server {
 		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			return pipeline.NewTask(pipeline.New(s.Input(), echo{}, s.Output()), pipeline.TaskOptions{}), nil
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
-	return srv
 }
 
 // startWorker runs a worker named id taking capacity sessions.
 func startWorker(t testing.TB, url, id string, capacity int) *testWorker {
 	t.Helper()
-	return startWorkerOn(t, url, id, capacity, newTestServer(t, capacity))
-}
-
-// startWorkerOn runs a worker named id taking capacity sessions on srv.
-func startWorkerOn(t testing.TB, url, id string, capacity int, srv *webrtc.Server) *testWorker {
-	t.Helper()
 	nc := connect(t, url)
-	w, err := NewWorker(nc, srv, WorkerOptions{ID: id, Capacity: capacity, HeartbeatInterval: heartbeatEvery,
+	w, err := NewWorker(nc, testServer(capacity), WorkerOptions{ID: id, HeartbeatInterval: heartbeatEvery,
 		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tw := &testWorker{Worker: w, srv: srv, nc: nc, cancel: cancel, done: make(chan error, 1)}
+	tw := &testWorker{Worker: w, srv: w.Server(), nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { tw.done <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()

@@ -104,14 +104,13 @@ func connectReconnecting(t testing.TB, url string, tries int) *nats.Conn {
 // runWorker runs a worker named id over nc until the test ends.
 func runWorker(t *testing.T, nc *nats.Conn, id string) *testWorker {
 	t.Helper()
-	srv := newTestServer(t, 10)
-	w, err := NewWorker(nc, srv, WorkerOptions{ID: id, Capacity: 10, HeartbeatInterval: heartbeatEvery,
+	w, err := NewWorker(nc, testServer(10), WorkerOptions{ID: id, HeartbeatInterval: heartbeatEvery,
 		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tw := &testWorker{Worker: w, srv: srv, nc: nc, cancel: cancel, done: make(chan error, 1)}
+	tw := &testWorker{Worker: w, srv: w.Server(), nc: nc, cancel: cancel, done: make(chan error, 1)}
 	go func() { tw.done <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -240,7 +239,7 @@ func TestMainWorkerProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(nc, newTestServer(t, 1), WorkerOptions{ID: "a", Capacity: 1, HeartbeatInterval: heartbeatEvery})
+	w, err := NewWorker(nc, testServer(1), WorkerOptions{ID: "a", HeartbeatInterval: heartbeatEvery})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,13 +2,14 @@ package cluster
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,10 +30,6 @@ type WorkerOptions struct {
 	// Prefix is the first tokens of the cluster's subjects; front doors
 	// and workers of one cluster share it. Default: DefaultPrefix.
 	Prefix string
-	// Capacity is the number of live sessions past which the worker
-	// declines new ones (set the Server's MaxSessions to the same number,
-	// or higher). Default: 100.
-	Capacity int
 	// Logger receives the worker's logs. Default: zap.NewNop().
 	Logger *zap.Logger
 	// HeartbeatInterval is the time between two heartbeats. Default: 1s.
@@ -55,11 +52,6 @@ type WorkerOptions struct {
 	// Default: 30s (the Server's ShutdownGrace, 10s by default, plus the
 	// time cancelled pipelines take to close).
 	DrainTimeout time.Duration
-	// MaxStarts bounds the /start sessionIds the worker remembers issuing
-	// (to answer who requests); each is forgotten StartTTL after its last
-	// use. Defaults: 10000 and 10m (the Server's StartTTL).
-	MaxStarts int
-	StartTTL  time.Duration
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -69,16 +61,12 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
-	if o.Capacity <= 0 {
-		o.Capacity = 100
-	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
 	}
 	o.HeartbeatInterval = positive(o.HeartbeatInterval, time.Second)
 	o.RequestTimeout = positive(o.RequestTimeout, 25*time.Second)
 	o.DrainTimeout = positive(o.DrainTimeout, 30*time.Second)
-	o.StartTTL = positive(o.StartTTL, 10*time.Minute)
 	if o.MaxConcurrent <= 0 {
 		o.MaxConcurrent = 64
 	}
@@ -87,9 +75,6 @@ func (o WorkerOptions) withDefaults() WorkerOptions {
 	}
 	if o.MaxReplyBytes <= 0 {
 		o.MaxReplyBytes = 256 << 10
-	}
-	if o.MaxStarts <= 0 {
-		o.MaxStarts = 10000
 	}
 	return o
 }
@@ -108,9 +93,14 @@ func positive(d, def time.Duration) time.Duration {
 // HeartbeatInterval. Media flows between the browser and the Server
 // directly; the worker carries signalling only.
 //
-// Build it with [NewWorker] and serve with [Worker.Run]: the Worker owns
-// the Server from NewWorker on (Run shuts it down); the NATS connection
-// stays the caller's.
+// The Server is the one source of truth: its MaxSessions is the worker's
+// capacity, its Options.Admit and Options.OnSession hooks tell the worker
+// what a request refused or created (the ids the front doors route by),
+// and [webrtc.Server.Owns] answers who-owns-this-id.
+//
+// Build it with [NewWorker], which builds the Server, and serve with
+// [Worker.Run]: the Worker owns the Server (Run shuts it down); the NATS
+// connection stays the caller's.
 type Worker struct {
 	opts WorkerOptions
 	log  *zap.Logger
@@ -119,13 +109,9 @@ type Worker struct {
 	subj subjects
 
 	// slots bounds the requests replayed at once.
-	slots chan struct{}
-	// admitting counts the new sessions accepted and still being answered,
-	// which SessionCount does not show yet.
-	admitting atomic.Int32
-	draining  atomic.Bool
-	starts    *table
-	ran       atomic.Bool
+	slots    chan struct{}
+	draining atomic.Bool
+	ran      atomic.Bool
 	// wg owns the goroutines replaying requests; once stopped is set
 	// (under mu) no more are started, so Run can wait for them.
 	wg      sync.WaitGroup
@@ -133,11 +119,13 @@ type Worker struct {
 	stopped bool
 }
 
-// NewWorker returns a worker that serves srv on nc. It fails on invalid
-// options; it does not touch NATS until Run.
-func NewWorker(nc *nats.Conn, srv *webrtc.Server, opts WorkerOptions) (*Worker, error) {
-	if nc == nil || srv == nil {
-		return nil, errors.New("cluster: NewWorker needs a NATS connection and a webrtc.Server")
+// NewWorker returns a worker that serves, on nc, the webrtc.Server it
+// builds from server. The worker adds its own Admit and OnSession hooks
+// to server's (it calls the application's after its own). NewWorker fails
+// on invalid options; it does not touch NATS until Run.
+func NewWorker(nc *nats.Conn, server webrtc.Options, opts WorkerOptions) (*Worker, error) {
+	if nc == nil {
+		return nil, errors.New("cluster: NewWorker needs a NATS connection")
 	}
 	opts = opts.withDefaults()
 	if err := validWorkerID(opts.ID); err != nil {
@@ -146,19 +134,50 @@ func NewWorker(nc *nats.Conn, srv *webrtc.Server, opts WorkerOptions) (*Worker, 
 	if err := validPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
-	return &Worker{
-		opts:   opts,
-		log:    opts.Logger.With(zap.String("worker", opts.ID)),
-		nc:     nc,
-		srv:    srv,
-		subj:   subjects{opts.Prefix},
-		slots:  make(chan struct{}, opts.MaxConcurrent),
-		starts: newTable(opts.MaxStarts, opts.StartTTL),
-	}, nil
+	w := &Worker{
+		opts:  opts,
+		log:   opts.Logger.With(zap.String("worker", opts.ID)),
+		nc:    nc,
+		subj:  subjects{opts.Prefix},
+		slots: make(chan struct{}, opts.MaxConcurrent),
+	}
+	appAdmit, appOnSession := server.Admit, server.OnSession
+	server.Admit = func(r *http.Request) error {
+		if err := w.admit(r); err != nil || appAdmit == nil {
+			return err
+		}
+		return appAdmit(r)
+	}
+	server.OnSession = func(ev webrtc.SessionEvent) {
+		recordIDs(ev)
+		if appOnSession != nil {
+			appOnSession(ev)
+		}
+	}
+	srv, err := webrtc.NewServer(server)
+	if err != nil {
+		return nil, err
+	}
+	w.srv = srv
+	return w, nil
 }
 
 // ID returns the worker's id.
 func (w *Worker) ID() string { return w.opts.ID }
+
+// Server returns the worker's webrtc.Server: to serve its signalling
+// directly as well (debugging a worker without a front door), or to look
+// at its sessions.
+func (w *Worker) Server() *webrtc.Server { return w.srv }
+
+// capacity is the number of live sessions the worker takes, as its
+// heartbeats announce it: the Server's MaxSessions.
+func (w *Worker) capacity() int {
+	if n := w.srv.MaxSessions(); n > 0 {
+		return n
+	}
+	return math.MaxInt32 // no limit
+}
 
 // ErrConnectionClosed is returned by [Worker.Run] when its NATS
 // connection was closed under it: the worker is cut off from the cluster,
@@ -213,7 +232,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		_ = w.srv.Close()
 		return fmt.Errorf("cluster: worker %s subscribing: %w", w.opts.ID, err)
 	}
-	w.log.Info("worker serving", zap.Int("capacity", w.opts.Capacity))
+	w.log.Info("worker serving", zap.Int("capacity", w.capacity()))
 	w.beat(false)
 
 	tick := time.NewTicker(w.opts.HeartbeatInterval)
@@ -233,7 +252,6 @@ func (w *Worker) Run(ctx context.Context) error {
 				return lost()
 			}
 			w.beat(false)
-			w.starts.expire(time.Now())
 		}
 	}
 
@@ -304,7 +322,7 @@ func (w *Worker) claimID(ctx context.Context) error {
 func (w *Worker) heartbeat(leaving bool) []byte {
 	b, _ := json.Marshal(heartbeat{
 		V: Version, Worker: w.opts.ID,
-		Sessions: w.srv.SessionCount(), Capacity: w.opts.Capacity,
+		Sessions: w.srv.SessionCount(), Capacity: w.capacity(),
 		Draining: w.draining.Load(), Leaving: leaving,
 		IntervalMS: int(w.opts.HeartbeatInterval / time.Millisecond),
 	})
@@ -325,27 +343,10 @@ func (w *Worker) answerWho(m *nats.Msg) {
 		w.log.Debug("dropped a who request", zap.Error(err))
 		return
 	}
-	b, _ := json.Marshal(whoReply{V: Version, Worker: w.opts.ID, Owns: w.owns(q.Kind, q.ID)})
+	// pc_ids and sessionIds are the Server's UUIDs: one lookup answers
+	// for both kinds.
+	b, _ := json.Marshal(whoReply{V: Version, Worker: w.opts.ID, Owns: w.srv.Owns(q.ID)})
 	_ = m.Respond(b)
-}
-
-// owns reports whether a live session of the worker has pc_id id (kind
-// keyPC) or whether the worker issued the sessionId id (keyStart).
-func (w *Worker) owns(kind, id string) bool {
-	if kind == keyStart {
-		_, ok := w.starts.get(id, time.Now())
-		return ok
-	}
-	s, ok := w.srv.Session(id)
-	if !ok {
-		return false
-	}
-	select {
-	case <-s.Done():
-		return false
-	default:
-		return true
-	}
 }
 
 // dispatch hands a request to a goroutine of its own (an offer takes as
@@ -388,29 +389,18 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		return
 	}
 	// A CORS preflight creates nothing: any worker answers it, full or
-	// draining.
-	switch {
-	case req.Kind == kindNew && req.Method != http.MethodOptions:
-		if reason := w.admit(); reason != "" {
-			w.respond(m, reply{Declined: reason})
-			return
-		}
-		defer w.admitting.Add(-1)
-	case req.Kind == kindRoute && w.createsSession(&req):
-		// A /start flow's first offer is routed here, where its
-		// sessionId was issued, but creates a session all the same: it
-		// takes room like any other, and waits for it (only this worker
-		// knows the sessionId, so the client retries here).
-		if reason := w.admit(); reason != "" {
-			w.respond(m, reply{Status: http.StatusServiceUnavailable, Header: http.Header{"Retry-After": {"1"}},
-				Body: errorJSON("the worker is " + reason + "; retry later")})
-			return
-		}
-		defer w.admitting.Add(-1)
+	// draining. A draining worker declines the rest of what is new at
+	// once; the Server's own limits and the worker's Admit hook decide
+	// the others.
+	taking := req.Kind == kindNew && req.Method != http.MethodOptions
+	if taking && w.draining.Load() {
+		w.respond(m, reply{Declined: "draining"})
+		return
 	}
 	ctx, cancel := context.WithTimeout(base, w.opts.RequestTimeout)
 	defer cancel()
-	hr, err := req.http(ctx)
+	ex := new(exchange)
+	hr, err := req.http(context.WithValue(ctx, exchangeKey{}, ex))
 	if err != nil {
 		w.respond(m, reply{Status: http.StatusBadRequest, Body: errorJSON("bad request path")})
 		return
@@ -422,61 +412,79 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		w.log.Error("response over MaxReplyBytes", zap.String("path", req.Path), zap.Int("limit", w.opts.MaxReplyBytes))
 		rep = reply{Status: http.StatusBadGateway, Body: errorJSON("the worker's response is too large")}
 	}
-	if req.Kind == kindNew && req.Method != http.MethodOptions && rep.Status == http.StatusServiceUnavailable {
-		// Full or shutting down after all: another worker may have room.
-		rep.Declined = "unavailable"
-	}
-	if rep.Status == http.StatusOK {
-		w.learn(&req, &rep)
+	switch {
+	case taking && rep.Status == http.StatusServiceUnavailable:
+		// Full, draining or shutting down: another worker may have room.
+		rep.Declined = cmp.Or(ex.declined, "unavailable")
+	case rep.Status == http.StatusOK:
+		// The ids the request created, which the front door routes here.
+		rep.PCID, rep.StartID = ex.pcID, ex.startID
 	}
 	w.respond(m, rep)
 }
 
-// createsSession reports whether a routed request would make the Server
-// create a session: an offer (to /api/offer or a /start flow's
-// /sessions/{id}/api/offer) whose pc_id is none of its live sessions'.
-// (A later version may ask the Server instead of reading the body.)
-func (w *Worker) createsSession(req *request) bool {
-	if req.Method != http.MethodPost || !strings.HasSuffix(strings.TrimSuffix(req.Path, "/"), "/api/offer") {
-		return false
-	}
-	id := pcIDOf(req.Body)
-	return id == "" || !w.owns(keyPC, id)
+// exchange is what the Server's hooks tell of one request the worker
+// replays into it. The Server calls them on the request's goroutine, so
+// the worker reads it once ServeHTTP has returned.
+type exchange struct {
+	// pcID is the pc_id a new session or a restart got; startID the
+	// sessionId a /start issued.
+	pcID, startID string
+	// declined says why the worker's Admit hook refused the request.
+	declined string
 }
 
-// admit claims room for a new session, or returns why there is none.
-func (w *Worker) admit() string {
-	if w.draining.Load() {
-		return "draining"
+// exchangeKey is the request context key of a replayed request's
+// *exchange.
+type exchangeKey struct{}
+
+// exchangeOf returns the exchange of a request the worker replays, nil
+// for any other (nil included).
+func exchangeOf(r *http.Request) *exchange {
+	if r == nil {
+		return nil
 	}
-	if n := w.admitting.Add(1); int(n)+w.srv.SessionCount() > w.opts.Capacity {
-		w.admitting.Add(-1)
-		return "full"
-	}
-	return ""
+	ex, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	return ex
 }
 
-// learn fills in the ids of a successful reply for the front door, and
-// remembers the sessionIds issued here.
-func (w *Worker) learn(req *request, rep *reply) {
-	now := time.Now()
+// errNotTaking is the worker's Admit refusal; the client reads the
+// Server's 503, the front door the reason in the exchange.
+var errNotTaking = errors.New("cluster: the worker takes no new sessions now")
+
+// admit is the worker's part of the Server's Admit hook. A draining worker
+// takes nothing new (the front doors no longer send it new sessions, but
+// a /start flow's offer still comes where its sessionId was issued). A
+// full one takes no /start: its offer would come here, where the Server
+// has no room, so the front door had better ask another worker.
+func (w *Worker) admit(r *http.Request) error {
+	reason := ""
 	switch {
-	case req.Path == "/start" && req.Method == http.MethodPost:
-		var v struct {
-			SessionID string `json:"sessionId"`
-		}
-		if json.Unmarshal(rep.Body, &v) == nil && v.SessionID != "" && len(v.SessionID) <= maxID {
-			rep.StartID = v.SessionID
-			w.starts.put(v.SessionID, w.opts.ID, now)
-		}
-		return
-	case strings.HasPrefix(req.Path, "/sessions/"):
-		if id, _, _ := strings.Cut(strings.TrimPrefix(req.Path, "/sessions/"), "/"); id != "" {
-			w.starts.put(id, w.opts.ID, now)
-		}
+	case w.draining.Load():
+		reason = "draining"
+	case r.URL.Path == "/start" && w.srv.MaxSessions() > 0 && w.srv.SessionCount() >= w.srv.MaxSessions():
+		reason = "full"
+	default:
+		return nil
 	}
-	if req.Method == http.MethodPost && strings.HasSuffix(strings.TrimSuffix(req.Path, "/"), "api/offer") {
-		rep.PCID = pcIDOf(rep.Body)
+	if ex := exchangeOf(r); ex != nil {
+		ex.declined = reason
+	}
+	return fmt.Errorf("%w: %s", errNotTaking, reason)
+}
+
+// recordIDs is the worker's part of the Server's OnSession hook: it records
+// the ids a replayed request created for the worker's reply.
+func recordIDs(ev webrtc.SessionEvent) {
+	ex := exchangeOf(ev.Request)
+	if ex == nil {
+		return
+	}
+	switch ev.Kind {
+	case webrtc.StartIssued:
+		ex.startID = ev.StartID
+	case webrtc.SessionStarted, webrtc.SessionRestarted:
+		ex.pcID = ev.PCID
 	}
 }
 

@@ -420,7 +420,8 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			se.SetNetworkTypes([]pion.NetworkType{pion.NetworkTypeUDP4})
 		}
 	}
-	srv, err := webrtc.NewServer(webrtc.Options{
+	// The Server's MaxSessions is the worker's capacity.
+	server := webrtc.Options{
 		Logger: slog.Named("webrtc"),
 		// The conformance bot's settings (examples/conformance): pages on
 		// this machine, loopback candidates for a browser on the same host.
@@ -446,22 +447,18 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
 			return task, nil
 		},
-	})
-	if err != nil {
-		return err
 	}
 	nc, err := nf.connect("framewire-worker", log)
 	if err != nil {
-		_ = srv.Close()
 		return err
 	}
 	defer nc.Close()
-	w, err := cluster.NewWorker(nc, srv, cluster.WorkerOptions{ID: *id, Capacity: *capacity, Logger: log,
+	w, err := cluster.NewWorker(nc, server, cluster.WorkerOptions{ID: *id, Logger: log,
 		DrainTimeout: *grace + 10*time.Second})
 	if err != nil {
-		_ = srv.Close()
 		return err
 	}
+	srv := w.Server()
 
 	// The HTTP listeners live until the worker has drained: a session's
 	// counters are reported when it ends, so they are scraped after.

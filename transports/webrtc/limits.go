@@ -68,6 +68,12 @@ func (t *startTable) get(id string, now time.Time) *startEntry {
 	return e
 }
 
+// has reports whether id is known and not expired, without using it.
+func (t *startTable) has(id string, now time.Time) bool {
+	e := t.byID[id]
+	return e != nil && (e.elem == nil || now.Before(e.expires))
+}
+
 // claim marks e as used by one more live session.
 func (t *startTable) claim(e *startEntry) {
 	if e.elem != nil {

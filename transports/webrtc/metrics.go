@@ -49,6 +49,7 @@ const (
 	limitIPRate          = "ip_rate"             // IPLimits.Rate
 	limitInboundRate     = "inbound_rate"        // InboundLimits
 	limitHost            = "host"                // Options.AllowHosts
+	limitAdmit           = "admit"               // Options.Admit
 )
 
 // nopMetrics is the Metrics of a server without one.

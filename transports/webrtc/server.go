@@ -99,6 +99,23 @@ type Options struct {
 	// is admitted (put the server behind the application's own
 	// authentication, or set this).
 	Authorize func(*http.Request) error
+	// Admit, if set, is asked before the Server takes on something new: a
+	// /start, or an offer that would create a session (not one for a live
+	// session's pc_id), ahead of the Server's own limits (MaxSessions,
+	// MaxPendingSessions, PerIP). A nil error admits; an error refuses the
+	// request with a 503 and Retry-After, which the client retries. The
+	// error goes to the log (sampled); the client reads only that the
+	// server takes no new sessions now. It runs on the request's goroutine.
+	// Default: nil, the Server's own limits alone.
+	Admit func(*http.Request) error
+	// OnSession, if set, is told as /start ids are issued and sessions
+	// start, replace their peer connection and end (see [SessionEvent]),
+	// as http.Server's ConnState is told of connections: a router in front
+	// of several servers learns from it which one owns an id. It is called
+	// synchronously, on the goroutine of the request or the session and
+	// never with the Server's locks held, so it must return quickly; one
+	// session's events come in order. Default: nil.
+	OnSession func(SessionEvent)
 	// MaxBodyBytes bounds the body of an offer or a PATCH (the browser's
 	// offers are a few kilobytes); a longer one gets a 413. Default: 1 MiB.
 	MaxBodyBytes int64
@@ -681,6 +698,9 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 			var ans answerBody
 			if req.RestartPC {
 				ans, err = sess.restart(r.Context(), req.SDP, pcID)
+				if err == nil {
+					sess.announce(SessionEvent{Kind: SessionRestarted, PCID: ans.PCID, PrevPCID: pcID, Request: r})
+				}
 			} else {
 				ans, err = sess.renegotiate(r.Context(), req.SDP, pcID)
 			}
@@ -693,7 +713,11 @@ func (s *Server) handleOffer(w http.ResponseWriter, r *http.Request, startID str
 	if data == nil {
 		data = startBody
 	}
-	ans, err := s.newSession(r.Context(), req.SDP, startID, data, s.clientKey(r))
+	if refused := s.admit(r); refused != nil {
+		writeUnavailable(w, refused)
+		return
+	}
+	ans, err := s.newSession(r, req.SDP, startID, data)
 	s.reply(w, ans, err)
 }
 
@@ -711,8 +735,7 @@ func (s *Server) reply(w http.ResponseWriter, ans answerBody, err error) {
 		writeError(w, http.StatusBadRequest, err.Error())
 	case errors.As(err, &unavailable):
 		s.reqLog.Warn("offer refused for now", zap.Error(err))
-		w.Header().Set("Retry-After", strconv.Itoa(unavailable.retryAfter))
-		writeError(w, http.StatusServiceUnavailable, err.Error())
+		writeUnavailable(w, unavailable)
 	default:
 		// The error may carry what the application's pipeline factory or
 		// an upstream said: it goes to the log, under an id the client
@@ -730,6 +753,12 @@ type unavailableError struct {
 }
 
 func (e *unavailableError) Error() string { return e.msg }
+
+// writeUnavailable answers e: a 503 with its Retry-After.
+func writeUnavailable(w http.ResponseWriter, e *unavailableError) {
+	w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter))
+	writeError(w, http.StatusServiceUnavailable, e.msg)
+}
 
 // handlePatch serves PATCH .../api/offer.
 func (s *Server) handlePatch(w http.ResponseWriter, r *http.Request, startID string) {
@@ -770,6 +799,10 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	if refused := s.admit(r); refused != nil {
+		writeUnavailable(w, refused)
+		return
+	}
 	id := uuid.NewString()
 	now := time.Now()
 	s.mu.Lock()
@@ -781,6 +814,9 @@ func (s *Server) handleStart(w http.ResponseWriter, r *http.Request) {
 	}
 	s.starts.add(id, req.Body, now)
 	s.mu.Unlock()
+	if hook := s.opts.OnSession; hook != nil {
+		hook(SessionEvent{Kind: StartIssued, StartID: id, Request: r})
+	}
 	resp := startResponse{SessionID: id}
 	servers := browserICEServers(s.opts.ICEServers, s.opts.ShareICECredentials)
 	if s.opts.TURN != nil {
@@ -846,10 +882,11 @@ func (s *Server) handleSessionPath(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
-// newSession creates a session for a first offer: the pipeline, the peer
-// connection and its answer. The pipeline starts once the answer is ready.
-// client is the key of the client's address.
-func (s *Server) newSession(ctx context.Context, offer, startID string, data json.RawMessage, client netip.Addr) (answerBody, error) {
+// newSession creates a session for a first offer r: the pipeline, the
+// peer connection and its answer. The pipeline starts once the answer is
+// ready.
+func (s *Server) newSession(r *http.Request, offer, startID string, data json.RawMessage) (answerBody, error) {
+	client := s.clientKey(r)
 	s.mu.Lock()
 	slot, evicted, err := s.admitLocked(startID, client)
 	if err != nil {
@@ -878,11 +915,13 @@ func (s *Server) newSession(ctx context.Context, offer, startID string, data jso
 		sess.abandon()
 		return answerBody{}, fmt.Errorf("webrtc: building the session pipeline: %w", err)
 	}
-	ans, err := sess.connect(ctx, offer)
+	ans, err := sess.connect(r.Context(), offer)
 	if err != nil {
 		sess.abandon()
 		return answerBody{}, err
 	}
+	// Announced before run starts, so before the session's end.
+	sess.announce(SessionEvent{Kind: SessionStarted, PCID: ans.PCID, Request: r})
 	// The server owns the session's goroutine: the session stays in
 	// s.sessions until run has torn it down, and Shutdown and Close wait
 	// for that.

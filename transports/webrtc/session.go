@@ -80,6 +80,11 @@ type Session struct {
 	outStalled uint64
 	inDropped  uint64
 
+	// eventMu orders the session's Options.OnSession events;
+	// announcedEnd is set once SessionEnded was sent.
+	eventMu      sync.Mutex
+	announcedEnd bool
+
 	// kick wakes the drain goroutine: the channel's send buffer ran low,
 	// or a message was queued. quit stops it.
 	kick chan struct{}
@@ -446,7 +451,7 @@ func (s *Session) abandon() {
 func (s *Session) teardown() {
 	s.mu.Lock()
 	s.closing = true
-	cause := s.cause
+	cause, ran := s.cause, s.task != nil
 	if s.watchdog != nil {
 		s.watchdog.Stop()
 	}
@@ -479,6 +484,15 @@ func (s *Session) teardown() {
 	}
 	s.bg.Wait()
 	s.reportOutput()
+	if ran {
+		// Only a session announced as started is announced as ended; its
+		// ids are forgotten right after.
+		last := ""
+		if len(ids) > 0 {
+			last = ids[0]
+		}
+		s.announce(SessionEvent{Kind: SessionEnded, PCID: last, Reason: cause.reason})
+	}
 	s.srv.forget(s, ids)
 	close(s.done)
 }
