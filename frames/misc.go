@@ -60,6 +60,32 @@ type InputTransportMessage struct {
 	Message []byte
 }
 
+// InputTransportRefused reports a client message that a transport refused
+// on arrival (past its rate limit), so that the processor of the
+// messages' protocol answers the client in that protocol: processors/rtvi
+// answers a refused request by its id. A transport pushes it downstream
+// from its input and never parses a message itself; a transport that
+// sets End ends the session when the frame, passed on, reaches its
+// output, so that what the processor said goes out first.
+type InputTransportRefused struct {
+	Base
+	System
+	// Message is the refused message as received; nil when there is
+	// nothing to answer.
+	Message []byte
+	// Answer is what to tell the sender of Message if it is a request
+	// that expects an answer: the limit that refused it.
+	Answer string
+	// Notice, when not empty, tells the client that its messages are
+	// being refused (a non-fatal error); transports send it at most about
+	// once a second.
+	Notice string
+	// End, when not empty, is why the transport ends the session: the
+	// client sent far over its limit for too long. The client is told
+	// (a fatal error).
+	End string
+}
+
 // OutputTransportMessage is a message for the client, sent in order.
 type OutputTransportMessage struct {
 	Base

@@ -332,6 +332,8 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		}
 	case *frames.Error:
 		p.sendErrorFrame(f)
+	case *frames.InputTransportRefused:
+		p.refused(f)
 	case *frames.LLMConfigureOutput:
 		p.skipTTS.Store(f.SkipTTS)
 	case *frames.Cancel:
@@ -339,6 +341,24 @@ func (p *Processor) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames
 		p.queuedBytes.Store(0)
 	}
 	return nil
+}
+
+// refused answers what the transport refused, in RTVI: the refused
+// request by its id (a message without one gets no answer), the notice as
+// a non-fatal error, the end of the session as a fatal one. The frame goes
+// on downstream, behind what it made, to the output transport.
+func (p *Processor) refused(f *frames.InputTransportRefused) {
+	if f.Answer != "" {
+		if id, ok := wire.PeekID(f.Message); ok {
+			p.sendErrorResponse(id, f.Answer)
+		}
+	}
+	if f.Notice != "" {
+		p.SendError(f.Notice)
+	}
+	if f.End != "" {
+		p.Send(wire.Message{Type: wire.TypeError, Data: wire.Error{Error: "session ended: " + f.End, Fatal: true}})
+	}
 }
 
 // queuedMessage is a client message waiting for the worker, with the time

@@ -5,10 +5,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/logsample"
 	"go.uber.org/zap"
-
-	"github.com/framewire/framewire/processors/rtvi/wire"
 )
 
 // InboundLimits bound what one client may send on its data channel. A
@@ -16,14 +15,15 @@ import (
 // for the pipeline to flush), so a client that sends faster than that
 // builds a backlog that delays its own next message, and every message
 // queued holds its bytes. The limits keep that backlog short: messages
-// past the rate are refused on arrival, before any work but reading their
-// id. A refused RTVI request (a message with an id) is answered with an
-// error-response naming the limit, so the client's promise settles; the
-// client is also told with an RTVI error (fatal: false) at most once per
-// ErrorInterval. Answering refusals is itself bounded (RefusalBurst,
-// RefusalsPerSecond, RefusalBytesPerSecond): a client that stays that far
-// over the limit, for seconds at the defaults, has its session ended with
-// a fatal RTVI error saying why. Nothing with an id is dropped silently.
+// past the rate are refused on arrival. A refused message goes to the
+// pipeline as a frames.InputTransportRefused, where the RTVI processor
+// answers a request (a message with an id) with an error-response naming
+// the limit, so the client's promise settles; the client is also told
+// with an RTVI error (fatal: false) at most once per ErrorInterval.
+// Passing refusals on is itself bounded (RefusalBurst, RefusalsPerSecond,
+// RefusalBytesPerSecond): a client that stays that far over the limit, for
+// seconds at the defaults, has its session ended with a fatal RTVI error
+// saying why. Nothing with an id is dropped silently.
 // Pings ("ping: <ms>") are never limited: they keep the session alive.
 //
 // The zero value is the default: 20 messages and 512 KiB per second, with
@@ -52,16 +52,17 @@ type InboundLimits struct {
 	// ErrorInterval is the least time between two RTVI errors telling the
 	// client its messages were dropped. Default: 1s.
 	ErrorInterval time.Duration
-	// RefusalBurst is how many refused requests are answered at once
-	// (each answer is an error-response of about 200 bytes). Default:
-	// 4096, which answers 2,000 requests sent back to back.
+	// RefusalBurst is how many refused messages are passed on to be
+	// answered at once (an answer is an error-response of about 200
+	// bytes). Default: 4096, which answers 2,000 requests sent back to
+	// back.
 	RefusalBurst int
-	// RefusalsPerSecond is the sustained rate of answered refusals.
+	// RefusalsPerSecond is the sustained rate of refusals passed on.
 	// Default: 10 times MessagesPerSecond.
 	RefusalsPerSecond float64
-	// RefusalBytesPerSecond bounds the bytes of refused messages read for
-	// their id, with bursts of 4 times as much. Default: 4 times
-	// BytesPerSecond (2 MiB).
+	// RefusalBytesPerSecond bounds the bytes of refused messages passed
+	// on (the processor reads them for their id), with bursts of 4 times
+	// as much. Default: 4 times BytesPerSecond (2 MiB).
 	RefusalBytesPerSecond int
 }
 
@@ -111,7 +112,7 @@ type inboundLimiter struct {
 	total    uint64
 	lastSent time.Time // of the last error to the client
 
-	// The budget of refusals: answers, and bytes read for their ids.
+	// The budget of refusals passed on: messages, and their bytes.
 	answers, peeked float64
 	refusedAt       time.Time // of the last refill of the two
 	exhausted       bool      // the budget ran out: the session is ending
@@ -126,17 +127,16 @@ func newInboundLimiter(lim InboundLimits, now time.Time) *inboundLimiter {
 
 // refusal is what becomes of a message the limiter refused.
 type refusal struct {
-	// answer is the error-response to send its sender, nil for a message
-	// without an id.
-	answer []byte
+	// pass says to pass the message on, for an answer to its sender.
+	pass bool
 	// end is non-empty when the refusal budget ran out: the session ends
 	// with this reason.
 	end string
 }
 
-// refuse decides what becomes of msg, refused at now: answered by its id
-// within the refusal budget, or, past it, the end of the session. Once it
-// has said to end, it says nothing more.
+// refuse decides what becomes of msg, refused at now: passed on to be
+// answered within the refusal budget, or, past it, the end of the session.
+// Once it has said to end, it says nothing more.
 func (l *inboundLimiter) refuse(msg []byte, now time.Time) refusal {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -148,21 +148,18 @@ func (l *inboundLimiter) refuse(msg []byte, now time.Time) refusal {
 		l.peeked = min(4*float64(l.lim.RefusalBytesPerSecond), l.peeked+dt*float64(l.lim.RefusalBytesPerSecond))
 		l.refusedAt = now
 	}
-	if l.peeked < float64(len(msg)) {
+	if l.peeked < float64(len(msg)) || l.answers < 1 {
 		return l.exhaust()
 	}
 	l.peeked -= float64(len(msg))
-	id, ok := wire.PeekID(msg)
-	if !ok {
-		return refusal{}
-	}
-	if l.answers < 1 {
-		return l.exhaust()
-	}
 	l.answers--
-	text := fmt.Sprintf("rate limit: at most %g messages and %d bytes per second (bursts of %d); this request was refused, send it again later",
+	return refusal{pass: true}
+}
+
+// refusalText is the answer to a refused request.
+func (l *inboundLimiter) refusalText() string {
+	return fmt.Sprintf("rate limit: at most %g messages and %d bytes per second (bursts of %d); this request was refused, send it again later",
 		l.lim.MessagesPerSecond, l.lim.BytesPerSecond, l.lim.MessageBurst)
-	return refusal{answer: wire.Message{Type: wire.TypeErrorResponse, ID: id, Data: wire.ErrorResponse{Error: text}}.Encode()}
 }
 
 func (l *inboundLimiter) exhaust() refusal {
@@ -171,34 +168,58 @@ func (l *inboundLimiter) exhaust() refusal {
 		l.lim.MessagesPerSecond, l.lim.BytesPerSecond)}
 }
 
-// endMessage is the fatal RTVI error that tells the client why its
-// session ends.
-func endMessage(reason string) []byte {
-	return wire.Message{Type: wire.TypeError, Data: wire.Error{Error: "session ended: " + reason, Fatal: true}}.Encode()
-}
+// refuseEndBound is how long a session that ends for its refusals waits
+// for its pipeline to tell the client why (the refusal frame reaching the
+// output) before it ends anyway.
+const refuseEndBound = 2 * time.Second
 
 // refused handles a client message the limiter refused (report as admit
-// returned it): it answers the request by its id, tells the client
-// about the drops at most once per ErrorInterval, or ends the session
-// when the client stays far over the limit.
+// returned it): it passes it to the pipeline, whose message processor
+// answers the request by its id and tells the client about the drops
+// (at most once per ErrorInterval), or ends the session when the client
+// stays far over the limit. The transport writes no message itself.
 func (s *Session) refused(msg []byte, report uint64) {
 	s.srv.opts.Metrics.LimitRefused(s.ctx, limitInboundRate)
 	r := s.limiter.refuse(msg, time.Now())
-	if r.end != "" {
-		s.sendControl(endMessage(r.end))
-		s.messageLog().Warn("ending the session: the client sends far too fast", zap.String("reason", r.end),
-			zap.Uint64("dropped_total", s.limiter.droppedTotal()))
-		s.end(r.end, false)
-		return
-	}
-	if r.answer != nil {
-		s.sendControl(r.answer)
+	f := &frames.InputTransportRefused{End: r.end}
+	n := 0
+	if r.pass {
+		f.Message, f.Answer, n = msg, s.limiter.refusalText(), len(msg)
 	}
 	if report > 0 {
-		s.sendControl(s.limiter.tooFastMessage(report))
+		f.Notice = s.limiter.tooFastText(report)
 		s.messageLog().Warn("the client sends too fast; dropping its messages",
 			zap.Uint64("dropped", report), zap.Uint64("dropped_total", s.limiter.droppedTotal()))
 	}
+	if f.Answer == "" && f.Notice == "" && f.End == "" {
+		return
+	}
+	s.mu.Lock()
+	delivered := s.deliverLocked(f, n)
+	ending := r.end != "" && delivered && !s.closing
+	if ending {
+		s.bg.Add(1)
+	}
+	s.mu.Unlock()
+	if r.end == "" {
+		return
+	}
+	s.messageLog().Warn("ending the session: the client sends far too fast", zap.String("reason", r.end),
+		zap.Uint64("dropped_total", s.limiter.droppedTotal()))
+	if !ending {
+		s.end(r.end, false)
+		return
+	}
+	go func() { // the output ends the session when the frame reaches it
+		defer s.bg.Done()
+		t := time.NewTimer(refuseEndBound)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			s.end(r.end, false)
+		case <-s.ctx.Done():
+		}
+	}()
 }
 
 // admit takes a message of n bytes that arrived at now. When it refuses,
@@ -236,12 +257,11 @@ func (l *inboundLimiter) droppedTotal() uint64 {
 	return l.total
 }
 
-// tooFastMessage is the RTVI error that tells the client n of its
-// messages were dropped for the rate.
-func (l *inboundLimiter) tooFastMessage(n uint64) []byte {
-	text := fmt.Sprintf("too many messages: %d dropped; the limit is %g messages and %d bytes per second",
+// tooFastText tells the client n of its messages were dropped for the
+// rate.
+func (l *inboundLimiter) tooFastText(n uint64) string {
+	return fmt.Sprintf("too many messages: %d dropped; the limit is %g messages and %d bytes per second",
 		n, l.lim.MessagesPerSecond, l.lim.BytesPerSecond)
-	return wire.Message{Type: wire.TypeError, Data: wire.Error{Error: text}}.Encode()
 }
 
 // messageLog returns the session's logger for lines a client message can

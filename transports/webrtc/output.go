@@ -181,6 +181,12 @@ func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fr
 	if dir == frames.Upstream {
 		return nil
 	}
+	if r, ok := f.(*frames.InputTransportRefused); ok && r.End != "" {
+		// What the pipeline said about it is queued: the session ends.
+		h.Consume()
+		o.s.end(r.End, false)
+		return nil
+	}
 	if m, ok := f.(*frames.OutputTransportMessageUrgent); ok {
 		h.Consume()
 		o.s.SendSuperseding(m.Message, m.Supersede)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/framewire/framewire/frames"
 )
 
 // answeredIDs returns the ids of the server-responses and error-responses
@@ -95,42 +97,77 @@ func TestEveryRequestOfABurstIsAnsweredOrRefused(t *testing.T) {
 	}
 }
 
-// A request refused for the rate with an id is answered with an
-// error-response naming the limit; one without an id gets none; once the
-// refusal budget is spent, the session ends with a reason.
-func TestRefusalsAreAnsweredWithinABudgetThenTheSessionEnds(t *testing.T) {
+// A message refused for the rate is passed on to the pipeline with an
+// answer naming the limit (the RTVI processor answers a request by its
+// id and nothing else: processors/rtvi's
+// TestTransportRefusalsAreAnsweredInRTVI); once the refusal budget is
+// spent, the session ends with a reason.
+func TestRefusalsArePassedOnWithinABudgetThenTheSessionEnds(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 10, RefusalBurst: 3, RefusalsPerSecond: 1}.withDefaults(0), t0)
 	withID := []byte(`{"label":"rtvi-ai","type":"client-message","data":{"t":"echo"},"id":"abc"}`)
-	r := l.refuse(withID, t0)
-	var m struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Data struct {
-			Error string `json:"error"`
-		} `json:"data"`
+	if r := l.refuse(withID, t0); !r.pass || r.end != "" {
+		t.Fatalf("refusal %+v, want it passed on", r)
 	}
-	if err := json.Unmarshal(r.answer, &m); err != nil || r.end != "" {
-		t.Fatalf("refusal %+v (%v)", r, err)
-	}
-	if m.Type != "error-response" || m.ID != "abc" || !strings.Contains(m.Data.Error, "at most 10 messages and 524288 bytes per second (bursts of 20)") {
-		t.Fatalf("answer %s", r.answer)
-	}
-	if r := l.refuse([]byte(`{"label":"rtvi-ai","type":"x"}`), t0); r.answer != nil || r.end != "" {
-		t.Fatalf("a message without an id: %+v", r)
+	if text := l.refusalText(); !strings.Contains(text, "at most 10 messages and 524288 bytes per second (bursts of 20)") {
+		t.Fatalf("answer %q", text)
 	}
 	l.refuse(withID, t0)
 	l.refuse(withID, t0)
-	// The budget of 3 is spent; a second later one more is answered.
-	if r := l.refuse(withID, t0.Add(time.Second)); r.answer == nil {
+	// The budget of 3 is spent; a second later one more is passed on.
+	if r := l.refuse(withID, t0.Add(time.Second)); !r.pass {
 		t.Fatalf("after a second: %+v", r)
 	}
-	r = l.refuse(withID, t0.Add(time.Second))
-	if r.answer != nil || !strings.Contains(r.end, "far over the message rate limit (10 messages") {
+	r := l.refuse(withID, t0.Add(time.Second))
+	if r.pass || !strings.Contains(r.end, "far over the message rate limit (10 messages") {
 		t.Fatalf("past the budget: %+v, want the end of the session", r)
 	}
-	if r := l.refuse(withID, t0.Add(time.Second)); r.answer != nil || r.end != "" {
+	if r := l.refuse(withID, t0.Add(time.Second)); r.pass || r.end != "" {
 		t.Fatalf("after the end: %+v, want nothing more", r)
+	}
+}
+
+// The transport writes no RTVI: a refused message reaches the pipeline as
+// a frames.InputTransportRefused carrying the message and the answer, the
+// client's notice rides on the first one, and the end of the budget is a
+// refusal frame with the reason.
+func TestARefusedMessageReachesThePipelineAsAFrame(t *testing.T) {
+	s := offlineSession(t)
+	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: 1, MessageBurst: 1, RefusalBurst: 2, RefusalsPerSecond: 0.001}.withDefaults(0), time.Now())
+	var mu sync.Mutex
+	var got []*frames.InputTransportRefused
+	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) {
+		if r, ok := f.(*frames.InputTransportRefused); ok {
+			mu.Lock()
+			got = append(got, r)
+			mu.Unlock()
+		}
+	}))
+	msg := []byte(`{"label":"rtvi-ai","type":"client-message","data":{"t":"echo"},"id":"r1"}`)
+	for range 4 { // one admitted, two refused within the budget, one past it
+		s.onMessage(msg)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 3 {
+		t.Fatalf("%d refusal frames, want 3: %+v", len(got), got)
+	}
+	if string(got[0].Message) != string(msg) || !strings.HasPrefix(got[0].Answer, "rate limit: at most 1 messages") ||
+		!strings.HasPrefix(got[0].Notice, "too many messages: 1 dropped") || got[0].End != "" {
+		t.Errorf("first refusal %+v", got[0])
+	}
+	if got[1].Message == nil || got[1].Notice != "" || got[1].End != "" {
+		t.Errorf("second refusal %+v", got[1])
+	}
+	if got[2].Message != nil || !strings.Contains(got[2].End, "far over the message rate limit") {
+		t.Errorf("last refusal %+v, want the end of the session", got[2])
+	}
+	// Nothing in the pipeline passes the frame to an output here: the
+	// session ends within the bound anyway.
+	select {
+	case <-s.Context().Done():
+	case <-time.After(refuseEndBound + 10*time.Second):
+		t.Fatal("the session did not end")
 	}
 }
 

@@ -61,8 +61,8 @@ type Session struct {
 	cur        *peer
 	peers      []*peer // peers not yet closed
 	dc         *pion.DataChannel
-	ob         outbound // messages for the client the channel cannot take yet
-	inbox      [][]byte
+	ob         outbound       // messages for the client the channel cannot take yet
+	inbox      []frames.Frame // client messages and refusals
 	inboxBytes int
 	cause      *endCause
 	watchdog   *time.Timer
@@ -1021,16 +1021,23 @@ func (s *Session) Vanished() bool {
 func (s *Session) deliver(msg []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.deliverLocked(&frames.InputTransportMessage{Message: msg}, len(msg))
+}
+
+// deliverLocked is deliver for frame f of n message bytes: a client
+// message or a refusal. It reports whether f was pushed or queued.
+func (s *Session) deliverLocked(f frames.Frame, n int) bool {
 	if s.inputOn {
-		s.in.out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
-		return
+		s.in.out.Push(f, frames.Downstream)
+		return true
 	}
-	if len(s.inbox) >= s.srv.opts.MaxPendingMessages || s.inboxBytes+len(msg) > s.limiter.lim.MaxQueuedBytes {
+	if len(s.inbox) >= s.srv.opts.MaxPendingMessages || s.inboxBytes+n > s.limiter.lim.MaxQueuedBytes {
 		s.inDropped++
-		return
+		return false
 	}
-	s.inbox = append(s.inbox, msg)
-	s.inboxBytes += len(msg)
+	s.inbox = append(s.inbox, f)
+	s.inboxBytes += n
+	return true
 }
 
 // attachInput makes out where the input transport pushes (its outlet, or
@@ -1041,8 +1048,8 @@ func (s *Session) attachInput(out pipeline.Pusher) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.in.out = out
-	for _, msg := range s.inbox {
-		out.Push(&frames.InputTransportMessage{Message: msg}, frames.Downstream)
+	for _, f := range s.inbox {
+		out.Push(f, frames.Downstream)
 	}
 	s.inbox, s.inboxBytes = nil, 0
 	s.inputOn = true
