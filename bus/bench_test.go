@@ -3,6 +3,8 @@ package bus
 import (
 	"context"
 	"testing"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // BenchmarkRequest measures one call with two progress payloads and a
@@ -17,8 +19,8 @@ func BenchmarkRequest(b *testing.B) {
 				bus := Local(Options{})
 				p = pair{caller: bus, callee: bus}
 			default:
-				url := startNATS(b)
-				p = pair{caller: NATS(connect(b, url), Options{}), callee: NATS(connect(b, url), Options{})}
+				url := natstest.Embedded(b)
+				p = pair{caller: NATS(natstest.Connect(b, url), Options{}), callee: NATS(natstest.Connect(b, url), Options{})}
 			}
 			svc, err := p.callee.Serve(b.Context(), "bench.echo", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 				progress(req)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 func TestRequestStreamsProgressThenTheResult(t *testing.T) {
@@ -227,10 +229,10 @@ var blockerHandler Handler = func(ctx context.Context, _ []byte, _ func([]byte))
 
 func TestNATSPayloadsOverTheServersMaxPayload(t *testing.T) {
 	leakCheck(t)
-	url := startNATS(t) // max_payload: 1 MiB
+	url := natstest.Embedded(t) // max_payload: 1 MiB
 	o := testOptions
 	o.MaxPayload = 4 << 20 // the bus allows more than the server
-	caller, callee := NATS(connect(t, url), o), NATS(connect(t, url), o)
+	caller, callee := NATS(natstest.Connect(t, url), o), NATS(natstest.Connect(t, url), o)
 	big := make([]byte, 2<<20)
 	serve(t, callee, "svc.big", func(context.Context, []byte, func([]byte)) ([]byte, error) { return big, nil })
 	if _, err := caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, ErrTooLarge) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // These tests speak the wire protocol by hand, as another implementation
@@ -15,8 +17,8 @@ import (
 
 func TestWireACallAsDocumented(t *testing.T) {
 	leakCheck(t)
-	url := startNATS(t)
-	raw, callee := connect(t, url), connect(t, url)
+	url := natstest.Embedded(t)
+	raw, callee := natstest.Connect(t, url), natstest.Connect(t, url)
 	serve(t, NATS(callee, testOptions), "svc.wire", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 		progress([]byte("half"))
 		return append(req, '!'), nil
@@ -57,8 +59,8 @@ func TestWireACallAsDocumented(t *testing.T) {
 
 func TestWireARequestOfAnotherVersionIsRefused(t *testing.T) {
 	leakCheck(t)
-	url := startNATS(t)
-	raw, callee := connect(t, url), connect(t, url)
+	url := natstest.Embedded(t)
+	raw, callee := natstest.Connect(t, url), natstest.Connect(t, url)
 	serve(t, NATS(callee, testOptions), "svc.wire", blockerHandler)
 	m, err := raw.RequestMsg(&nats.Msg{Subject: "svc.wire", Header: nats.Header{"Framewire-Bus": {"2"}}}, wait)
 	if err != nil {
@@ -80,8 +82,8 @@ func TestWireACallerRefusesWhatItDoesNotKnow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			leakCheck(t)
-			url := startNATS(t)
-			caller, fake := connect(t, url), connect(t, url)
+			url := natstest.Embedded(t)
+			caller, fake := natstest.Connect(t, url), natstest.Connect(t, url)
 			sub, err := fake.Subscribe("svc.fake", func(m *nats.Msg) {
 				_ = fake.PublishMsg(&nats.Msg{Subject: m.Reply, Header: tc.header, Data: []byte("x")})
 			})
@@ -102,8 +104,8 @@ func TestWireACallerRefusesWhatItDoesNotKnow(t *testing.T) {
 
 func TestWireASilentCalleeIsGone(t *testing.T) {
 	leakCheck(t)
-	url := startNATS(t)
-	caller, fake := connect(t, url), connect(t, url)
+	url := natstest.Embedded(t)
+	caller, fake := natstest.Connect(t, url), natstest.Connect(t, url)
 	sub, err := fake.Subscribe("svc.mute", func(*nats.Msg) {}) // takes requests, never answers
 	if err != nil {
 		t.Fatal(err)

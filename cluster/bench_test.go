@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // BenchmarkOffer measures the signalling latency the front door adds: the
@@ -79,8 +81,8 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 // benchCluster runs one worker and a front door; it returns the base URLs
 // of the worker's Server, served directly, and of the front door.
 func benchCluster(b *testing.B) (string, string) {
-	url := startNATS(b)
-	w, err := NewWorker(connect(b, url), testServer(10000), WorkerOptions{ID: "w", Logger: zap.NewNop()})
+	url := natstest.Embedded(b)
+	w, err := NewWorker(natstest.Connect(b, url), testServer(10000), WorkerOptions{ID: "w", Logger: zap.NewNop()})
 	if err != nil {
 		b.Fatal(err)
 	}

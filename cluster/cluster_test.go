@@ -14,11 +14,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
 func TestNewSessionsGoToTheWorkersAndEachServesItsOwn(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a, b, c := startWorker(t, url, "a", 3), startWorker(t, url, "b", 3), startWorker(t, url, "c", 3)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a", "b", "c")
@@ -74,7 +75,7 @@ func TestNewSessionsGoToTheWorkersAndEachServesItsOwn(t *testing.T) {
 }
 
 func TestNoWorkerMeansServiceUnavailable(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	fd := startFrontDoor(t, url)
 	for _, path := range []string{"/api/offer", "/start"} {
 		status, _, h, err := doHeader(http.MethodPost, fd.url(path), map[string]any{"sdp": "v=0", "type": "offer"})
@@ -91,7 +92,7 @@ func TestNoWorkerMeansServiceUnavailable(t *testing.T) {
 }
 
 func TestEveryLaterRequestIsRoutedThroughAnotherFrontDoor(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a, b := startWorker(t, url, "a", 10), startWorker(t, url, "b", 10)
 	one, two := startFrontDoor(t, url), startFrontDoor(t, url)
 	one.waitWorkers(t, "a", "b")
@@ -158,7 +159,7 @@ func other(w *testWorker, ws ...*testWorker) *testWorker {
 }
 
 func TestStartFlowIsRoutedThroughAnotherFrontDoor(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a, b := startWorker(t, url, "a", 10), startWorker(t, url, "b", 10)
 	one, two := startFrontDoor(t, url), startFrontDoor(t, url)
 	one.waitWorkers(t, "a", "b")
@@ -203,7 +204,7 @@ func TestStartFlowIsRoutedThroughAnotherFrontDoor(t *testing.T) {
 }
 
 func TestDrainingWorkerDeclinesAndEndsItsSessionsGracefully(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a := startWorker(t, url, "a", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
@@ -228,7 +229,7 @@ func TestDrainingWorkerDeclinesAndEndsItsSessionsGracefully(t *testing.T) {
 }
 
 func TestDrainingWorkerDeclinesNewSessionsSentToIt(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a := startWorker(t, url, "a", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
@@ -236,7 +237,7 @@ func TestDrainingWorkerDeclinesNewSessionsSentToIt(t *testing.T) {
 	_ = cl
 	a.draining.Store(true) // as Run does first when it drains
 
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	data, _ := json.Marshal(request{V: Version, Kind: kindNew, Method: http.MethodPost, Path: "/start"})
 	m, err := nc.Request(a.subj.worker("a"), data, wait)
 	if err != nil {
@@ -261,9 +262,9 @@ func TestDrainingWorkerDeclinesNewSessionsSentToIt(t *testing.T) {
 // for the request (the sessionId of a /start, the pc_id of a new
 // session), which the front door routes by; no body is read for them.
 func TestTheWorkersReplyNamesTheIdsItsServerCreated(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a := startWorker(t, url, "a", 10)
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	ask := func(r request) reply {
 		t.Helper()
 		r.V = Version
@@ -302,12 +303,12 @@ func TestTheWorkersReplyNamesTheIdsItsServerCreated(t *testing.T) {
 // A full worker declines a /start, so that the front door asks a worker
 // with room: the /start flow's offer would come back to it.
 func TestAFullWorkerDeclinesAStart(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a := startWorker(t, url, "a", 1)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
 	dial(t, fd.url("/api/offer")) // a is full
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	data := mustJSON(request{V: Version, Kind: kindNew, Method: http.MethodPost, Path: "/start",
 		Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{}`)})
 	m, err := nc.Request(a.subj.worker("a"), data, wait)
@@ -322,7 +323,7 @@ func TestAFullWorkerDeclinesAStart(t *testing.T) {
 // The worker adds its hooks to the Server's and keeps the
 // application's: Admit is still asked, OnSession still told.
 func TestNewWorkerKeepsTheApplicationsHooks(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	opts := testServer(10)
 	var refuse atomic.Bool
 	refuse.Store(true)
@@ -339,7 +340,7 @@ func TestNewWorkerKeepsTheApplicationsHooks(t *testing.T) {
 			told.Add(1)
 		}
 	}
-	w, err := NewWorker(connect(t, url), opts, WorkerOptions{ID: "a"})
+	w, err := NewWorker(natstest.Connect(t, url), opts, WorkerOptions{ID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +374,7 @@ func mustJSON(v any) []byte {
 }
 
 func TestWorkerDeathLosesOnlyItsSessions(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	a, b := startWorker(t, url, "a", 1), startWorker(t, url, "b", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a", "b")
@@ -423,7 +424,7 @@ func TestWorkerDeathLosesOnlyItsSessions(t *testing.T) {
 }
 
 func TestFrontDoorRestartLeavesTheSessionsRoutable(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 10)
 	startWorker(t, url, "b", 10)
 	old := startFrontDoor(t, url)
@@ -465,7 +466,7 @@ func TestFrontDoorRestartLeavesTheSessionsRoutable(t *testing.T) {
 }
 
 func TestFrontDoorRefusesWhatIsNotSignalling(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	fd := startFrontDoor(t, url)
 	for _, tc := range []struct {
 		method, path string
@@ -507,7 +508,7 @@ func TestFrontDoorRefusesWhatIsNotSignalling(t *testing.T) {
 }
 
 func TestFrontDoorWithoutNATSAnswersServiceUnavailable(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
@@ -525,7 +526,7 @@ func TestFrontDoorWithoutNATSAnswersServiceUnavailable(t *testing.T) {
 }
 
 func TestCORSPreflightIsAnsweredByAWorkerEvenWhenAllAreFull(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 1)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
@@ -550,11 +551,11 @@ func TestCORSPreflightIsAnsweredByAWorkerEvenWhenAllAreFull(t *testing.T) {
 }
 
 func TestASecondWorkerWithTheSameIDRefusesToRun(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
-	w, err := NewWorker(connect(t, url), testServer(10), WorkerOptions{ID: "a"})
+	w, err := NewWorker(natstest.Connect(t, url), testServer(10), WorkerOptions{ID: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -570,7 +571,7 @@ func TestASecondWorkerWithTheSameIDRefusesToRun(t *testing.T) {
 // network error, which it retries, where a 404 stops it. A worker's answer
 // carries the worker's CORS headers only.
 func TestFrontDoorsOwnAnswersCarryItsCORSHeaders(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	fd := startFrontDoorWith(t, url, FrontDoorOptions{AllowOrigins: []string{"https://app.example", "http://127.0.0.1:*"}})
 	type want struct {
 		Status int

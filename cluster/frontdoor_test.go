@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -25,9 +26,9 @@ import (
 // got a 503 "busy": the slot was taken before the body was read. Now the
 // body is read first, under its own deadline, and the drippers get a 408.
 func TestClientsDrippingBodiesDoNotLockOthersOut(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 10)
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	fd, err := NewFrontDoor(nc, FrontDoorOptions{Logger: testLogger(t), MaxInFlight: 16, BodyTimeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +91,7 @@ type sniffer struct {
 }
 
 func sniff(t *testing.T, url string) *sniffer {
-	s := &sniffer{t: t, nc: connect(t, url), seen: make(chan struct{}, 16)}
+	s := &sniffer{t: t, nc: natstest.Connect(t, url), seen: make(chan struct{}, 16)}
 	subj := subjects{DefaultPrefix}
 	for _, subject := range []string{subj.newSession(), subj.who(), subj.announce(), subj.worker(">")} {
 		if _, err := s.nc.Subscribe(subject, func(*nats.Msg) { s.count.Add(1) }); err != nil {
@@ -125,7 +126,7 @@ func (s *sniffer) messagesFrom(nc *nats.Conn) int {
 // any NATS traffic: no worker is asked to take it, nor is every worker
 // asked who owns its pc_id or sessionId.
 func TestAuthorizeRunsBeforeAnyNATSTraffic(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	fd := startFrontDoorWith(t, url, FrontDoorOptions{Authorize: func(r *http.Request) error {
 		switch r.Header.Get("Authorization") {
 		case "Bearer ok":
@@ -189,9 +190,9 @@ func TestAuthorizeRunsBeforeAnyNATSTraffic(t *testing.T) {
 // Set-Cookie, a Location. Only the headers of a signalling answer are
 // relayed.
 func TestOnlyTheHeadersOfASignallingAnswerAreRelayed(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	fd := startFrontDoor(t, url)
-	rogue := connect(t, url)
+	rogue := natstest.Connect(t, url)
 	if _, err := rogue.QueueSubscribe(fd.subj.newSession(), queueGroup, func(m *nats.Msg) {
 		b, _ := json.Marshal(reply{V: Version, Worker: "rogue", Status: http.StatusOK, Body: []byte(`{"sessionId":"x"}`),
 			Header: http.Header{
@@ -228,7 +229,7 @@ func TestOnlyTheHeadersOfASignallingAnswerAreRelayed(t *testing.T) {
 // capacity, the Server's MaxSessions, like any new session (it once
 // skipped the worker's own count, which mirrored the Server's).
 func TestAStartFlowsOfferGoesThroughTheWorkersCapacity(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	w := startWorker(t, url, "a", 1)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a")
@@ -257,7 +258,7 @@ func TestAStartFlowsOfferGoesThroughTheWorkersCapacity(t *testing.T) {
 // sends its own name in Host: refused, before any NATS traffic. The names
 // in AllowHosts, localhost names and IP literals are served.
 func TestTheFrontDoorRefusesAForeignHost(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 10)
 	fd := startFrontDoorWith(t, url, FrontDoorOptions{AllowHosts: []string{"voice.example.com"}})
 	fd.waitWorkers(t, "a")
@@ -291,9 +292,9 @@ func TestTheFrontDoorRefusesAForeignHost(t *testing.T) {
 // A client that floods the front door with refused requests writes a few
 // log lines a second, not one per request.
 func TestRefusedRequestsAreLoggedSampled(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	core, logs := observer.New(zap.InfoLevel)
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	fd, err := NewFrontDoor(nc, FrontDoorOptions{Logger: zap.New(core)})
 	if err != nil {
 		t.Fatal(err)

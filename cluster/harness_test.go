@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/pion/ice/v4"
 	pion "github.com/pion/webrtc/v4"
@@ -22,6 +21,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc"
 )
@@ -32,34 +32,6 @@ const wait = 15 * time.Second
 // heartbeatEvery is the workers' heartbeat interval in the tests: front
 // doors forget a silent worker after three of them.
 const heartbeatEvery = 200 * time.Millisecond
-
-// startNATS runs an embedded NATS server on a random loopback port.
-func startNATS(t testing.TB) string {
-	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(5 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	return ns.ClientURL()
-}
-
-func connect(t testing.TB, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
 
 // echo is the test bot: it answers a data-channel message
 // {"type":"echo","text":X} with {"type":"echoed","text":X}.
@@ -114,7 +86,7 @@ func testServer(capacity int) webrtc.Options {
 // startWorker runs a worker named id taking capacity sessions.
 func startWorker(t testing.TB, url, id string, capacity int) *testWorker {
 	t.Helper()
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	w, err := NewWorker(nc, testServer(capacity), WorkerOptions{ID: id, HeartbeatInterval: heartbeatEvery,
 		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id)})
 	if err != nil {
@@ -170,7 +142,7 @@ func startFrontDoor(t testing.TB, url string) *testFrontDoor {
 // request timeout are the tests').
 func startFrontDoorWith(t testing.TB, url string, opts FrontDoorOptions) *testFrontDoor {
 	t.Helper()
-	nc := connect(t, url)
+	nc := natstest.Connect(t, url)
 	opts.Logger, opts.RequestTimeout = testLogger(t).Named("frontdoor"), 10*time.Second
 	f, err := NewFrontDoor(nc, opts)
 	if err != nil {

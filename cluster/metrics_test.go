@@ -7,13 +7,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/internal/metricstest"
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // A front door counts every response by status, the workers' answers it
 // relays and its own, and a new session no worker could take as a
 // refusal by the cluster's capacity.
 func TestTheFrontDoorReportsItsMetrics(t *testing.T) {
-	url := startNATS(t)
+	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 1)
 	m := &metricstest.Signalling{}
 	fd := startFrontDoorWith(t, url, FrontDoorOptions{Metrics: m})

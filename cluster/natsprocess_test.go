@@ -4,102 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	pion "github.com/pion/webrtc/v4"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // The tests of this file back docs/deploying.md's table of what fails:
 // the NATS server is a nats-server process (Debian's, which make test
 // installs) stopped and started again, and the workers and the front door
 // reconnect as a deployment's do (examples/cluster's connectNATS).
-
-// natsProcess is a nats-server process on a fixed loopback port.
-type natsProcess struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
-}
-
-// startNATSProcess starts nats-server on a free loopback port. It skips
-// the test when nats-server is not installed, and fails it then under
-// make test (FRAMEWIRE_REQUIRE_DEPS).
-func startNATSProcess(t *testing.T) *natsProcess {
-	t.Helper()
-	bin, err := exec.LookPath("nats-server")
-	if err != nil {
-		bin = "/usr/sbin/nats-server"
-		if _, serr := os.Stat(bin); serr != nil {
-			if os.Getenv("FRAMEWIRE_REQUIRE_DEPS") != "" {
-				t.Fatal("nats-server is not installed (make deps-test)")
-			}
-			t.Skip("nats-server is not installed (make deps-test)")
-		}
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	p := &natsProcess{t: t, bin: bin, port: port}
-	p.start()
-	t.Cleanup(p.stop)
-	return p
-}
-
-func (p *natsProcess) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", p.port) }
-
-// start runs the server and waits until it takes connections.
-func (p *natsProcess) start() {
-	p.t.Helper()
-	p.cmd = exec.Command(p.bin, "-a", "127.0.0.1", "-p", fmt.Sprint(p.port))
-	if err := p.cmd.Start(); err != nil {
-		p.t.Fatalf("starting nats-server: %v", err)
-	}
-	for deadline := time.Now().Add(wait); ; {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", p.port), time.Second)
-		if err == nil {
-			_ = c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("nats-server on port %d takes no connection: %v", p.port, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop kills the server and waits for it to exit.
-func (p *natsProcess) stop() {
-	if p.cmd == nil {
-		return
-	}
-	_ = p.cmd.Process.Kill()
-	_ = p.cmd.Wait()
-	p.cmd = nil
-}
-
-// connectReconnecting connects as examples/cluster does, reconnecting
-// every 20 ms here, up to tries times (-1: for ever).
-func connectReconnecting(t testing.TB, url string, tries int) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(tries), nats.ReconnectWait(20*time.Millisecond),
-		nats.ReconnectJitter(0, 0), nats.Timeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
-}
 
 // runWorker runs a worker named id over nc until the test ends.
 func runWorker(t *testing.T, nc *nats.Conn, id string) *testWorker {
@@ -150,8 +69,8 @@ func until(t *testing.T, what string, cond func() bool) {
 }
 
 func TestNATSServerDownKeepsTheSessionsAndAShortOutageHeals(t *testing.T) {
-	srv := startNATSProcess(t)
-	wnc, fnc := connectReconnecting(t, srv.url(), -1), connectReconnecting(t, srv.url(), -1)
+	srv := natstest.StartProcess(t)
+	wnc, fnc := natstest.ConnectReconnecting(t, srv.URL(), -1), natstest.ConnectReconnecting(t, srv.URL(), -1)
 	w := runWorker(t, wnc, "a")
 	fd := runFrontDoor(t, fnc)
 	fd.waitWorkers(t, "a")
@@ -160,7 +79,7 @@ func TestNATSServerDownKeepsTheSessionsAndAShortOutageHeals(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	srv.stop()
+	srv.Stop()
 	until(t, "the front door and the worker see NATS gone", func() bool { return !fnc.IsConnected() && !wnc.IsConnected() })
 	start := time.Now()
 	status, _, h, err := doHeader(http.MethodPost, fd.url("/start"), map[string]any{})
@@ -180,7 +99,7 @@ func TestNATSServerDownKeepsTheSessionsAndAShortOutageHeals(t *testing.T) {
 		t.Errorf("a running session while NATS is down: %v", err)
 	}
 
-	srv.start()
+	srv.Start()
 	until(t, "the front door and the worker are back", func() bool { return fnc.IsConnected() && wnc.IsConnected() })
 	until(t, "/healthz says 200 again", func() bool {
 		status, _ := do(t, http.MethodGet, fd.url("/healthz"), nil)
@@ -206,8 +125,8 @@ func TestNATSServerDownKeepsTheSessionsAndAShortOutageHeals(t *testing.T) {
 }
 
 func TestWorkerThatLosesNATSForGoodEndsItsSessionsAndStops(t *testing.T) {
-	srv := startNATSProcess(t)
-	wnc, fnc := connectReconnecting(t, srv.url(), 3), connectReconnecting(t, srv.url(), -1)
+	srv := natstest.StartProcess(t)
+	wnc, fnc := natstest.ConnectReconnecting(t, srv.URL(), 3), natstest.ConnectReconnecting(t, srv.URL(), -1)
 	w := runWorker(t, wnc, "a")
 	fd := runFrontDoor(t, fnc)
 	fd.waitWorkers(t, "a")
@@ -215,7 +134,7 @@ func TestWorkerThatLosesNATSForGoodEndsItsSessionsAndStops(t *testing.T) {
 	if err := c.echo("before"); err != nil {
 		t.Fatal(err)
 	}
-	srv.stop()
+	srv.Stop()
 	until(t, "the worker gives NATS up", wnc.IsClosed)
 	if err := w.stopped(t); !errors.Is(err, ErrConnectionClosed) {
 		t.Errorf("Run of a worker whose NATS reconnects ran out: %v, want ErrConnectionClosed", err)
@@ -223,15 +142,11 @@ func TestWorkerThatLosesNATSForGoodEndsItsSessionsAndStops(t *testing.T) {
 	c.waitEnded()
 }
 
-// childEnv names the NATS URL a re-executed test binary runs its worker
-// on.
-const childEnv = "FRAMEWIRE_CLUSTER_TEST_CHILD_NATS"
-
 // TestMainWorkerProcess is not a test: it is the worker process of
 // TestWorkerProcessKilledLosesOnlyItsSessions (the test binary run again
-// with childEnv set): worker "a", capacity 1, until killed.
+// by natstest.StartChild): worker "a", capacity 1, until killed.
 func TestMainWorkerProcess(t *testing.T) {
-	url := os.Getenv(childEnv)
+	url := natstest.ChildURL()
 	if url == "" {
 		t.Skip("the worker process of the kill -9 test")
 	}
@@ -248,17 +163,8 @@ func TestMainWorkerProcess(t *testing.T) {
 }
 
 func TestWorkerProcessKilledLosesOnlyItsSessions(t *testing.T) {
-	url := startNATS(t)
-	child := exec.Command(os.Args[0], "-test.run=^TestMainWorkerProcess$")
-	child.Env = append(os.Environ(), childEnv+"="+url)
-	child.Stdout, child.Stderr = os.Stderr, os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = child.Process.Kill()
-		_ = child.Wait()
-	})
+	url := natstest.Embedded(t)
+	child := natstest.StartChild(t, "TestMainWorkerProcess", url, "serving")
 	b := startWorker(t, url, "b", 10)
 	fd := startFrontDoor(t, url)
 	fd.waitWorkers(t, "a", "b")
@@ -276,9 +182,7 @@ func TestWorkerProcessKilledLosesOnlyItsSessions(t *testing.T) {
 	}
 
 	killed := time.Now()
-	if err := child.Process.Kill(); err != nil { // SIGKILL: no word to anyone
-		t.Fatal(err)
-	}
+	child.Kill9(t) // no word to anyone
 	fd.waitWorkers(t, "b")
 	if d := time.Since(killed); d > 3*heartbeatEvery+2*time.Second {
 		t.Errorf("the front door forgot the killed worker after %v, want about three heartbeats (%v)", d, 3*heartbeatEvery)

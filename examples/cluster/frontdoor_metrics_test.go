@@ -7,14 +7,15 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/internal/metricstest"
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // The front door command with -metrics-addr serves its own counters: a new
 // session that no worker can take is a 503 by status and a refusal by the
 // cluster's capacity.
 func TestFrontDoorServesItsMetrics(t *testing.T) {
-	ns := embeddedNATS(t)
-	a := runCommand(t, frontdoorCommand, []string{"-nats", ns.ClientURL(), "-addr", "127.0.0.1:0", "-status-addr", "", "-metrics-addr", "127.0.0.1:0"},
+	url := natstest.Embedded(t)
+	a := runCommand(t, frontdoorCommand, []string{"-nats", url, "-addr", "127.0.0.1:0", "-status-addr", "", "-metrics-addr", "127.0.0.1:0"},
 		"frontdoor metrics on ", "listening on ")
 	metricsURL, base := a[0], a[1]
 

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/nats-io/nats-server/v2/server"
 	pion "github.com/pion/webrtc/v4"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // TestWorkerServesTheTransportsMetrics runs the worker command with
@@ -76,8 +77,8 @@ func TestWorkerServesTheTransportsMetrics(t *testing.T) {
 // URL. The worker is stopped, and its error checked, when the test ends.
 func runWorker(t *testing.T, id string, args ...string) (metricsURL, base string) {
 	t.Helper()
-	ns := embeddedNATS(t)
-	a := runCommand(t, workerCommand, append([]string{"-nats", ns.ClientURL(), "-id", id, "-loopback-only",
+	url := natstest.Embedded(t)
+	a := runCommand(t, workerCommand, append([]string{"-nats", url, "-id", id, "-loopback-only",
 		"-addr", "127.0.0.1:0", "-metrics-addr", "127.0.0.1:0"}, args...),
 		"worker "+id+" metrics on ", "worker "+id+" signalling on ")
 	return a[0], a[1]
@@ -233,20 +234,4 @@ func announced(r io.Reader, prefixes ...string) <-chan []string {
 		_, _ = io.Copy(io.Discard, r)
 	}()
 	return out
-}
-
-// embeddedNATS starts a NATS server on a free loopback port, shut down
-// when the test ends.
-func embeddedNATS(t *testing.T) *server.Server {
-	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS did not start")
-	}
-	return ns
 }

@@ -4,11 +4,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
 	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/internal/natstest"
 )
 
 // The adapters are tested over both buses, as package bus tests its calls
@@ -42,8 +41,8 @@ var impls = []struct {
 		return pair{caller: b, callee: b, kill: func(svc *bus.Service) { _ = svc.Stop() }}
 	}},
 	{"nats", func(t *testing.T, o bus.Options) pair {
-		url := startNATS(t)
-		caller, callee := connect(t, url), connect(t, url)
+		url := natstest.Embedded(t)
+		caller, callee := natstest.Connect(t, url), natstest.Connect(t, url)
 		return pair{caller: bus.NATS(caller, o), callee: bus.NATS(callee, o), kill: func(*bus.Service) { callee.Close() }}
 	}},
 }
@@ -64,34 +63,6 @@ func leakCheck(t *testing.T) {
 	t.Helper()
 	ignore := goleak.IgnoreCurrent()
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) }) // the first cleanup runs last
-}
-
-// startNATS runs an embedded NATS server on a random loopback port.
-func startNATS(t testing.TB) string {
-	t.Helper()
-	ns, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns.Start()
-	if !ns.ReadyForConnections(5 * time.Second) {
-		t.Fatal("the NATS server did not start")
-	}
-	t.Cleanup(func() {
-		ns.Shutdown()
-		ns.WaitForShutdown()
-	})
-	return ns.ClientURL()
-}
-
-func connect(t testing.TB, url string) *nats.Conn {
-	t.Helper()
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
 }
 
 // within fails the test unless ch is closed (or yields) within d.
