@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/internal/httpstatus"
 	"github.com/framewire/framewire/internal/logsample"
 	"github.com/framewire/framewire/internal/origin"
+	"github.com/framewire/framewire/internal/signalmetrics"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -121,10 +123,14 @@ type FrontDoorOptions struct {
 	// headers, so set it as their webrtc.Options.AllowOrigins: "*" for
 	// any origin, "scheme://host:*" for a host on any port. Default: none.
 	AllowOrigins []string
-	// Metrics receives the front door's counters: responses by status and
-	// refusals by limit. Pass the program's *telemetry.Metrics. Default:
-	// none.
-	Metrics Metrics
+	// MeterProvider, if set, is where the front door creates its
+	// instruments (scope [ScopeName]): framewire.signalling.responses by
+	// status, the workers' answers it relays and its own, and
+	// framewire.limits.refused by limit ("frontdoor_in_flight",
+	// "cluster_capacity"). Pass the program's provider
+	// (tel.MeterProvider() of package telemetry). Default: none, the
+	// instruments are no-ops.
+	MeterProvider metric.MeterProvider
 }
 
 var defaultForwardHeaders = []string{
@@ -143,9 +149,6 @@ var defaultReplyHeaders = []string{
 func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
-	}
-	if o.Metrics == nil {
-		o.Metrics = nopMetrics{}
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
@@ -197,7 +200,9 @@ func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 // /cluster. Close it to stop following the workers.
 type FrontDoor struct {
 	opts FrontDoorOptions
-	log  *zap.Logger
+	// metrics are the instruments made from opts.MeterProvider.
+	metrics *signalmetrics.Instruments
+	log     *zap.Logger
 	// reqLog logs what a client's request causes, sampled: a flood of
 	// refused requests writes a few lines a second, not one each.
 	reqLog *zap.Logger
@@ -235,12 +240,17 @@ func NewFrontDoor(nc *nats.Conn, opts FrontDoorOptions) (*FrontDoor, error) {
 	if err := validPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
+	metrics, err := newInstruments(opts.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
 	relay := map[string]bool{}
 	for _, h := range opts.ReplyHeaders {
 		relay[http.CanonicalHeaderKey(h)] = true
 	}
 	f := &FrontDoor{
 		opts:    opts,
+		metrics: metrics,
 		log:     opts.Logger,
 		reqLog:  logsample.Logger(opts.Logger),
 		hosts:   hostcheck.Allowlist{Hosts: opts.AllowHosts},
@@ -408,7 +418,7 @@ func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
 
 // ServeHTTP implements http.Handler for the signalling routes.
 func (f *FrontDoor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	httpstatus.Report(w, r, f.serveHTTP, f.opts.Metrics.SignallingResponse)
+	httpstatus.Report(w, r, f.serveHTTP, f.metrics.Response)
 }
 
 func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -451,7 +461,7 @@ func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	case f.slots <- struct{}{}:
 		defer func() { <-f.slots }()
 	default:
-		f.opts.Metrics.LimitRefused(r.Context(), limitInFlight)
+		f.metrics.Refused(r.Context(), limitInFlight)
 		f.reqLog.Info("refused a request: MaxInFlight requests in flight", zap.Int("limit", f.opts.MaxInFlight))
 		unavailable(w, 1, "the front door is busy; retry later")
 		return
@@ -629,7 +639,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
 			// No worker is in the queue group: none takes sessions.
 			f.reqLog.Warn("no worker takes sessions")
-			f.opts.Metrics.LimitRefused(r.Context(), limitCapacity)
+			f.metrics.Refused(r.Context(), limitCapacity)
 			unavailable(w, retryAfter, "no worker can take a session now; retry later")
 			return
 		default:
@@ -644,7 +654,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 		}
 		subject = f.subj.worker(next)
 	}
-	f.opts.Metrics.LimitRefused(r.Context(), limitCapacity)
+	f.metrics.Refused(r.Context(), limitCapacity)
 	unavailable(w, retryAfter, "no worker can take a session now; retry later")
 }
 

@@ -1,27 +1,32 @@
 package cluster
 
-import "context"
+import (
+	"fmt"
 
-// Metrics receives a front door's counters. *telemetry.Metrics
-// implements it; the front door does not import telemetry.
-type Metrics interface {
-	// SignallingResponse counts one response by status code: the ones the
-	// front door gives itself and the workers' answers it relays.
-	SignallingResponse(ctx context.Context, status int)
-	// LimitRefused counts one request refused by a limit:
-	// "frontdoor_in_flight" (FrontDoorOptions.MaxInFlight) or
-	// "cluster_capacity" (no worker could take a new session).
-	LimitRefused(ctx context.Context, limit string)
-}
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
 
-// Limit names reported to Metrics.LimitRefused.
-const (
-	limitInFlight = "frontdoor_in_flight"
-	limitCapacity = "cluster_capacity"
+	"github.com/framewire/framewire/internal/signalmetrics"
 )
 
-// nopMetrics is the Metrics of a front door without one.
-type nopMetrics struct{}
+// ScopeName is the instrumentation scope of the front door's meter.
+const ScopeName = "github.com/framewire/framewire/cluster"
 
-func (nopMetrics) SignallingResponse(context.Context, int) {}
-func (nopMetrics) LimitRefused(context.Context, string)    {}
+// Limit names of framewire.limits.refused.
+const (
+	limitInFlight = "frontdoor_in_flight" // FrontDoorOptions.MaxInFlight
+	limitCapacity = "cluster_capacity"    // no worker could take a new session
+)
+
+// newInstruments creates the front door's instruments on mp (no-ops when
+// mp is nil).
+func newInstruments(mp metric.MeterProvider) (*signalmetrics.Instruments, error) {
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	in, err := signalmetrics.New(mp.Meter(ScopeName))
+	if err != nil {
+		return nil, fmt.Errorf("cluster: instruments: %w", err)
+	}
+	return in, nil
+}

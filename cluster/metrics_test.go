@@ -16,8 +16,8 @@ import (
 func TestTheFrontDoorReportsItsMetrics(t *testing.T) {
 	url := natstest.Embedded(t)
 	startWorker(t, url, "a", 1)
-	m := &metricstest.Signalling{}
-	fd := startFrontDoorWith(t, url, FrontDoorOptions{Metrics: m})
+	m := metricstest.NewReader(t)
+	fd := startFrontDoorWith(t, url, FrontDoorOptions{MeterProvider: m.Provider})
 	fd.waitWorkers(t, "a")
 
 	dial(t, fd.url("/api/offer")) // the worker's 200
@@ -29,10 +29,10 @@ func TestTheFrontDoorReportsItsMetrics(t *testing.T) {
 		t.Fatalf("PATCH of an unknown pc_id: %d, want 404", status)
 	}
 
-	if d := cmp.Diff(map[int]int{200: 1, 503: 1, 404: 1}, m.Statuses()); d != "" {
+	if d := cmp.Diff(map[string]int64{"200": 1, "503": 1, "404": 1}, m.Sums(t, "framewire.signalling.responses", "http.response.status_code")); d != "" {
 		t.Errorf("responses by status (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(map[string]int{limitCapacity: 1}, m.Refused()); d != "" {
+	if d := cmp.Diff(map[string]int64{limitCapacity: 1}, m.Sums(t, "framewire.limits.refused", "limit")); d != "" {
 		t.Errorf("refusals by limit (-want +got):\n%s", d)
 	}
 }

@@ -5,9 +5,11 @@
 // (package observers) that derives a span tree (session, turn, STT, each
 // LLM inference, each tool call, each TTS) and the session metrics from the
 // frames it sees, so no processor imports telemetry and nothing in the
-// core does. What only a transport or the runtime knows (late output
-// frames, Opus complexity, signalling responses, limit refusals) it reports
-// through the small [Metrics] API.
+// core does. What only a transport knows (late output frames, underruns,
+// Opus complexity, signalling responses, limit refusals) the transport
+// records on instruments of its own, made from the MeterProvider the
+// program gives it ([Telemetry.MeterProvider]), as OpenTelemetry-Go's
+// guidelines for instrumented libraries ask.
 //
 // [Setup] configures everything from the standard OTEL_* environment
 // variables through the SDK's own handling, plus FRAMEWIRE_METRICS_ADDR for

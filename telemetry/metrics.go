@@ -19,9 +19,13 @@ const ScopeName = "github.com/framewire/framewire/telemetry"
 // cannot grow the series without bound.
 const maxLabelValues = 64
 
-// Metrics holds framewire's instruments. Sessions record what the frames
-// tell them; the transport and the runtime call the methods for what only
-// they know. A nil *Metrics (telemetry off) ignores every call, so callers
+// Metrics holds the instruments of the telemetry observer: the session,
+// turn, service, token, tool, interruption, observer-drop and pipeline
+// queue metrics that [Session] records from the frames it sees. The
+// packages that know something frames do not say own their instruments
+// and take a MeterProvider (transports/webrtc's late frames, underruns,
+// Opus complexity, signalling responses and refusals; the cluster's front
+// door). A nil *Metrics (telemetry off) ignores every call, so callers
 // need no checks. Methods are safe for concurrent use and cheap: a
 // counter add with a label set built once.
 type Metrics struct {
@@ -34,13 +38,8 @@ type Metrics struct {
 	tokens          metric.Int64Histogram
 	toolCalls       metric.Int64Counter
 	interruptions   metric.Int64Counter
-	lateFrames      metric.Int64Counter
-	underruns       metric.Int64Counter
-	opusComplexity  metric.Int64Gauge
 	observerDrops   metric.Int64Counter
 	queueHighWater  metric.Int64Histogram
-	signalling      metric.Int64Counter
-	refusals        metric.Int64Counter
 
 	labels labelSets
 }
@@ -99,15 +98,6 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 	x.interruptions, err = m.Int64Counter("framewire.interruptions", metric.WithUnit("{interruption}"),
 		metric.WithDescription("Interruptions that cut the bot off."))
 	check(err)
-	x.lateFrames, err = m.Int64Counter("framewire.output.late_frames", metric.WithUnit("{frame}"),
-		metric.WithDescription("Output audio frames sent later than their deadline."))
-	check(err)
-	x.underruns, err = m.Int64Counter("framewire.output.underruns", metric.WithUnit("{underrun}"),
-		metric.WithDescription("Times the output had no audio ready while the bot was speaking."))
-	check(err)
-	x.opusComplexity, err = m.Int64Gauge("framewire.opus.complexity", metric.WithUnit("{level}"),
-		metric.WithDescription("The Opus encoder complexity level now in force (0-10)."))
-	check(err)
 	x.observerDrops, err = m.Int64Counter("framewire.observer.drops", metric.WithUnit("{event}"),
 		metric.WithDescription("Observer events dropped because an observer fell behind."))
 	check(err)
@@ -115,46 +105,10 @@ func NewMetrics(mp metric.MeterProvider) (*Metrics, error) {
 		metric.WithDescription("The deepest a queue got during a session, by queue."),
 		metric.WithExplicitBucketBoundaries(queueBuckets...))
 	check(err)
-	x.signalling, err = m.Int64Counter("framewire.signalling.responses", metric.WithUnit("{response}"),
-		metric.WithDescription("Signalling (SDP offer and ICE) responses, by HTTP status code."))
-	check(err)
-	x.refusals, err = m.Int64Counter("framewire.limits.refused", metric.WithUnit("{refusal}"),
-		metric.WithDescription("Requests a limit refused, by limit."))
-	check(err)
 	if len(errs) > 0 {
 		return nil, errs[0]
 	}
 	return &x, nil
-}
-
-// LateFrames counts n output audio frames that went out late; the WebRTC
-// transport reports them as they go out, and 0 at each session's end.
-// Zero is recorded, so the series exists (at 0) from the first session on
-// and a dashboard sees "none" rather than "no data".
-func (m *Metrics) LateFrames(ctx context.Context, n int64) {
-	if m == nil || n < 0 {
-		return
-	}
-	m.lateFrames.Add(ctx, n)
-}
-
-// Underruns counts n output underruns (frames sent late enough for a
-// client to hear a gap); the WebRTC transport reports them as they
-// happen, and 0 at each session's end, as for [Metrics.LateFrames].
-func (m *Metrics) Underruns(ctx context.Context, n int64) {
-	if m == nil || n < 0 {
-		return
-	}
-	m.underruns.Add(ctx, n)
-}
-
-// OpusComplexity records the Opus encoder complexity now in force; the
-// transport calls it whenever its governor changes the level.
-func (m *Metrics) OpusComplexity(ctx context.Context, level int) {
-	if m == nil {
-		return
-	}
-	m.opusComplexity.Record(ctx, int64(level))
 }
 
 // ObserverDrops counts n observer events dropped. [Session.Attach] reports
@@ -167,17 +121,13 @@ func (m *Metrics) ObserverDrops(ctx context.Context, n uint64) {
 	m.observerDrops.Add(ctx, int64(n))
 }
 
-// Queue names reported to [Metrics.QueueHighWater].
+// Queue names reported to [Metrics.QueueHighWater]. The WebRTC
+// transport records its own queues ("webrtc.output.audio",
+// "webrtc.outbound") into framewire.queue.high_water itself.
 const (
 	// QueuePipeline is the deepest inbox of a task's processors
 	// ([pipeline.Task.QueueHighWater]); [Session.Attach] reports it.
 	QueuePipeline = "pipeline"
-	// QueueOutputAudio is the WebRTC output's queue of audio frames
-	// waiting to be played.
-	QueueOutputAudio = "webrtc.output.audio"
-	// QueueOutbound is the WebRTC session's queue of messages waiting for
-	// the data channel.
-	QueueOutbound = "webrtc.outbound"
 )
 
 // QueueHighWater records the deepest a queue got during a session (call it
@@ -188,23 +138,6 @@ func (m *Metrics) QueueHighWater(ctx context.Context, queue string, depth int) {
 		return
 	}
 	m.queueHighWater.Record(ctx, int64(depth), m.labels.get(KeyQueue, queue))
-}
-
-// SignallingResponse counts one signalling response with its HTTP status.
-func (m *Metrics) SignallingResponse(ctx context.Context, status int) {
-	if m == nil {
-		return
-	}
-	m.signalling.Add(ctx, 1, m.labels.status(status))
-}
-
-// LimitRefused counts one request that limit (a fixed name such as
-// "sessions", "offer_bytes", "rtvi_message_bytes") refused.
-func (m *Metrics) LimitRefused(ctx context.Context, limit string) {
-	if m == nil {
-		return
-	}
-	m.refusals.Add(ctx, 1, m.labels.get(KeyLimit, limit))
 }
 
 // sessionStarted and sessionEnded keep the session counters.
@@ -298,12 +231,6 @@ func (l *labelSets) cached(key labelKey, build func() []attribute.KeyValue) metr
 func (l *labelSets) get(k attribute.Key, v string) metric.MeasurementOption {
 	return l.cached(labelKey{a: string(k), b: v}, func() []attribute.KeyValue {
 		return []attribute.KeyValue{k.String(l.bound(k, v))}
-	})
-}
-
-func (l *labelSets) status(code int) metric.MeasurementOption {
-	return l.cached(labelKey{a: string(KeyStatusCode), b: strconv.Itoa(code)}, func() []attribute.KeyValue {
-		return []attribute.KeyValue{KeyStatusCode.Int(code)}
 	})
 }
 

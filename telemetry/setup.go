@@ -75,9 +75,10 @@ type Options struct {
 // off. It is safe for concurrent use.
 type Telemetry struct {
 	opts     Options
-	tracer   trace.Tracer // nil when tracing is off
-	metrics  *Metrics     // nil when metrics are off
-	handler  http.Handler // the Prometheus endpoint, or nil
+	tracer   trace.Tracer         // nil when tracing is off
+	metrics  *Metrics             // nil when metrics are off
+	mp       metric.MeterProvider // nil when metrics are off
+	handler  http.Handler         // the Prometheus endpoint, or nil
 	shutdown []func(context.Context) error
 
 	mu       sync.Mutex
@@ -192,6 +193,7 @@ func Setup(ctx context.Context, opts Options) (*Telemetry, error) {
 			return fail(fmt.Errorf("telemetry: instruments: %w", err))
 		}
 		t.metrics = m
+		t.mp = mp
 	}
 	return t, nil
 }
@@ -288,6 +290,17 @@ func (t *Telemetry) Metrics() *Metrics {
 		return nil
 	}
 	return t.metrics
+}
+
+// MeterProvider returns the provider the instruments are on, or nil when
+// metrics are off. Give it to the packages that own instruments of their
+// own (webrtc.Options.MeterProvider, cluster.FrontDoorOptions and the
+// worker's webrtc.Options), so their metrics go to the same exporters.
+func (t *Telemetry) MeterProvider() metric.MeterProvider {
+	if t == nil || t.mp == nil {
+		return nil
+	}
+	return t.mp
 }
 
 // MetricsHandler returns the Prometheus endpoint's handler, or nil when the

@@ -36,7 +36,7 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 		Logger:          zap.NewNop(),
 		Settings:        webrtctest.LoopbackOnly,
 		IncludeLoopback: true,
-		Metrics:         tel.Metrics(),
+		MeterProvider:   tel.MeterProvider(),
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			task := pipeline.NewTask(pipeline.New(s.Input(), &echo{}, s.Output()), pipeline.TaskOptions{
 				Logger: zap.NewNop(), AudioOutSampleRate: 16000, IdleTimeout: -1,

@@ -307,7 +307,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		allowHosts = append(allowHosts, h)
 	}
 	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins),
-		AllowHosts: allowHosts, Metrics: tel.Metrics()})
+		AllowHosts: allowHosts, MeterProvider: tel.MeterProvider()})
 	if err != nil {
 		return err
 	}
@@ -438,7 +438,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals); nil, which ignores them, when metrics are
 		// off.
-		Metrics: tel.Metrics(),
+		MeterProvider: tel.MeterProvider(),
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			sl := slog.With(zap.String("session", s.ID()))
 			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))

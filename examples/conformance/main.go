@@ -95,7 +95,7 @@ func newServer(cfg config) (*webrtc.Server, error) {
 		// address shows up as a peer-reflexive candidate when it connects.
 		IncludeLoopback: true,
 		Settings:        cfg.Settings,
-		Metrics:         cfg.Telemetry.Metrics(), // nil when off
+		MeterProvider:   cfg.Telemetry.MeterProvider(), // nil when off
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			slog := log.With(zap.String("session", s.ID()))
 			// The server logs the session's end and its reason.

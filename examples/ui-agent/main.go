@@ -146,8 +146,8 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		NewPipeline: b.newPipeline,
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals) go to the same metrics; nil when off.
-		Metrics: tel.Metrics(),
-		Logger:  log.Named("webrtc"),
+		MeterProvider: tel.MeterProvider(),
+		Logger:        log.Named("webrtc"),
 		// The browser runs on this machine: offer loopback candidates too,
 		// so the demo connects even where mDNS or the LAN address does not.
 		IncludeLoopback: true,

@@ -56,7 +56,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		NewPipeline: b.newPipeline,
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals) go to the same metrics; nil when off.
-		Metrics:         tel.Metrics(),
+		MeterProvider:   tel.MeterProvider(),
 		Logger:          log.Named("webrtc"),
 		IncludeLoopback: true,
 	})

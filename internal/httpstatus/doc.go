@@ -2,5 +2,5 @@
 // ([Recorder]) and reports it once served ([Report]), for
 // the servers that count their responses by status (the WebRTC
 // transport's signalling and the cluster's front door report them to
-// their Metrics). It imports only the standard library.
+// framewire.signalling.responses). It imports only the standard library.
 package httpstatus

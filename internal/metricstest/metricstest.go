@@ -3,57 +3,109 @@ package metricstest
 import (
 	"context"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 )
 
-// Signalling records SignallingResponse and LimitRefused calls: the
-// part of webrtc.Metrics and cluster.Metrics that counts requests. Embed
-// it in a fake that records more. Its zero value is ready; it is safe for
-// concurrent use.
-type Signalling struct {
-	mu       sync.Mutex
-	statuses map[int]int
-	refused  map[string]int
+// Reader is a MeterProvider whose instruments a test reads back through
+// an SDK ManualReader, so a test checks the real instruments a package
+// creates, not a fake of them. Its methods are safe for concurrent use.
+type Reader struct {
+	// Provider is the MeterProvider to give the package under test.
+	Provider *sdkmetric.MeterProvider
+	reader   *sdkmetric.ManualReader
 }
 
-// SignallingResponse counts one response by status.
-func (s *Signalling) SignallingResponse(_ context.Context, status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.statuses == nil {
-		s.statuses = map[int]int{}
+// NewReader returns a Reader whose provider is shut down when the test
+// ends.
+func NewReader(t testing.TB) *Reader {
+	t.Helper()
+	r := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))
+	t.Cleanup(func() { _ = mp.Shutdown(context.Background()) })
+	return &Reader{Provider: mp, reader: r}
+}
+
+// Metric returns the metric called name as collected now, and whether
+// any instrument recorded it.
+func (r *Reader) Metric(t testing.TB, name string) (metricdata.Metrics, bool) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := r.reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatalf("collect metrics: %v", err)
 	}
-	s.statuses[status]++
-}
-
-// LimitRefused counts one refusal by limit.
-func (s *Signalling) LimitRefused(_ context.Context, limit string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.refused == nil {
-		s.refused = map[string]int{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == name {
+				return m, true
+			}
+		}
 	}
-	s.refused[limit]++
+	return metricdata.Metrics{}, false
 }
 
-// Statuses returns the responses counted so far, by status.
-func (s *Signalling) Statuses() map[int]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.statuses)
+// Sums returns an int64 counter's values by the value of its attribute
+// key ("" for points without it); nil when nothing recorded the counter.
+func (r *Reader) Sums(t testing.TB, name string, key attribute.Key) map[string]int64 {
+	t.Helper()
+	m, ok := r.Metric(t, name)
+	if !ok {
+		return nil
+	}
+	sum, ok := m.Data.(metricdata.Sum[int64])
+	if !ok {
+		t.Fatalf("%s is a %T, not an int64 sum", name, m.Data)
+	}
+	got := map[string]int64{}
+	for _, p := range sum.DataPoints {
+		v, _ := p.Attributes.Value(key)
+		got[v.String()] += p.Value
+	}
+	return got
 }
 
-// Refused returns the refusals counted so far, by limit.
-func (s *Signalling) Refused() map[string]int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return maps.Clone(s.refused)
+// Counts returns how many values an int64 histogram recorded, by the
+// value of its attribute key; nil when nothing recorded it.
+func (r *Reader) Counts(t testing.TB, name string, key attribute.Key) map[string]uint64 {
+	t.Helper()
+	m, ok := r.Metric(t, name)
+	if !ok {
+		return nil
+	}
+	h, ok := m.Data.(metricdata.Histogram[int64])
+	if !ok {
+		t.Fatalf("%s is a %T, not an int64 histogram", name, m.Data)
+	}
+	got := map[string]uint64{}
+	for _, p := range h.DataPoints {
+		v, _ := p.Attributes.Value(key)
+		got[v.String()] += p.Count
+	}
+	return got
+}
+
+// Gauge returns an int64 gauge's last value, and whether it has one.
+func (r *Reader) Gauge(t testing.TB, name string) (int64, bool) {
+	t.Helper()
+	m, ok := r.Metric(t, name)
+	if !ok {
+		return 0, false
+	}
+	g, ok := m.Data.(metricdata.Gauge[int64])
+	if !ok {
+		t.Fatalf("%s is a %T, not an int64 gauge", name, m.Data)
+	}
+	if len(g.DataPoints) == 0 {
+		return 0, false
+	}
+	return g.DataPoints[len(g.DataPoints)-1].Value, true
 }
 
 // FreeAddr returns a loopback address HOST:PORT that was free a moment

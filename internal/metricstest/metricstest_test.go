@@ -10,23 +10,34 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 )
 
-func TestSignallingCountsByStatusAndLimit(t *testing.T) {
-	var s Signalling
-	if s.Statuses() != nil || s.Refused() != nil {
-		t.Fatalf("a new recorder has counts: %v %v", s.Statuses(), s.Refused())
+func TestReaderReadsBackWhatTheInstrumentsRecorded(t *testing.T) {
+	r := NewReader(t)
+	if r.Sums(t, "c", "k") != nil {
+		t.Fatal("a new reader has a counter")
 	}
+	m := r.Provider.Meter("test")
+	c, _ := m.Int64Counter("c")
+	h, _ := m.Int64Histogram("h")
+	g, _ := m.Int64Gauge("g")
 	ctx := context.Background()
-	s.SignallingResponse(ctx, 200)
-	s.SignallingResponse(ctx, 200)
-	s.SignallingResponse(ctx, 503)
-	s.LimitRefused(ctx, "sessions")
-	if d := cmp.Diff(map[int]int{200: 2, 503: 1}, s.Statuses()); d != "" {
-		t.Errorf("statuses (-want +got):\n%s", d)
+	c.Add(ctx, 2, metric.WithAttributes(attribute.Int("k", 200)))
+	c.Add(ctx, 1, metric.WithAttributes(attribute.Int("k", 503)))
+	c.Add(ctx, 1, metric.WithAttributes(attribute.Int("k", 200)))
+	h.Record(ctx, 7, metric.WithAttributes(attribute.String("q", "a")))
+	h.Record(ctx, 9, metric.WithAttributes(attribute.String("q", "a")))
+	g.Record(ctx, 3)
+	if d := cmp.Diff(map[string]int64{"200": 3, "503": 1}, r.Sums(t, "c", "k")); d != "" {
+		t.Errorf("sums (-want +got):\n%s", d)
 	}
-	if d := cmp.Diff(map[string]int{"sessions": 1}, s.Refused()); d != "" {
-		t.Errorf("refusals (-want +got):\n%s", d)
+	if d := cmp.Diff(map[string]uint64{"a": 2}, r.Counts(t, "h", "q")); d != "" {
+		t.Errorf("counts (-want +got):\n%s", d)
+	}
+	if v, ok := r.Gauge(t, "g"); !ok || v != 3 {
+		t.Errorf("gauge %d %v, want 3", v, ok)
 	}
 }
 

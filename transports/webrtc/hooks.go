@@ -103,7 +103,7 @@ func (s *Server) admit(r *http.Request) *unavailableError {
 	if err == nil {
 		return nil
 	}
-	s.opts.Metrics.LimitRefused(r.Context(), limitAdmit)
+	s.metrics.signal.Refused(r.Context(), limitAdmit)
 	s.reqLog.Info("Admit refused a new session", zap.String("path", clip(r.URL.Path, 128)), zap.Error(err))
 	return &unavailableError{"the server is not taking new sessions now; retry later", admitRetryAfter}
 }

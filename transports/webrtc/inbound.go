@@ -179,7 +179,7 @@ const refuseEndBound = 2 * time.Second
 // (at most once per ErrorInterval), or ends the session when the client
 // stays far over the limit. The transport writes no message itself.
 func (s *Session) refused(msg []byte, report uint64) {
-	s.srv.opts.Metrics.LimitRefused(s.ctx, limitInboundRate)
+	s.srv.metrics.signal.Refused(s.ctx, limitInboundRate)
 	r := s.limiter.refuse(msg, time.Now())
 	f := &frames.InputTransportRefused{End: r.end}
 	n := 0

@@ -2,44 +2,25 @@ package webrtc
 
 import (
 	"context"
+	"fmt"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/framewire/framewire/internal/signalmetrics"
 )
 
-// Metrics receives the transport's counters for an operator's dashboards.
-// telemetry.Metrics implements it (a nil *telemetry.Metrics, telemetry
-// off, ignores every call), so a program passes tel.Metrics() as
-// Options.Metrics; the transport does not depend on telemetry. Calls are
-// made from the server's goroutines and must be quick.
-type Metrics interface {
-	// LateFrames counts 20 ms output frames that another goroutine sent
-	// because the output's own had not run in time, as they are sent (and
-	// 0 at each session's end, so the series exists).
-	LateFrames(ctx context.Context, n int64)
-	// Underruns counts output frames sent late enough for a client to
-	// hear a gap, and frames skipped after a stall, as they happen (and 0
-	// at each session's end).
-	Underruns(ctx context.Context, n int64)
-	// OpusComplexity records the Opus complexity a session's encoder
-	// ended at.
-	OpusComplexity(ctx context.Context, level int)
-	// SignallingResponse counts one signalling response by status code.
-	SignallingResponse(ctx context.Context, status int)
-	// LimitRefused counts one request or message refused by a limit
-	// (see the limit names in [Options.Metrics]).
-	LimitRefused(ctx context.Context, limit string)
-	// QueueHighWater records the deepest one of a session's queues got,
-	// at the session's end: "webrtc.output.audio" (frames waiting to be
-	// played) and "webrtc.outbound" (messages waiting for the data
-	// channel).
-	QueueHighWater(ctx context.Context, queue string, depth int)
-}
+// ScopeName is the instrumentation scope of the transport's meter.
+const ScopeName = "github.com/framewire/framewire/transports/webrtc"
 
-// Queue names reported to Metrics.QueueHighWater.
+// Queue names of framewire.queue.high_water.
 const (
 	queueOutputAudio = "webrtc.output.audio"
 	queueOutbound    = "webrtc.outbound"
 )
 
-// Limit names reported to Metrics.LimitRefused.
+// Limit names of framewire.limits.refused.
 const (
 	limitSessions        = "sessions"            // Options.MaxSessions
 	limitPendingSessions = "pending_sessions"    // Options.MaxPendingSessions
@@ -52,31 +33,75 @@ const (
 	limitAdmit           = "admit"               // Options.Admit
 )
 
-// nopMetrics is the Metrics of a server without one.
-type nopMetrics struct{}
+// queueBuckets are the bounds of framewire.queue.high_water, in frames
+// (the same as telemetry's, so the series of the pipeline's queue and the
+// transport's merge).
+var queueBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}
 
-func (nopMetrics) LateFrames(context.Context, int64)           {}
-func (nopMetrics) Underruns(context.Context, int64)            {}
-func (nopMetrics) OpusComplexity(context.Context, int)         {}
-func (nopMetrics) SignallingResponse(context.Context, int)     {}
-func (nopMetrics) LimitRefused(context.Context, string)        {}
-func (nopMetrics) QueueHighWater(context.Context, string, int) {}
+// instruments are the transport's metrics, created from
+// Options.MeterProvider; without one they are no-ops that cost a method
+// call and nothing else, so the frame path needs no checks.
+type instruments struct {
+	lateFrames     metric.Int64Counter
+	underruns      metric.Int64Counter
+	opusComplexity metric.Int64Gauge
+	queueHighWater metric.Int64Histogram
+	signal         *signalmetrics.Instruments
+
+	queueOutputAudio, queueOutbound []metric.RecordOption
+}
+
+func newInstruments(mp metric.MeterProvider) (*instruments, error) {
+	if mp == nil {
+		mp = noop.NewMeterProvider()
+	}
+	m := mp.Meter(ScopeName)
+	var (
+		in  instruments
+		err error
+	)
+	wrap := func(err error) error { return fmt.Errorf("webrtc: instruments: %w", err) }
+	if in.lateFrames, err = m.Int64Counter("framewire.output.late_frames", metric.WithUnit("{frame}"),
+		metric.WithDescription("Output audio frames sent later than their deadline.")); err != nil {
+		return nil, wrap(err)
+	}
+	if in.underruns, err = m.Int64Counter("framewire.output.underruns", metric.WithUnit("{underrun}"),
+		metric.WithDescription("Times the output had no audio ready while the bot was speaking.")); err != nil {
+		return nil, wrap(err)
+	}
+	if in.opusComplexity, err = m.Int64Gauge("framewire.opus.complexity", metric.WithUnit("{level}"),
+		metric.WithDescription("The Opus encoder complexity level now in force (0-10).")); err != nil {
+		return nil, wrap(err)
+	}
+	if in.queueHighWater, err = m.Int64Histogram("framewire.queue.high_water", metric.WithUnit("{frame}"),
+		metric.WithDescription("The deepest a queue got during a session, by queue."),
+		metric.WithExplicitBucketBoundaries(queueBuckets...)); err != nil {
+		return nil, wrap(err)
+	}
+	if in.signal, err = signalmetrics.New(m); err != nil {
+		return nil, wrap(err)
+	}
+	in.queueOutputAudio = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutputAudio)))}
+	in.queueOutbound = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutbound)))}
+	return &in, nil
+}
 
 // reportOutput reports what a session's output counted, at its end.
 func (s *Session) reportOutput() {
-	m := s.srv.opts.Metrics
+	m := s.srv.metrics
 	st := s.out.Stats()
 	ctx := context.WithoutCancel(s.ctx) // the session's, ended by now
 	// Late frames and underruns were counted as they happened; zero
-	// makes their series exist from the first session on.
-	m.LateFrames(ctx, 0)
-	m.Underruns(ctx, 0)
+	// makes their series exist from the first session on, so a
+	// dashboard sees "none" rather than "no data".
+	m.lateFrames.Add(ctx, 0)
+	m.underruns.Add(ctx, 0)
 	if st.OpusComplexity >= 0 {
-		m.OpusComplexity(ctx, st.OpusComplexity)
+		m.opusComplexity.Record(ctx, int64(st.OpusComplexity))
 	}
-	m.QueueHighWater(ctx, queueOutputAudio, st.QueueHighWater)
+	m.queueHighWater.Record(ctx, int64(st.QueueHighWater), m.queueOutputAudio...)
 	s.mu.Lock()
 	outbound := s.ob.high
 	s.mu.Unlock()
-	m.QueueHighWater(ctx, queueOutbound, outbound)
+	m.queueHighWater.Record(ctx, int64(outbound), m.queueOutbound...)
 }

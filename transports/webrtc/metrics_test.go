@@ -1,9 +1,7 @@
 package webrtc
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,46 +9,11 @@ import (
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
-// recordingMetrics records what the transport reports.
-type recordingMetrics struct {
-	metricstest.Signalling
-	mu         sync.Mutex
-	underruns  int64
-	late       int64
-	complexity []int
-	queues     map[string][]int
-}
-
-func newRecordingMetrics() *recordingMetrics {
-	return &recordingMetrics{queues: map[string][]int{}}
-}
-
-func (m *recordingMetrics) LateFrames(_ context.Context, n int64) {
-	m.mu.Lock()
-	m.late += n
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) Underruns(_ context.Context, n int64) {
-	m.mu.Lock()
-	m.underruns += n
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) OpusComplexity(_ context.Context, level int) {
-	m.mu.Lock()
-	m.complexity = append(m.complexity, level)
-	m.mu.Unlock()
-}
-func (m *recordingMetrics) QueueHighWater(_ context.Context, queue string, depth int) {
-	m.mu.Lock()
-	m.queues[queue] = append(m.queues[queue], depth)
-	m.mu.Unlock()
-}
-
 // The transport reports signalling responses by status, refusals by
 // limit, and each session's output counters when it ends.
 func TestTheTransportReportsItsMetrics(t *testing.T) {
-	m := newRecordingMetrics()
-	h := newHarness(t, Options{Metrics: m, MaxSessions: 1})
+	m := metricstest.NewReader(t)
+	h := newHarness(t, Options{MeterProvider: m.Provider, MaxSessions: 1})
 	ctx := testContext(t, 20*time.Second)
 	c := h.dial(ctx, webrtctest.Options{})
 	if _, err := webrtctest.Dial(ctx, webrtctest.Options{OfferURL: h.url("/api/offer")}); err == nil {
@@ -67,20 +30,42 @@ func TestTheTransportReportsItsMetrics(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the session did not end")
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if st := m.Statuses(); st[200] < 1 || st[503] < 1 || st[415] != 1 {
+	if st := m.Sums(t, "framewire.signalling.responses", "http.response.status_code"); st["200"] < 1 || st["503"] < 1 || st["415"] != 1 {
 		t.Errorf("signalling responses by status: %v, want the offer's 200, the refused offer's 503 and one 415", st)
 	}
-	if refused := m.Refused(); refused[limitSessions] < 1 {
+	if refused := m.Sums(t, "framewire.limits.refused", "limit"); refused[limitSessions] < 1 {
 		t.Errorf("refusals by limit: %v, want the sessions limit", refused)
 	}
-	if want := map[bool]int{true: 1, false: 0}[opus]; len(m.complexity) != want {
-		t.Errorf("complexity reported %v, want %d report for the one session that ended", m.complexity, want)
+	if level, ok := m.Gauge(t, "framewire.opus.complexity"); ok != opus || level < 0 || level > 10 {
+		t.Errorf("complexity reported %d (%v), want a level 0-10 only for an Opus session", level, ok)
 	}
+	queues := m.Counts(t, "framewire.queue.high_water", "queue")
 	for _, q := range []string{queueOutputAudio, queueOutbound} {
-		if len(m.queues[q]) != 1 {
-			t.Errorf("queue %s: high water reported %v, want once for the one session that ended", q, m.queues[q])
+		if queues[q] != 1 {
+			t.Errorf("queue %s: high water reported %d times, want once for the one session that ended", q, queues[q])
 		}
+	}
+	// A session without late frames or underruns makes their series at
+	// zero: a dashboard sees "none", not "no data".
+	for _, name := range []string{"framewire.output.late_frames", "framewire.output.underruns"} {
+		if _, ok := m.Sums(t, name, "")[""]; !ok {
+			t.Errorf("%s has no series after a session ended", name)
+		}
+	}
+}
+
+// Without a MeterProvider the instruments are no-ops: counting a late
+// frame or an underrun on the frame path allocates nothing.
+func TestNoMeterProviderCountsWithoutAllocating(t *testing.T) {
+	in, err := newInstruments(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if n := testing.AllocsPerRun(100, func() {
+		in.lateFrames.Add(ctx, 1)
+		in.underruns.Add(ctx, 2)
+	}); n != 0 {
+		t.Errorf("%v allocations per count, want 0", n)
 	}
 }

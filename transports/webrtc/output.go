@@ -401,14 +401,14 @@ func (p *player) step(now time.Time, assisted bool) bool {
 	if underruns > 0 {
 		// Counted as they happen, so a scrape during a session sees them.
 		o.underruns.Add(uint64(underruns))
-		o.s.srv.opts.Metrics.Underruns(o.s.ctx, int64(underruns))
+		o.s.srv.metrics.underruns.Add(o.s.ctx, int64(underruns))
 	}
 	if g := o.s.srv.governor; g != nil {
 		p.setComplexity(g.tick(now, late, assisted))
 	}
 	if assisted {
 		o.assisted.Add(1)
-		o.s.srv.opts.Metrics.LateFrames(o.s.ctx, 1)
+		o.s.srv.metrics.lateFrames.Add(o.s.ctx, 1)
 	}
 	p.finished = p.tick(period)
 	p.next = p.next.Add(period)

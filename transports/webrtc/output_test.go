@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
@@ -276,8 +277,12 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 		t.Run(tc.stall.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := offlineSession(t)
-				m := newRecordingMetrics()
-				s.srv.opts.Metrics = m
+				m := metricstest.NewReader(t)
+				in, err := newInstruments(m.Provider)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.srv.metrics = in
 				stallEncoderOnce(s, 5, tc.stall)
 				task, done := runOutput(t, s, &sink{start: time.Now()})
 				for i := range 100 {
@@ -289,10 +294,7 @@ func TestOutputMakesUpAShortStallAndSkipsALongOne(t *testing.T) {
 						st.FramesSent, st.Underruns, st.MaxLate, tc.wantSent, tc.wantUnderruns, tc.wantMaxLate)
 				}
 				// The metrics have them already, while the session lives.
-				m.mu.Lock()
-				reported := m.underruns
-				m.mu.Unlock()
-				if reported != int64(tc.wantUnderruns) {
+				if reported := m.Sums(t, "framewire.output.underruns", "")[""]; reported != int64(tc.wantUnderruns) {
 					t.Errorf("after 1 s the metrics have %d underruns, want %d", reported, tc.wantUnderruns)
 				}
 				task.Cancel("done")

@@ -19,6 +19,7 @@ import (
 	"github.com/pion/ice/v4"
 	"github.com/pion/interceptor"
 	pion "github.com/pion/webrtc/v4"
+	"go.opentelemetry.io/otel/metric"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/errorid"
@@ -239,13 +240,17 @@ type Options struct {
 	// Default: 10s.
 	ShutdownGrace time.Duration
 
-	// Metrics, if set, receives the transport's counters: output late
-	// frames and underruns and the Opus complexity of each session at its
-	// end, signalling responses by status, and refusals by limit
-	// ("sessions", "pending_sessions", "evicted_pending", "ip_sessions",
-	// "ip_pending_sessions", "ip_rate", "inbound_rate", "host"). Pass tel.Metrics() of package telemetry. Default:
-	// none.
-	Metrics Metrics
+	// MeterProvider, if set, is where the transport creates its
+	// instruments (scope [ScopeName]): framewire.output.late_frames and
+	// framewire.output.underruns as they happen, framewire.opus.complexity
+	// and framewire.queue.high_water ("webrtc.output.audio",
+	// "webrtc.outbound") at each session's end,
+	// framewire.signalling.responses by status and framewire.limits.refused
+	// by limit ("sessions", "pending_sessions", "evicted_pending",
+	// "ip_sessions", "ip_pending_sessions", "ip_rate", "inbound_rate",
+	// "host", "admit"). Pass the program's provider (tel.MeterProvider() of
+	// package telemetry). Default: none, the instruments are no-ops.
+	MeterProvider metric.MeterProvider
 
 	// Input configures each session's input transport.
 	Input InputOptions
@@ -256,9 +261,6 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()
-	}
-	if o.Metrics == nil {
-		o.Metrics = nopMetrics{}
 	}
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = 1 << 20
@@ -331,7 +333,9 @@ func (o Options) withDefaults() Options {
 // [Server.Close] at once; both wait for the sessions' goroutines.
 type Server struct {
 	opts Options
-	log  *zap.Logger
+	// metrics are the instruments made from opts.MeterProvider.
+	metrics *instruments
+	log     *zap.Logger
 	// reqLog is log sampled: the lines a client's requests can cause.
 	reqLog *zap.Logger
 	hosts  hostcheck.Allowlist
@@ -408,6 +412,11 @@ func NewServer(opts Options) (*Server, error) {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
 	}
 	s.assist = newTickAssist(time.Now())
+	metrics, err := newInstruments(opts.MeterProvider)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics = metrics
 	api, err := newAPI(opts, s.codec)
 	if err != nil {
 		return nil, err
@@ -491,12 +500,12 @@ func newAPI(opts Options, c codec.Codec) (*pion.API, error) {
 // (Options.PerIP), a CORS preflight's answer, Options.Authorize, then the
 // route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	httpstatus.Report(w, r, s.serveHTTP, s.opts.Metrics.SignallingResponse)
+	httpstatus.Report(w, r, s.serveHTTP, s.metrics.signal.Response)
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.hosts.Allows(r.Host) {
-		s.opts.Metrics.LimitRefused(r.Context(), limitHost)
+		s.metrics.signal.Refused(r.Context(), limitHost)
 		s.reqLog.Info("signalling request for a host not in AllowHosts", logRequest(r, nil)...)
 		// The body names the rule, not the host: nothing the client sent
 		// is reflected.
@@ -538,7 +547,7 @@ func (s *Server) allowRequest(w http.ResponseWriter, r *http.Request) bool {
 	if ok {
 		return true
 	}
-	s.opts.Metrics.LimitRefused(r.Context(), limitIPRate)
+	s.metrics.signal.Refused(r.Context(), limitIPRate)
 	s.reqLog.Info("signalling request over the per-address rate", zap.Stringer("client", key),
 		zap.String("method", r.Method), zap.String("path", r.URL.Path))
 	w.Header().Set("Retry-After", strconv.Itoa(retryAfterSeconds(wait)))
@@ -942,26 +951,26 @@ func (s *Server) admitLocked(startID string, client netip.Addr) (*sessionSlot, *
 	case s.closed:
 		return nil, nil, &unavailableError{"the server is shutting down", shutdownRetryAfter}
 	case o.MaxSessions > 0 && len(s.sessions) >= o.MaxSessions:
-		o.Metrics.LimitRefused(s.ctx, limitSessions)
+		s.metrics.signal.Refused(s.ctx, limitSessions)
 		return nil, nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions", o.MaxSessions), 2}
 	}
 	e := s.ips.entry(client, time.Now())
 	if lim := o.PerIP.MaxSessions; lim > 0 && e.sessions >= lim {
-		o.Metrics.LimitRefused(s.ctx, limitIPSessions)
+		s.metrics.signal.Refused(s.ctx, limitIPSessions)
 		return nil, nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions", lim), 5}
 	}
 	if lim := o.PerIP.MaxPendingSessions; lim > 0 && e.pending >= lim {
-		o.Metrics.LimitRefused(s.ctx, limitIPPending)
+		s.metrics.signal.Refused(s.ctx, limitIPPending)
 		return nil, nil, &unavailableError{fmt.Sprintf("this address is at its limit of %d sessions connecting", lim), 2}
 	}
 	var evicted *Session
 	if o.MaxPendingSessions > 0 && len(s.pending) >= o.MaxPendingSessions {
 		evicted = s.evictionLocked(e)
 		if evicted == nil {
-			o.Metrics.LimitRefused(s.ctx, limitPendingSessions)
+			s.metrics.signal.Refused(s.ctx, limitPendingSessions)
 			return nil, nil, &unavailableError{fmt.Sprintf("the server is at its limit of %d sessions connecting", o.MaxPendingSessions), 2}
 		}
-		o.Metrics.LimitRefused(s.ctx, limitEvictedPending)
+		s.metrics.signal.Refused(s.ctx, limitEvictedPending)
 		s.connectedLocked(evicted)
 	}
 	s.ips.claim(e)
