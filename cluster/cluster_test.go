@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats.go"
 
 	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/transports/webrtc"
@@ -269,7 +270,16 @@ func TestTheWorkersReplyNamesTheIdsItsServerCreated(t *testing.T) {
 		t.Helper()
 		r.V = Version
 		r.Header = http.Header{"Content-Type": {"application/json"}}
-		m, err := nc.Request(a.subj.worker("a"), mustJSON(r), wait)
+		// Run subscribes on its own goroutine: until it has, NATS says
+		// no one answers the worker's subject.
+		var m *nats.Msg
+		var err error
+		for deadline := time.Now().Add(wait); ; time.Sleep(10 * time.Millisecond) {
+			m, err = nc.Request(a.subj.worker("a"), mustJSON(r), wait)
+			if !errors.Is(err, nats.ErrNoResponders) || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
