@@ -23,7 +23,7 @@ func onTelemetry(b *testing.B) *telemetry.Telemetry {
 	tp := sdktrace.NewTracerProvider() // spans recorded, sampled, not exported
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	b.Cleanup(func() { _ = tp.Shutdown(context.Background()); _ = mp.Shutdown(context.Background()) })
-	tel, err := telemetry.Setup(b.Context(), telemetry.Options{TracerProvider: tp, MeterProvider: mp, NoEnv: true, TurnGrace: -1})
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, MeterProvider: mp, TurnGrace: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

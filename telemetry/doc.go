@@ -11,11 +11,14 @@
 // program gives it ([Telemetry.MeterProvider]), as OpenTelemetry-Go's
 // guidelines for instrumented libraries ask.
 //
-// [Setup] configures everything from the standard OTEL_* environment
-// variables through the SDK's own handling, plus FRAMEWIRE_METRICS_ADDR for
-// a Prometheus listener. When nothing is configured, [Telemetry.StartSession]
-// returns a nil *Session whose methods do nothing, so no observer is added
-// and the frame path does no work at all.
+// Telemetry takes providers and never builds them ([New] with
+// Options.TracerProvider and Options.MeterProvider): the program sets up
+// the SDK, the OTLP exporters, the OTEL_* environment and the Prometheus
+// endpoint with the sub-package otelsetup and hands its providers to
+// telemetry, to the transport and to the cluster. Without providers,
+// [Telemetry.StartSession] returns a nil *Session whose methods do
+// nothing, so no observer is added and the frame path does no work at
+// all.
 //
 // The live session inspector is in the sub-package inspector.
 package telemetry

@@ -26,6 +26,7 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/llmtest"
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 )
 
 // runTextTurn runs one text turn with a tool call through a real pipeline
@@ -63,17 +64,31 @@ func runTextTurn(t *testing.T, tel *telemetry.Telemetry) {
 	}
 }
 
-// The Prometheus endpoint: names (with unit suffixes), types, units and
-// label sets, parsed with the Prometheus text parser; no session id.
-func TestPrometheusEndpointNamesTypesUnitsAndLabels(t *testing.T) {
-	tel, err := telemetry.Setup(t.Context(), telemetry.Options{Prometheus: true, NoEnv: true})
+// setup builds the providers from opts, as a program does, and the
+// observer on them; both are shut down when the test ends, the observer
+// first.
+func setup(t *testing.T, opts otelsetup.Options) (*otelsetup.Providers, *telemetry.Telemetry) {
+	t.Helper()
+	otel, err := otelsetup.Setup(t.Context(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = tel.Shutdown(context.Background()) }()
+	t.Cleanup(func() { _ = otel.Shutdown(context.Background()) })
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tel.Shutdown(context.Background()) })
+	return otel, tel
+}
+
+// The Prometheus endpoint: names (with unit suffixes), types, units and
+// label sets, parsed with the Prometheus text parser; no session id.
+func TestPrometheusEndpointNamesTypesUnitsAndLabels(t *testing.T) {
+	otel, tel := setup(t, otelsetup.Options{Prometheus: true, NoEnv: true})
 	runTextTurn(t, tel)
 
-	srv := httptest.NewServer(tel.MetricsHandler())
+	srv := httptest.NewServer(otel.MetricsHandler())
 	defer srv.Close()
 	res, err := http.Get(srv.URL)
 	if err != nil {
@@ -180,16 +195,16 @@ func TestOTLPHTTPExportFromEnvironment(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
 	t.Setenv("OTEL_SERVICE_NAME", "voice-bot")
 	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	t.Setenv(telemetry.EnvMetricsAddr, "")
-	tel, err := telemetry.Setup(t.Context(), telemetry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Setenv(otelsetup.EnvMetricsAddr, "")
+	otel, tel := setup(t, otelsetup.Options{})
 	if !tel.Tracing() || tel.Metrics() != nil {
 		t.Fatalf("tracing %v, metrics %v: want traces only", tel.Tracing(), tel.Metrics() != nil)
 	}
 	runTextTurn(t, tel)
 	if err := tel.Shutdown(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := otel.Shutdown(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()
@@ -213,11 +228,8 @@ func TestOffAddsNoObserver(t *testing.T) {
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
 	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "")
-	t.Setenv(telemetry.EnvMetricsAddr, "")
-	tel, err := telemetry.Setup(t.Context(), telemetry.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Setenv(otelsetup.EnvMetricsAddr, "")
+	otel, tel := setup(t, otelsetup.Options{})
 	if tel.Enabled() {
 		t.Fatal("telemetry on with nothing configured")
 	}
@@ -233,10 +245,10 @@ func TestOffAddsNoObserver(t *testing.T) {
 	if err := task.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if tel.MetricsHandler() != nil {
+	if otel.MetricsHandler() != nil {
 		t.Error("a metrics handler with metrics off")
 	}
-	if err := tel.ServeMetrics(t.Context(), ""); err != nil {
+	if err := otel.ServeMetrics(t.Context(), ""); err != nil {
 		t.Error(err)
 	}
 }
@@ -250,11 +262,7 @@ func TestServeMetricsWhileTheServerRuns(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	tel, err := telemetry.Setup(t.Context(), telemetry.Options{NoEnv: true, Prometheus: true, MetricsAddr: addr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = tel.Shutdown(context.Background()) }()
+	otel, _ := setup(t, otelsetup.Options{NoEnv: true, Prometheus: true, MetricsAddr: addr})
 	get := func() error {
 		res, err := http.Get("http://" + addr + "/metrics")
 		if err == nil {
@@ -262,7 +270,7 @@ func TestServeMetricsWhileTheServerRuns(t *testing.T) {
 		}
 		return err
 	}
-	err = tel.ServeMetricsWhile(t.Context(), func(context.Context) error {
+	err = otel.ServeMetricsWhile(t.Context(), func(context.Context) error {
 		var last error
 		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 			if last = get(); last == nil {

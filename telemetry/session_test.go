@@ -75,7 +75,7 @@ func newRig(t *testing.T, model *llmtest.Provider, fns []llm.Function, procs fun
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	tel, err := telemetry.Setup(t.Context(), telemetry.Options{TracerProvider: tp, TurnGrace: 200 * time.Millisecond, LLMSystem: "openai", NoEnv: true})
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: tp, TurnGrace: 200 * time.Millisecond, LLMSystem: "openai"})
 	if err != nil {
 		t.Fatal(err)
 	}

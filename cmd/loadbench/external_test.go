@@ -14,6 +14,7 @@ import (
 
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
@@ -27,7 +28,12 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("streams WebRTC sessions")
 	}
-	tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "loadbench-test", Prometheus: true, NoEnv: true})
+	otel, err := otelsetup.Setup(context.Background(), otelsetup.Options{ServiceName: "loadbench-test", Prometheus: true, NoEnv: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = otel.Shutdown(context.Background()) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +42,7 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 		Logger:          zap.NewNop(),
 		Settings:        webrtctest.LoopbackOnly,
 		IncludeLoopback: true,
-		MeterProvider:   tel.MeterProvider(),
+		MeterProvider:   otel.MeterProvider(),
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			task := pipeline.NewTask(pipeline.New(s.Input(), &echo{}, s.Output()), pipeline.TaskOptions{
 				Logger: zap.NewNop(), AudioOutSampleRate: 16000, IdleTimeout: -1,
@@ -50,7 +56,7 @@ func TestExternalModeMeasuresAServerItDidNotStart(t *testing.T) {
 	}
 	signalling := httptest.NewServer(srv)
 	defer signalling.Close()
-	metrics := httptest.NewServer(tel.MetricsHandler())
+	metrics := httptest.NewServer(otel.MetricsHandler())
 	defer metrics.Close()
 	defer func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

@@ -100,6 +100,7 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
@@ -175,7 +176,13 @@ func main() {
 		os.Exit(2)
 	}
 	if *metrics {
-		tel, err := telemetry.Setup(context.Background(), telemetry.Options{ServiceName: "loadbench", Prometheus: true, NoEnv: true})
+		otel, err := otelsetup.Setup(context.Background(), otelsetup.Options{ServiceName: "loadbench", Prometheus: true, NoEnv: true})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench:", err)
+			os.Exit(1)
+		}
+		defer func() { _ = otel.Shutdown(context.Background()) }()
+		tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
 			os.Exit(1)
@@ -297,6 +304,7 @@ func runServer(ctx context.Context, cfg config) error {
 		// The clients run on this host: their loopback candidates are
 		// theirs to offer (the ICE policy refuses loopback otherwise).
 		IncludeLoopback: true,
+		MeterProvider:   cfg.tel.MeterProvider(), // the transport's metrics with -metrics; nil without
 		Output:          cfg.output,
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			procs := []pipeline.Processor{s.Input()}

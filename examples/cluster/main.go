@@ -34,6 +34,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -220,30 +221,30 @@ func redactURLs(list string) string {
 	return strings.Join(out, ",")
 }
 
-// setupTelemetry configures telemetry from the environment (OTEL_*:
+// setupOTel configures OpenTelemetry from the environment (OTEL_*:
 // traces and metrics over OTLP when an endpoint is set;
 // docs/observability.md) with Prometheus metrics on metricsAddr when it is
 // not empty. instance is the resource's service.instance.id (the worker
 // id), when not empty.
-func setupTelemetry(ctx context.Context, service, instance, metricsAddr string) (*telemetry.Telemetry, error) {
-	opts := telemetry.Options{ServiceName: service, MetricsAddr: metricsAddr}
+func setupOTel(ctx context.Context, service, instance, metricsAddr string) (*otelsetup.Providers, error) {
+	opts := otelsetup.Options{ServiceName: service, MetricsAddr: metricsAddr}
 	if instance != "" {
 		opts.Attributes = []attribute.KeyValue{attribute.String("service.instance.id", instance)}
 	}
-	tel, err := telemetry.Setup(ctx, opts)
+	otel, err := otelsetup.Setup(ctx, opts)
 	if err != nil {
-		return nil, fmt.Errorf("setting up telemetry: %w", err)
+		return nil, fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
-	return tel, nil
+	return otel, nil
 }
 
-// serveMetrics serves tel's Prometheus endpoint at /metrics on its own
+// serveMetrics serves otel's Prometheus endpoint at /metrics on its own
 // listener at addr until ctx ends, on a goroutine wg waits for. It listens
 // before it returns, so that a taken port fails the command at start, and
 // prints "<who> metrics on http://ADDR/metrics" on stdout (with port 0,
 // how a caller learns the port). With no address it does nothing.
-func serveMetrics(ctx context.Context, wg *sync.WaitGroup, tel *telemetry.Telemetry, addr, who string, stdout io.Writer, log *zap.Logger) error {
-	h := tel.MetricsHandler()
+func serveMetrics(ctx context.Context, wg *sync.WaitGroup, otel *otelsetup.Providers, addr, who string, stdout io.Writer, log *zap.Logger) error {
+	h := otel.MetricsHandler()
 	if addr == "" || h == nil {
 		return nil
 	}
@@ -253,7 +254,7 @@ func serveMetrics(ctx context.Context, wg *sync.WaitGroup, tel *telemetry.Teleme
 	}
 	fmt.Fprintf(stdout, "%s metrics on http://%s/metrics\n", who, ln.Addr())
 	wg.Go(func() {
-		if err := telemetry.ServeMetricsOn(ctx, ln, h); err != nil {
+		if err := otelsetup.ServeMetricsOn(ctx, ln, h); err != nil {
 			log.Warn("the metrics endpoint failed", zap.Error(err))
 		}
 	})
@@ -262,8 +263,8 @@ func serveMetrics(ctx context.Context, wg *sync.WaitGroup, tel *telemetry.Teleme
 
 // metricsAddrFlag is the -metrics-addr flag of every command.
 func metricsAddrFlag(fs *flag.FlagSet) *string {
-	return fs.String("metrics-addr", os.Getenv(telemetry.EnvMetricsAddr),
-		"address of a separate HTTP listener serving Prometheus metrics at /metrics (default $"+telemetry.EnvMetricsAddr+"; empty: none)")
+	return fs.String("metrics-addr", os.Getenv(otelsetup.EnvMetricsAddr),
+		"address of a separate HTTP listener serving Prometheus metrics at /metrics (default $"+otelsetup.EnvMetricsAddr+"; empty: none)")
 }
 
 // frontdoorCommand serves the signalling routes on -addr, with /healthz
@@ -283,18 +284,18 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	log := newLogger(stderr, *verbose, "frontdoor")
 	defer func() { _ = log.Sync() }()
-	tel, err := setupTelemetry(ctx, "framewire-cluster-frontdoor", "", *metricsAddr)
+	otel, err := setupOTel(ctx, "framewire-cluster-frontdoor", "", *metricsAddr)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
 	// The metrics endpoint lives until the command returns, past the
 	// shutdown of the signalling server.
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMetrics()
-	if err := serveMetrics(mctx, &wg, tel, *metricsAddr, "frontdoor", stdout, log); err != nil {
+	if err := serveMetrics(mctx, &wg, otel, *metricsAddr, "frontdoor", stdout, log); err != nil {
 		return err
 	}
 	nc, err := nf.connect("framewire-frontdoor", log)
@@ -307,7 +308,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		allowHosts = append(allowHosts, h)
 	}
 	fd, err := cluster.NewFrontDoor(nc, cluster.FrontDoorOptions{Logger: log, AllowOrigins: splitList(*origins),
-		AllowHosts: allowHosts, MeterProvider: tel.MeterProvider()})
+		AllowHosts: allowHosts, MeterProvider: otel.MeterProvider()})
 	if err != nil {
 		return err
 	}
@@ -407,11 +408,16 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	// The cluster's logs name the worker themselves; the sessions' need it
 	// added.
 	slog := log.With(zap.String("worker", *id))
-	tel, err := setupTelemetry(ctx, "framewire-cluster-worker", *id, *metricsAddr)
+	otel, err := setupOTel(ctx, "framewire-cluster-worker", *id, *metricsAddr)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }() // before otel's: the sessions' spans are flushed
 
 	var settings func(*pion.SettingEngine)
 	if *loopbackOnly {
@@ -438,7 +444,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals); nil, which ignores them, when metrics are
 		// off.
-		MeterProvider: tel.MeterProvider(),
+		MeterProvider: otel.MeterProvider(),
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			sl := slog.With(zap.String("session", s.ID()))
 			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
@@ -466,7 +472,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	defer wg.Wait()
 	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMetrics()
-	if err := serveMetrics(mctx, &wg, tel, *metricsAddr, "worker "+*id, stdout, log); err != nil {
+	if err := serveMetrics(mctx, &wg, otel, *metricsAddr, "worker "+*id, stdout, log); err != nil {
 		_ = srv.Close()
 		return err
 	}
@@ -531,8 +537,8 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workers := fs.Int("workers", 3, "number of workers")
 	capacity := fs.Int("capacity", 100, "sessions per worker")
 	natsPort := fs.Int("nats-port", -1, "the embedded NATS server's port on 127.0.0.1 (-1: any free port)")
-	metricsAddr := fs.String("metrics-addr", os.Getenv(telemetry.EnvMetricsAddr),
-		"the front door's metrics address HOST:PORT; worker i serves its metrics on PORT+i (default $"+telemetry.EnvMetricsAddr+"; empty: no metrics; port 0: any free ports, printed)")
+	metricsAddr := fs.String("metrics-addr", os.Getenv(otelsetup.EnvMetricsAddr),
+		"the front door's metrics address HOST:PORT; worker i serves its metrics on PORT+i (default $"+otelsetup.EnvMetricsAddr+"; empty: no metrics; port 0: any free ports, printed)")
 	bot := fs.String("bot", "conformance", `the workers' pipeline: "conformance" or "echo" (see worker -h)`)
 	workerAddr := fs.String("worker-addr", "", "the first worker's direct signalling address HOST:PORT; worker i listens on PORT+i-1 (default: none; port 0: any free ports, printed)")
 	verbose := fs.Bool("v", false, "debug logs")
@@ -597,7 +603,7 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	// The children get their addresses by flag, never from the
 	// environment.
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		for _, k := range []string{telemetry.EnvMetricsAddr, envNATSUser, envNATSPassword} {
+		for _, k := range []string{otelsetup.EnvMetricsAddr, envNATSUser, envNATSPassword} {
 			if strings.HasPrefix(kv, k+"=") {
 				return true
 			}

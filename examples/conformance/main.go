@@ -18,6 +18,7 @@ import (
 	"github.com/framewire/framewire/examples/internal/conformancebot"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -115,11 +116,16 @@ func newServer(cfg config) (*webrtc.Server, error) {
 // FRAMEWIRE_METRICS_ADDR for a Prometheus endpoint; docs/observability.md),
 // and is off without it.
 func run(ctx context.Context, cfg config, stdout io.Writer) error {
-	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-conformance"})
+	otel, err := otelsetup.Setup(ctx, otelsetup.Options{ServiceName: "framewire-conformance"})
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
 	if err != nil {
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
-	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }() // before otel's: the sessions' spans are flushed
 	cfg.Telemetry = tel
 	srv, err := newServer(cfg)
 	if err != nil {
@@ -135,7 +141,7 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
 		return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{})
 	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }

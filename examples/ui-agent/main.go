@@ -19,6 +19,7 @@ import (
 	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/telemetry/inspector"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -128,11 +129,16 @@ func newLogger(verbose bool) *zap.Logger {
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
 	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,
 	// FRAMEWIRE_METRICS_ADDR; docs/observability.md) and off without it.
-	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-ui-agent"})
+	otel, err := otelsetup.Setup(ctx, otelsetup.Options{ServiceName: "framewire-ui-agent"})
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
 	if err != nil {
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
-	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }() // before otel's: the sessions' spans are flushed
 	var ins *inspector.Inspector
 	if cfg.Inspector {
 		if ins, err = inspector.New(ctx, inspector.Options{AllowHosts: cfg.allowlist().Hosts}); err != nil {
@@ -146,7 +152,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 		NewPipeline: b.newPipeline,
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals) go to the same metrics; nil when off.
-		MeterProvider: tel.MeterProvider(),
+		MeterProvider: otel.MeterProvider(),
 		Logger:        log.Named("webrtc"),
 		// The browser runs on this machine: offer loopback candidates too,
 		// so the demo connects even where mDNS or the LAN address does not.
@@ -185,7 +191,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	}
 	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
 	// server.
-	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
 		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
 	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
 )
 
@@ -46,17 +47,22 @@ func newLogger(debug bool) *zap.Logger {
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
 	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,
 	// FRAMEWIRE_METRICS_ADDR; docs/observability.md) and off without it.
-	tel, err := telemetry.Setup(ctx, telemetry.Options{ServiceName: "framewire-voice-bot"})
+	otel, err := otelsetup.Setup(ctx, otelsetup.Options{ServiceName: "framewire-voice-bot"})
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
 	if err != nil {
 		return fmt.Errorf("setting up telemetry: %w", err)
 	}
-	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }()
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }() // before otel's: the sessions' spans are flushed
 	b := &bot{cfg: cfg, log: log, tel: tel}
 	rtc, err := webrtc.NewServer(webrtc.Options{
 		NewPipeline: b.newPipeline,
 		// The transport's counters (late frames, underruns, signalling
 		// responses, refusals) go to the same metrics; nil when off.
-		MeterProvider:   tel.MeterProvider(),
+		MeterProvider:   otel.MeterProvider(),
 		Logger:          log.Named("webrtc"),
 		IncludeLoopback: true,
 	})
@@ -96,7 +102,7 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	}
 	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
 	// server.
-	return tel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
 		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: mux})
 	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }

@@ -76,7 +76,7 @@ func New(ctx context.Context, opts Options) (*Inspector, error) {
 	}
 	in := &Inspector{opts: opts, hosts: hostcheck.Allowlist{Hosts: opts.AllowHosts}, sessions: map[string]*Session{}, byTrace: map[trace.TraceID]*Session{}}
 	in.tp = sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spanSink{in}))
-	tel, err := telemetry.Setup(ctx, telemetry.Options{TracerProvider: in.tp, NoEnv: true})
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: in.tp})
 	if err != nil {
 		return nil, err
 	}
