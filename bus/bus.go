@@ -134,8 +134,10 @@ func (s *Service) Subject() string { return s.subject }
 func (s *Service) Done() <-chan struct{} { return s.done }
 
 // Stop stops the service (its running calls are cancelled; their callers
-// get [ErrGone]) and waits until every handler has returned, so a handler
-// must not call it. It returns why the service stopped by itself, if it
+// get [ErrGone]) and waits until every handler has returned (and, over
+// NATS, until the server has dropped its subscription, within the
+// heartbeat silence, so a request sent after Stop gets [ErrNoResponders]),
+// so a handler must not call it. It returns why the service stopped by itself, if it
 // did (its connection closed). Stop may be called more than once.
 func (s *Service) Stop() error {
 	s.cancel()

@@ -247,6 +247,10 @@ func (ns *natsService) run(s *Service, sub, ctlSub *nats.Subscription) {
 			_ = sub.Unsubscribe()
 			ns.calls.stop() // the calls' contexts have ended with ns.ctx
 			_ = ctlSub.Unsubscribe()
+			// Once Stop returns, the server routes no request to this
+			// service: a new one finds no responder instead of a callee
+			// that went away.
+			_ = ns.b.nc.FlushTimeout(ns.b.o.silence())
 			close(s.done)
 			return
 		case <-t.C:
