@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -62,7 +63,13 @@ func ExampleFrontDoor() {
 		panic(err)
 	}
 	defer fd.Close()
-	go func() { _ = http.ListenAndServe("127.0.0.1:7862", fd.StatusHandler()) }()
+	// The operators' listener, bounded like the public one; the example
+	// waits for it before it returns.
+	status := &http.Server{Addr: "127.0.0.1:7862", Handler: fd.StatusHandler(), ReadHeaderTimeout: 5 * time.Second}
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = status.ListenAndServe() })
+	defer wg.Wait()
+	defer status.Close()
 	mux := http.NewServeMux()
 	mux.Handle("/", fd)
 	mux.Handle("GET /healthz", fd.StatusHandler())
