@@ -146,8 +146,10 @@ func (c *Client) buildRequest(req *frames.LLMContext) (*messagesRequest, error) 
 		// The Messages API needs at least one message (an empty list is a
 		// 400 invalid_request_error, API reference: "messages"), and the
 		// first one from the user. A context of system messages only is the
-		// bot speaking first: its prompt becomes that user turn, as
-		// Pipecat's Anthropic context does with a lone system message.
+		// bot speaking first: its prompt becomes that user turn. (The
+		// empty-list refusal is also written up in Latitude's Anthropic
+		// provider rules; no Anthropic page prescribes what to send
+		// instead, so this choice is ours.)
 		if len(body.System) == 0 {
 			return nil, errors.New("anthropic: the context has no message to send (no system prompt and no conversation)")
 		}
