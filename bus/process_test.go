@@ -138,15 +138,12 @@ func TestMainChildProcess(t *testing.T) {
 	if url == "" {
 		t.Skip("the callee process of the cross-process tests")
 	}
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := natstest.Connect(t, url)
 	b := NATS(nc, testOptions)
 	if _, err := b.Serve(context.Background(), "svc.echo", echoHandler); err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Serve(context.Background(), "svc.work", func(ctx context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
+	_, err := b.Serve(context.Background(), "svc.work", func(ctx context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
 		progress([]byte("remote working"))
 		fmt.Println("working")
 		<-ctx.Done()

@@ -150,10 +150,7 @@ func TestMainWorkerProcess(t *testing.T) {
 	if url == "" {
 		t.Skip("the worker process of the kill -9 test")
 	}
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := natstest.Connect(t, url)
 	w, err := NewWorker(nc, testServer(1), WorkerOptions{ID: "a", HeartbeatInterval: heartbeatEvery})
 	if err != nil {
 		t.Fatal(err)

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/framewire/framewire/bus"
 	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/processors/uiagent"
@@ -27,12 +25,9 @@ func TestMainChildProcess(t *testing.T) {
 	if url == "" {
 		t.Skip("the callee process of the cross-process tests")
 	}
-	nc, err := nats.Connect(url, nats.MaxReconnects(0))
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc := natstest.Connect(t, url)
 	b := bus.NATS(nc, testOptions)
-	_, err = ServeWorker(context.Background(), b, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
+	_, err := ServeWorker(context.Background(), b, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
 		update(map[string]string{"text": "remote searching"})
 		fmt.Println("working")
 		<-ctx.Done()
