@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/framewire/framewire/transports/webrtc/internal/pollwake"
+	"github.com/framewire/framewire/transports/internal/pollwake"
 )
 
 // tickAssist lets the transport's busy goroutines send the frames of

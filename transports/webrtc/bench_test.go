@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
@@ -19,7 +20,7 @@ func offlineReader(tb testing.TB, push func(frames.Frame)) (*audioReader, [][]by
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
+	s.in.format.Store(&transports.InputFormat{SampleRate: 16000, Channels: 1, FrameDuration: 20 * time.Millisecond})
 	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) { push(f) }))
 	c, err := codec.ForMime(codec.Default().Params.MimeType)
 	if err != nil {

@@ -2,7 +2,6 @@ package webrtc
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"io"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
@@ -30,7 +30,7 @@ type InputOptions struct {
 	// arrive: each track may deliver at most real time plus MaxAhead, and
 	// packets beyond are dropped before they are decoded (see
 	// [Input.PacketsDropped]), so no client can push audio into the
-	// pipeline faster than it plays. Default: [DefaultMaxAhead];
+	// pipeline faster than it plays. Default: [transports.DefaultMaxAhead];
 	// negative: no bound.
 	MaxAhead time.Duration
 }
@@ -43,7 +43,7 @@ func (o InputOptions) withDefaults() InputOptions {
 		o.FrameDuration = 20 * time.Millisecond
 	}
 	if o.MaxAhead == 0 {
-		o.MaxAhead = DefaultMaxAhead
+		o.MaxAhead = transports.DefaultMaxAhead
 	}
 	return o
 }
@@ -61,14 +61,9 @@ type Input struct {
 	// out is where they go: &outlet, or a recorder in the offline tests.
 	// It is set before the pipeline starts and read once format is set.
 	out    pipeline.Pusher
-	format atomic.Pointer[inputFormat]
+	format atomic.Pointer[transports.InputFormat]
 	frames atomic.Uint64
 	paced  atomic.Uint64 // packets dropped for arriving ahead of real time
-}
-
-// inputFormat is the PCM format of the frames Input pushes.
-type inputFormat struct {
-	rate, channels, samples int // samples per channel in one frame
 }
 
 // Name implements pipeline.Namer.
@@ -101,8 +96,7 @@ func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Fr
 		if rate <= 0 {
 			rate = 16000
 		}
-		n := rate * int(in.opts.FrameDuration/time.Microsecond) / 1e6
-		in.format.Store(&inputFormat{rate: rate, channels: in.opts.Channels, samples: n})
+		in.format.Store(&transports.InputFormat{SampleRate: rate, Channels: in.opts.Channels, FrameDuration: in.opts.FrameDuration})
 	}
 	return nil
 }
@@ -124,7 +118,7 @@ func (in *Input) readTrack(t *pion.TrackRemote) {
 		log.Warn("cannot decode the client's audio", zap.Error(err))
 		return
 	}
-	r := audioReader{in: in, codec: c, pace: newPacer(in.opts.MaxAhead)}
+	r := audioReader{in: in, codec: c, pace: transports.Pacer{MaxAhead: in.opts.MaxAhead}}
 	buf := make([]byte, 1500)
 	var pkt rtp.Packet
 	for {
@@ -144,48 +138,35 @@ func (in *Input) readTrack(t *pion.TrackRemote) {
 
 // audioReader turns one track's payloads into fixed-size frames. The
 // decoder runs at the frames' rate when the codec can (Opus decodes to
-// 16 kHz itself); otherwise a resampler converts its output.
+// 16 kHz itself); otherwise the framer resamples its output.
 type audioReader struct {
 	in       *Input
 	codec    codec.Codec
 	dec      codec.Decoder
-	decRate  int
-	pcm      []int16 // decoded, at decRate
-	rs       resampler
-	acc      []int16 // at the frame rate, waiting to fill a frame
+	pcm      []int16 // decoded, at the framer's input rate
+	framer   *transports.AudioFramer
 	failures int
 	// pace drops what arrives ahead of real time (the zero pacer, which
 	// the offline tests use, admits everything).
-	pace pacer
-
-	// Frames and their samples are allocated a second at a time (see
-	// frames.Block): one allocation per frame made this goroutine assist
-	// at the start of every garbage collection's mark phase.
-	frameBlock frames.Block[frames.InputAudioRaw]
-	pcmBlock   frames.ByteBlock
+	pace transports.Pacer
 }
 
-// prepare makes the decoder (and resampler) for frames of format f.
-func (r *audioReader) prepare(f *inputFormat) error {
-	rate := f.rate
-	want := r.codec.NativeRate(rate)
-	if r.dec != nil && r.decRate == want && (r.rs != nil) == (want != rate) {
+// prepare makes the decoder and framer for frames of format f.
+func (r *audioReader) prepare(f *transports.InputFormat) error {
+	want := r.codec.NativeRate(f.SampleRate)
+	if r.dec != nil && r.framer.InRate() == want && r.framer.Format() == *f {
 		return nil
 	}
 	dec, err := r.codec.NewDecoder(want)
 	if err != nil {
 		return err
 	}
-	r.dec, r.decRate, r.rs = dec, want, nil
-	perSecond := max(1, int(time.Second/r.in.opts.FrameDuration))
-	r.frameBlock.N, r.pcmBlock.Size = perSecond, perSecond*f.samples*2*f.channels
-	r.pcm = make([]int16, codec.MaxDecodedSamples(want))
-	r.acc = r.acc[:0]
-	if want != rate {
-		if r.rs, err = newResampler(want, rate); err != nil {
-			return err
-		}
+	framer, err := transports.NewAudioFramer(*f, want)
+	if err != nil {
+		return err
 	}
+	r.dec, r.framer = dec, framer
+	r.pcm = make([]int16, codec.MaxDecodedSamples(want))
 	return nil
 }
 
@@ -214,26 +195,11 @@ func (r *audioReader) packet(payload []byte) {
 		}
 		return
 	}
-	if !known && !r.admit(time.Duration(n)*time.Second/time.Duration(r.decRate)) {
+	if !known && !r.admit(time.Duration(n)*time.Second/time.Duration(r.framer.InRate())) {
 		return
 	}
-	if r.rs != nil {
-		r.acc = r.rs.ResampleSamples(r.acc, r.pcm[:n])
-	} else {
-		r.acc = append(r.acc, r.pcm[:n]...)
-	}
-	for len(r.acc) >= f.samples {
-		frame, pcm := r.frameBlock.New(), r.pcmBlock.Take(f.samples*2*f.channels)
-		for i, v := range r.acc[:f.samples] {
-			for c := range f.channels {
-				binary.LittleEndian.PutUint16(pcm[(i*f.channels+c)*2:], uint16(v))
-			}
-		}
-		rest := copy(r.acc, r.acc[f.samples:])
-		r.acc = r.acc[:rest]
-		frame.Audio = frames.Audio{PCM: pcm, SampleRate: f.rate, Channels: f.channels}
-		in.out.Push(frame, frames.Downstream)
-		in.frames.Add(1)
+	if k := r.framer.Write(r.pcm[:n], in.out); k > 0 {
+		in.frames.Add(uint64(k))
 	}
 	in.s.srv.assist.help()
 }
@@ -241,13 +207,13 @@ func (r *audioReader) packet(payload []byte) {
 // admit passes a packet of d of audio through the track's pacer, counting
 // and (sampled) logging what it drops.
 func (r *audioReader) admit(d time.Duration) bool {
-	if r.pace.admit(d) {
+	if r.pace.Admit(d) {
 		return true
 	}
 	r.in.paced.Add(1)
-	if n := r.pace.dropped; n == 1 || n%1000 == 0 {
+	if n := r.pace.Dropped(); n == 1 || n%1000 == 0 {
 		r.in.s.messageLog().Warn("the client's audio arrives faster than real time; dropping what is ahead",
-			zap.Duration("max_ahead", r.pace.burst), zap.Uint64("dropped", n))
+			zap.Duration("max_ahead", r.pace.MaxAhead), zap.Uint64("dropped", n))
 	}
 	return false
 }

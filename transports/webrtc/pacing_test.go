@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
@@ -21,14 +22,13 @@ func (c *fakeClock) now() time.Time { return c.t }
 func pacedReader(tb testing.TB, clock *fakeClock, pushed *int) *audioReader {
 	tb.Helper()
 	s := offlineSession(tb)
-	s.in.format.Store(&inputFormat{rate: 16000, channels: 1, samples: 320})
+	s.in.format.Store(&transports.InputFormat{SampleRate: 16000, Channels: 1, FrameDuration: 20 * time.Millisecond})
 	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) {
 		if _, ok := f.(*frames.InputAudioRaw); ok {
 			*pushed++
 		}
 	}))
-	r := &audioReader{in: s.in, codec: codec.PCMU(), pace: newPacer(s.in.opts.MaxAhead)}
-	r.pace.now = clock.now
+	r := &audioReader{in: s.in, codec: codec.PCMU(), pace: transports.Pacer{MaxAhead: s.in.opts.MaxAhead, Now: clock.now}}
 	return r
 }
 
@@ -37,8 +37,8 @@ func pacedReader(tb testing.TB, clock *fakeClock, pushed *int) *audioReader {
 // pipeline, not everything the client sent (before: all of it, 36,958
 // frames queued behind a slow processor in 5 s).
 func TestInputPacesAudioFasterThanRealTime(t *testing.T) {
-	if s := offlineSession(t); s.in.opts.MaxAhead != DefaultMaxAhead {
-		t.Fatalf("default MaxAhead %v, want %v", s.in.opts.MaxAhead, DefaultMaxAhead)
+	if s := offlineSession(t); s.in.opts.MaxAhead != transports.DefaultMaxAhead {
+		t.Fatalf("default MaxAhead %v, want %v", s.in.opts.MaxAhead, transports.DefaultMaxAhead)
 	}
 	payload := make([]byte, 960) // 120 ms of PCMU
 	for _, speed := range []int{10, 240} {
@@ -55,10 +55,10 @@ func TestInputPacesAudioFasterThanRealTime(t *testing.T) {
 		}
 		// Real time plus the burst, give or take a packet and the
 		// resampler's delay: 5.5 s of 20 ms frames is 275.
-		want := int((wall + DefaultMaxAhead) / (20 * time.Millisecond))
+		want := int((wall + transports.DefaultMaxAhead) / (20 * time.Millisecond))
 		if pushed > want || pushed < want-12 {
 			t.Errorf("%d× real time: %d packets (%v of audio) in %v gave %d frames, want about %d (real time plus %v)",
-				speed, sent, time.Duration(sent)*120*time.Millisecond, wall, pushed, want, DefaultMaxAhead)
+				speed, sent, time.Duration(sent)*120*time.Millisecond, wall, pushed, want, transports.DefaultMaxAhead)
 		}
 		if got := r.in.PacketsDropped(); got == 0 || int(got)+pushed*20/120 < sent-2 {
 			t.Errorf("%d× real time: %d packets dropped of %d sent, %d frames pushed", speed, got, sent, pushed)
@@ -157,8 +157,7 @@ func BenchmarkInputPacketPaced(b *testing.B) {
 	n := 0
 	r, payloads := offlineReader(b, func(frames.Frame) { n++ })
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	r.pace = newPacer(DefaultMaxAhead)
-	r.pace.now = clock.now
+	r.pace = transports.Pacer{MaxAhead: transports.DefaultMaxAhead, Now: clock.now}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
@@ -168,18 +167,5 @@ func BenchmarkInputPacketPaced(b *testing.B) {
 	}
 	if n == 0 || r.in.PacketsDropped() != 0 {
 		b.Fatalf("%d frames pushed, %d packets dropped", n, r.in.PacketsDropped())
-	}
-}
-
-// The pacer's check allocates nothing.
-func TestPacerDoesNotAllocate(t *testing.T) {
-	clock := &fakeClock{t: time.Unix(1e9, 0)}
-	p := newPacer(DefaultMaxAhead)
-	p.now = clock.now
-	if a := testing.AllocsPerRun(100, func() {
-		clock.t = clock.t.Add(20 * time.Millisecond)
-		p.admit(20 * time.Millisecond)
-	}); a != 0 {
-		t.Fatalf("%v allocations per packet", a)
 	}
 }

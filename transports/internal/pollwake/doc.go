@@ -1,7 +1,7 @@
 // Package pollwake is a ticker whose ticks reach a goroutine through the
 // runtime's network poller instead of its timers.
 //
-// The webrtc transport uses it to keep its 20 ms audio clocks running
+// The transports use it to keep their 20 ms audio clocks running
 // while the garbage collector marks. When every processor (P) of the Go
 // runtime finds its run queue empty during a mark phase, it runs an idle
 // mark worker; an idle worker gives the processor back as soon as a

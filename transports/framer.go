@@ -1,0 +1,135 @@
+package transports
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/framewire/framewire/dsp"
+	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/pipeline"
+)
+
+// InputFormat is the PCM format of the audio frames an input transport
+// pushes into its pipeline.
+type InputFormat struct {
+	// SampleRate in Hz, the pipeline's input rate (16000 by default).
+	SampleRate int
+	// Channels: 1, or 2 for a pipeline that wants the mono input copied
+	// to both channels.
+	Channels int
+	// FrameDuration of each frame. Default: 20 ms.
+	FrameDuration time.Duration
+}
+
+// FrameSamples returns the samples per channel of one frame.
+func (f InputFormat) FrameSamples() int {
+	d := f.FrameDuration
+	if d <= 0 {
+		d = 20 * time.Millisecond
+	}
+	return f.SampleRate * int(d/time.Microsecond) / 1e6
+}
+
+// An AudioFramer turns a stream of decoded mono samples at the wire's
+// rate into the fixed-size frames.InputAudioRaw frames of an InputFormat:
+// it resamples, accumulates and cuts, carrying what is left of a frame to
+// the next Write. Frames and their PCM are allocated a second at a time
+// (frames.Block), so a session's input costs no allocation per frame.
+// An AudioFramer is owned by one goroutine, the stream's reader.
+type AudioFramer struct {
+	format  InputFormat
+	samples int // per channel, in one frame
+	inRate  int
+	rs      resampler
+	acc     []int16 // at the frame rate, waiting to fill a frame
+
+	frameBlock frames.Block[frames.InputAudioRaw]
+	pcmBlock   frames.ByteBlock
+}
+
+// NewAudioFramer returns a framer from mono samples at inRate to frames of
+// format f.
+func NewAudioFramer(f InputFormat, inRate int) (*AudioFramer, error) {
+	if f.Channels != 2 {
+		f.Channels = 1
+	}
+	if f.FrameDuration <= 0 {
+		f.FrameDuration = 20 * time.Millisecond
+	}
+	n := f.FrameSamples()
+	if n <= 0 || inRate <= 0 {
+		return nil, fmt.Errorf("transports: cannot frame %d Hz audio as %d Hz frames of %v", inRate, f.SampleRate, f.FrameDuration)
+	}
+	a := &AudioFramer{format: f, samples: n, inRate: inRate, acc: make([]int16, 0, 2*n)}
+	if inRate != f.SampleRate {
+		rs, err := NewResampler(inRate, f.SampleRate)
+		if err != nil {
+			return nil, err
+		}
+		a.rs = rs
+	}
+	perSecond := max(1, int(time.Second/f.FrameDuration))
+	a.frameBlock.N, a.pcmBlock.Size = perSecond, perSecond*n*2*f.Channels
+	return a, nil
+}
+
+// Format returns the format of the frames the framer makes.
+func (a *AudioFramer) Format() InputFormat { return a.format }
+
+// InRate returns the rate of the samples Write takes.
+func (a *AudioFramer) InRate() int { return a.inRate }
+
+// Write adds mono samples at InRate and pushes every frame they complete
+// downstream into out. It returns how many frames it pushed.
+func (a *AudioFramer) Write(samples []int16, out pipeline.Pusher) int {
+	if a.rs != nil {
+		a.acc = a.rs.ResampleSamples(a.acc, samples)
+	} else {
+		a.acc = append(a.acc, samples...)
+	}
+	ch, pushed := a.format.Channels, 0
+	for len(a.acc) >= a.samples {
+		frame, pcm := a.frameBlock.New(), a.pcmBlock.Take(a.samples*2*ch)
+		for i, v := range a.acc[:a.samples] {
+			for c := range ch {
+				binary.LittleEndian.PutUint16(pcm[(i*ch+c)*2:], uint16(v))
+			}
+		}
+		rest := copy(a.acc, a.acc[a.samples:])
+		a.acc = a.acc[:rest]
+		frame.Audio = frames.Audio{PCM: pcm, SampleRate: a.format.SampleRate, Channels: ch}
+		out.Push(frame, frames.Downstream)
+		pushed++
+	}
+	return pushed
+}
+
+// Reset forgets the samples of an unfinished frame and the resampler's
+// history, for a stream that starts again (a restarted track).
+func (a *AudioFramer) Reset() {
+	a.acc = a.acc[:0]
+	if a.rs != nil {
+		a.rs.Reset()
+	}
+}
+
+// resampler is what a transport needs from a sample-rate converter: mono
+// 16-bit samples in, appended out, with state across calls.
+type resampler interface {
+	ResampleSamples(dst, src []int16) []int16
+	Reset()
+}
+
+// resamplerOptions trade a little of package dsp's default filter (80 dB,
+// 90% passband) for about half the taps: a transport resamples every
+// 20 ms of every session both ways, and the codec on the other side of it
+// is lossy anyway. 70 dB keeps aliases far below Opus's own noise, and
+// G.711's; 85% keeps 6.8 kHz of a 16 kHz stream flat, plenty for speech.
+var resamplerOptions = dsp.ResamplerOptions{Attenuation: 70, Passband: 0.85}
+
+// NewResampler returns the mono converter from one rate to another that
+// every transport uses, tuned as resamplerOptions says.
+func NewResampler(in, out int) (*dsp.Resampler, error) {
+	return dsp.NewResampler(in, out, 1, resamplerOptions)
+}
