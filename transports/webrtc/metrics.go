@@ -101,7 +101,7 @@ func (s *Session) reportOutput() {
 	}
 	m.queueHighWater.Record(ctx, int64(st.QueueHighWater), m.queueOutputAudio...)
 	s.mu.Lock()
-	outbound := s.ob.high
+	outbound := s.ob.HighWater()
 	s.mu.Unlock()
 	m.queueHighWater.Record(ctx, int64(outbound), m.queueOutbound...)
 }

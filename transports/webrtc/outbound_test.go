@@ -52,7 +52,7 @@ func TestANewerUpdateReplacesTheQueuedOneAndKeepsTheOrder(t *testing.T) {
 		s.SendSuperseding(m.b, m.key)
 	}
 	s.mu.Lock()
-	got, high := s.ob.queued(), s.ob.high
+	got, high := s.ob.Queued(), s.ob.HighWater()
 	s.mu.Unlock()
 	want := [][]byte{started.b, b1.b, done.b, a3.b}
 	if high != len(want) {

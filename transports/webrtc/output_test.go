@@ -196,14 +196,14 @@ func TestUrgentMessagesOvertakeQueuedAudioAndOrderedOnesWait(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 		// No channel yet: both wait in the session's outbound queue, urgent first.
 		s.mu.Lock()
-		box := s.ob.queued()
+		box := s.ob.Queued()
 		s.mu.Unlock()
 		if len(box) != 1 || string(box[0]) != `{"n":"urgent"}` {
 			t.Errorf("outbox after 100 ms = %q, want only the urgent message", box)
 		}
 		time.Sleep(time.Second)
 		s.mu.Lock()
-		box = s.ob.queued()
+		box = s.ob.Queued()
 		s.mu.Unlock()
 		if len(box) != 2 || string(box[1]) != `{"n":"ordered"}` {
 			t.Errorf("outbox after the audio = %q, want the ordered message second", box)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
@@ -61,8 +62,8 @@ type Session struct {
 	cur        *peer
 	peers      []*peer // peers not yet closed
 	dc         *pion.DataChannel
-	ob         outbound       // messages for the client the channel cannot take yet
-	inbox      []frames.Frame // client messages and refusals
+	ob         transports.Outbox // messages for the client the channel cannot take yet
+	inbox      []frames.Frame    // client messages and refusals
 	inboxBytes int
 	cause      *endCause
 	watchdog   *time.Timer
@@ -254,28 +255,28 @@ func (s *Session) send(msg []byte, key uint64, wait bool) {
 			s.outDropped++
 			return
 		}
-		if s.dc != nil && s.ob.empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
+		if s.dc != nil && s.ob.Empty() && int(s.dc.BufferedAmount()) <= opts.MaxBufferedBytes {
 			s.sendLocked(msg)
 			return
 		}
 		if s.dc == nil { // not open yet, or a restart is under way
-			if key != 0 && s.ob.supersede(key) {
+			if key != 0 && s.ob.Supersede(key) {
 				s.mergedLocked()
-			} else if wait && s.ob.n >= opts.MaxPendingMessages {
+			} else if wait && s.ob.Len() >= opts.MaxPendingMessages {
 				s.outDropped++
 				return
 			}
-			s.ob.push(msg, key, time.Now())
+			s.ob.Push(msg, key, time.Now())
 			return
 		}
-		if key != 0 && s.ob.supersede(key) {
+		if key != 0 && s.ob.Supersede(key) {
 			s.mergedLocked()
-			s.ob.push(msg, key, time.Now())
+			s.ob.Push(msg, key, time.Now())
 			s.wake()
 			return
 		}
-		if !wait || s.ob.empty() || s.ob.n < opts.MaxOutboundMessages && s.ob.bytes+len(msg) <= opts.MaxOutboundBytes {
-			s.ob.push(msg, key, time.Now())
+		if !wait || s.ob.Empty() || s.ob.Len() < opts.MaxOutboundMessages && s.ob.Bytes()+len(msg) <= opts.MaxOutboundBytes {
+			s.ob.Push(msg, key, time.Now())
 			s.wake()
 			return
 		}
@@ -287,7 +288,7 @@ func (s *Session) send(msg []byte, key uint64, wait bool) {
 			s.outDropped++
 			return
 		}
-		ready := s.ob.wait()
+		ready := s.ob.Wait()
 		s.mu.Unlock()
 		select {
 		case <-ready:
@@ -303,7 +304,7 @@ func (s *Session) mergedLocked() {
 	s.outMerged++
 	if s.outMerged&(s.outMerged-1) == 0 {
 		s.messageLog().Debug("the client reads slowly; coalescing superseded messages",
-			zap.Uint64("coalesced_total", s.outMerged), zap.Int("queued", s.ob.n))
+			zap.Uint64("coalesced_total", s.outMerged), zap.Int("queued", s.ob.Len()))
 	}
 }
 
@@ -333,16 +334,16 @@ func (s *Session) flushLocked(now time.Time) {
 	}
 	moved := false
 	for int(s.dc.BufferedAmount()) <= s.srv.opts.MaxBufferedBytes {
-		msg, ok := s.ob.peek()
+		msg, ok := s.ob.Peek()
 		if !ok {
 			break
 		}
-		s.ob.pop(now)
+		s.ob.Pop(now)
 		s.sendLocked(msg)
 		moved = true
 	}
 	if moved {
-		s.ob.woke()
+		s.ob.Notify()
 	}
 }
 
@@ -370,8 +371,8 @@ func (s *Session) drain() {
 		now := time.Now()
 		s.mu.Lock()
 		s.flushLocked(now)
-		backlog := !s.ob.empty() && s.dc != nil
-		waited, n, bytes := now.Sub(s.ob.since), s.ob.n, s.ob.bytes
+		backlog := !s.ob.Empty() && s.dc != nil
+		waited, n, bytes := now.Sub(s.ob.Since()), s.ob.Len(), s.ob.Bytes()
 		stall := backlog && waited >= limit && !s.stalled && s.cause == nil
 		if stall {
 			s.stalled = true
@@ -394,7 +395,7 @@ func (s *Session) waitFlushed(dc *pion.DataChannel, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && dc.ReadyState() == pion.DataChannelStateOpen {
 		s.mu.Lock()
-		done := s.ob.empty() || s.dc != dc
+		done := s.ob.Empty() || s.dc != dc
 		s.mu.Unlock()
 		if done && dc.BufferedAmount() == 0 {
 			return
@@ -471,7 +472,7 @@ func (s *Session) teardown() {
 	if s.cur != nil {
 		ids = []string{s.cur.id}
 	}
-	if n := uint64(s.ob.reset()); s.stalled {
+	if n := uint64(s.ob.Reset()); s.stalled {
 		s.outStalled += n
 	} else {
 		s.outDropped += n
