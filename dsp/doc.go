@@ -1,6 +1,6 @@
 // Package dsp is framewire's pure-Go audio signal toolbox: a streaming
 // polyphase resampler, PCM helpers (conversion, mixing, gain, level,
-// silence), G.711 µ-law, tones and a Goertzel tone detector, and WAV
+// silence), G.711 µ-law and A-law, tones and a Goertzel tone detector, and WAV
 // files.
 //
 // It is a leaf: it imports only the standard library, so transports,
