@@ -145,6 +145,7 @@ type audioReader struct {
 	dec      codec.Decoder
 	pcm      []int16 // decoded, at the framer's input rate
 	framer   *transports.AudioFramer
+	format   *transports.InputFormat // what framer was made for
 	failures int
 	// pace drops what arrives ahead of real time (the zero pacer, which
 	// the offline tests use, admits everything).
@@ -153,10 +154,10 @@ type audioReader struct {
 
 // prepare makes the decoder and framer for frames of format f.
 func (r *audioReader) prepare(f *transports.InputFormat) error {
-	want := r.codec.NativeRate(f.SampleRate)
-	if r.dec != nil && r.framer.InRate() == want && r.framer.Format() == *f {
+	if r.dec != nil && r.format == f { // the format changes only at Start
 		return nil
 	}
+	want := r.codec.NativeRate(f.SampleRate)
 	dec, err := r.codec.NewDecoder(want)
 	if err != nil {
 		return err
@@ -165,7 +166,7 @@ func (r *audioReader) prepare(f *transports.InputFormat) error {
 	if err != nil {
 		return err
 	}
-	r.dec, r.framer = dec, framer
+	r.dec, r.framer, r.format = dec, framer, f
 	r.pcm = make([]int16, codec.MaxDecodedSamples(want))
 	return nil
 }
