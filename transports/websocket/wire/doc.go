@@ -21,9 +21,9 @@
 // decodes with protowire by hand; the protoc-gen-go types in
 // internal/framespb exist only so the tests can check the hand-written
 // code against protobuf's own Marshal and Unmarshal. Regenerate them with
-// go generate, with protoc and protoc-gen-go v1.36.12 (the
-// google.golang.org/protobuf of go.mod) on PATH; the command is the
-// go:generate line below.
+// go generate (the directive below the package clause), with protoc and
+// protoc-gen-go v1.36.12, the google.golang.org/protobuf of go.mod, on
+// PATH.
 //
 // The telephony transports do not use this package: Twilio, Telnyx,
 // Plivo and the others speak JSON media streams of their own.
