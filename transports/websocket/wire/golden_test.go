@@ -17,21 +17,44 @@ import (
 // reads them back with the browser client's code (testdata/README.md).
 var update = flag.Bool("update", false, "rewrite testdata/server-*.bin")
 
-// The server's golden frames: what the transport sends the browser.
+// The server's golden frames: what the transport sends the browser, and
+// frames it must not send, which the client refuses (refused is the
+// error its deserialize throws).
 var serverFrames = []struct {
-	file string
-	// Audio: pcm at rate Hz, channels; a message otherwise.
-	pcm            []byte
-	rate, channels int
-	data           string
+	file    string
+	frame   Frame
+	refused string
 }{
-	{file: "server-audio-24k-mono.bin", pcm: ramp(480, 5), rate: 24000, channels: 1},
-	{file: "server-audio-16k-mono.bin", pcm: ramp(320, 6), rate: 16000, channels: 1},
-	{file: "server-audio-empty.bin", rate: 24000, channels: 1},
-	{file: "server-message-bot-ready.bin",
-		data: `{"label":"rtvi-ai","type":"bot-ready","id":"c0ffee00-0000-4000-8000-000000000001","data":{"version":"1.2.0","about":{"library":"framewire"}}}`},
-	{file: "server-message-bot-output.bin",
-		data: `{"label":"rtvi-ai","type":"bot-output","data":{"text":"Grüß dich, 世界 👋","spoken":true,"aggregated_by":"sentence"}}`},
+	{file: "server-audio-24k-mono.bin", frame: Frame{Kind: KindAudio, Audio: ramp(480, 5), SampleRate: 24000, Channels: 1}},
+	{file: "server-audio-16k-mono.bin", frame: Frame{Kind: KindAudio, Audio: ramp(320, 6), SampleRate: 16000, Channels: 1}},
+	{file: "server-audio-empty.bin", frame: Frame{Kind: KindAudio, SampleRate: 24000, Channels: 1}},
+	{file: "server-message-bot-ready.bin", frame: Frame{Kind: KindMessage,
+		Data: []byte(`{"label":"rtvi-ai","type":"bot-ready","id":"c0ffee00-0000-4000-8000-000000000001","data":{"version":"1.2.0","about":{"library":"framewire"}}}`)}},
+	{file: "server-message-bot-output.bin", frame: Frame{Kind: KindMessage,
+		Data: []byte(`{"label":"rtvi-ai","type":"bot-output","data":{"text":"Grüß dich, 世界 👋","spoken":true,"aggregated_by":"sentence"}}`)}},
+	// PCM of an odd length is not 16-bit samples: the client cannot
+	// make an Int16Array of it.
+	{file: "server-refused-audio-odd.bin", frame: Frame{Kind: KindAudio, Audio: []byte{1, 2, 3}, SampleRate: 24000, Channels: 1},
+		refused: "byte length of Int16Array should be a multiple of 2"},
+	// The client reads audio and messages only.
+	{file: "server-refused-text.bin", frame: Frame{Kind: KindText, Text: []byte("hello")}, refused: "Unknown frame kind"},
+	{file: "server-refused-transcription.bin", frame: Frame{Kind: KindTranscription, Text: []byte("hello"), UserID: []byte("u")},
+		refused: "Unknown frame kind"},
+	// Pipecat's server sends this on an interruption; 1.7.1 does not know it.
+	{file: "server-refused-interruption.bin", frame: Frame{Kind: KindInterruption, ID: 1, Name: []byte("InterruptionFrame#1")},
+		refused: "Unknown frame kind"},
+}
+
+// encodeServerFrame encodes f as the transport would: its hot-path
+// encoder for audio and messages, AppendFrame for the rest.
+func encodeServerFrame(f *Frame) []byte {
+	switch f.Kind {
+	case KindAudio:
+		return AppendAudio(nil, f.Audio, f.SampleRate, f.Channels)
+	case KindMessage:
+		return AppendMessage(nil, f.Data)
+	}
+	return AppendFrame(nil, f)
 }
 
 // ramp is n samples of the pattern golden.mjs uses, as little-endian
@@ -53,12 +76,7 @@ func ramp(n, seed int) []byte {
 
 func TestTheServersFramesAreTheGoldenOnes(t *testing.T) {
 	for _, sf := range serverFrames {
-		var got []byte
-		if sf.data == "" {
-			got = AppendAudio(nil, sf.pcm, sf.rate, sf.channels)
-		} else {
-			got = AppendMessage(nil, []byte(sf.data))
-		}
+		got := encodeServerFrame(&sf.frame)
 		path := filepath.Join("testdata", sf.file)
 		if *update {
 			if err := os.WriteFile(path, got, 0o644); err != nil {
@@ -87,6 +105,7 @@ type goldenFile struct {
 		NumChannels int             `json:"num_channels"`
 		Data        string          `json:"data"`
 		Message     json.RawMessage `json:"message"`
+		Error       string          `json:"error"`
 	} `json:"vectors"`
 }
 
@@ -111,7 +130,8 @@ func readGolden(t *testing.T, name string) goldenFile {
 
 func TestTheBrowserClientReadsTheServersFrames(t *testing.T) {
 	// server.json is what the client's own deserialize made of each
-	// server-*.bin: the samples it plays, the message it dispatches.
+	// server-*.bin: the samples it plays, the message it dispatches, or
+	// the error it throws at a frame the transport must not send.
 	g := readGolden(t, "server.json")
 	seen := map[string]bool{}
 	for _, v := range g.Vectors {
@@ -122,16 +142,21 @@ func TestTheBrowserClientReadsTheServersFrames(t *testing.T) {
 			t.Errorf("server.json does not have %s; rerun golden.mjs", sf.file)
 		}
 	}
+	byFile := map[string]int{}
+	for i, sf := range serverFrames {
+		byFile[sf.file] = i
+	}
 	for _, v := range g.Vectors {
-		var sf = serverFrames[0]
-		found := false
-		for _, s := range serverFrames {
-			if s.file == v.File {
-				sf, found = s, true
-			}
-		}
-		if !found {
+		i, ok := byFile[v.File]
+		if !ok {
 			t.Errorf("server.json has %s, which the tests do not write", v.File)
+			continue
+		}
+		sf := serverFrames[i]
+		if sf.refused != "" {
+			if v.Kind != "error" || v.Error != sf.refused {
+				t.Errorf("%s: the client read a %q (error %q), want it refused with %q", v.File, v.Kind, v.Error, sf.refused)
+			}
 			continue
 		}
 		switch v.Kind {
@@ -140,22 +165,22 @@ func TestTheBrowserClientReadsTheServersFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if sf.data != "" || !bytes.Equal(got, sf.pcm) {
-				t.Errorf("%s: the client played %x, want %x", v.File, head(got), head(sf.pcm))
+			if sf.frame.Kind != KindAudio || !bytes.Equal(got, sf.frame.Audio) {
+				t.Errorf("%s: the client played %x, want %x", v.File, head(got), head(sf.frame.Audio))
 			}
 		case "message":
 			var got, want any
 			if err := json.Unmarshal(v.Message, &got); err != nil {
 				t.Fatal(err)
 			}
-			if err := json.Unmarshal([]byte(sf.data), &want); err != nil {
+			if err := json.Unmarshal(sf.frame.Data, &want); err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("%s: the client read (-sent +read):\n%s", v.File, d)
 			}
 		default:
-			t.Errorf("%s: the client read a %q", v.File, v.Kind)
+			t.Errorf("%s: the client read a %q (%s)", v.File, v.Kind, v.Error)
 		}
 	}
 }

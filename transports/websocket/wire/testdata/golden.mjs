@@ -8,7 +8,8 @@
 //                  encode, as the browser sends them;
 //   client.json    what went into each (PCM as hex, rate, channels, JSON);
 //   server.json    what the client's deserialize reads from each
-//                  server-*.bin the Go tests wrote (samples, message).
+//                  server-*.bin the Go tests wrote (samples, message), or
+//                  the error it throws.
 
 import { createRequire } from "node:module";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -93,7 +94,13 @@ writeFileSync(
 const server = [];
 for (const file of readdirSync(here).filter((f) => /^server-.*\.bin$/.test(f)).sort()) {
   const bytes = readFileSync(join(here, file));
-  const got = await serializer.deserialize(new Blob([bytes]));
+  let got;
+  try {
+    got = await serializer.deserialize(new Blob([bytes]));
+  } catch (e) {
+    server.push({ file, kind: "error", error: e.message });
+    continue;
+  }
   if (got.type === "audio") {
     server.push({ file, kind: "audio", pcm: hex(new Uint8Array(got.audio.buffer)) });
   } else {
