@@ -14,11 +14,23 @@
 //   - [AudioFramer] turns decoded samples at the wire's rate into the
 //     pipeline's fixed-size input frames, resampled, without allocating
 //     per frame;
-//   - [NewResampler] is the sample-rate converter every transport uses.
+//   - [NewResampler] is the sample-rate converter every transport uses;
+//   - [MessageLimiter] applies [InboundLimits] to a client's messages and
+//     turns refusals into frames.InputTransportRefused, within a budget;
+//   - [Output] is the paced output processor: a 20 ms media clock that
+//     plays the bot's audio into the transport's [Conn], releases the
+//     frames queued behind the audio as it is played, clears its queue on
+//     an interruption (and the client's buffer, for a Conn that is an
+//     [AudioFlusher]), and keeps the bot's speaking state; an [Assist]
+//     shared by a server's outputs keeps their clocks on time when the
+//     scheduler lags;
+//   - [Outbox] is the queue of messages a connection cannot take yet, in
+//     order, superseded ones coalesced.
 //
-// The paced output, interruption flush, speaking state, played position
-// and the lossless outbound message queue move here next (see
-// docs/adding-a-transport.md for where each piece stands).
+// A transport supplies the wire: a Conn that encodes a frame of PCM and
+// writes it (Opus on an RTP track, a protobuf message on a socket, base64
+// μ-law in a provider's JSON), and the loop that reads its client (see
+// docs/adding-a-transport.md).
 //
 // The package imports frames, pipeline and dsp, never processors: a
 // transport knows frames, not what the processors make of them.

@@ -26,7 +26,7 @@ type InputFormat struct {
 func (f InputFormat) FrameSamples() int {
 	d := f.FrameDuration
 	if d <= 0 {
-		d = 20 * time.Millisecond
+		d = FrameDuration
 	}
 	return f.SampleRate * int(d/time.Microsecond) / 1e6
 }
@@ -55,7 +55,7 @@ func NewAudioFramer(f InputFormat, inRate int) (*AudioFramer, error) {
 		f.Channels = 1
 	}
 	if f.FrameDuration <= 0 {
-		f.FrameDuration = 20 * time.Millisecond
+		f.FrameDuration = FrameDuration
 	}
 	n := f.FrameSamples()
 	if n <= 0 || inRate <= 0 {

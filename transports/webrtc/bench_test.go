@@ -1,6 +1,7 @@
 package webrtc
 
 import (
+	"encoding/binary"
 	"testing"
 	"time"
 
@@ -47,35 +48,26 @@ func BenchmarkInputPacket(b *testing.B) {
 	}
 }
 
-// BenchmarkOutputTick is the output path for one 20 ms frame of 24 kHz
-// audio: take it from the queue, encode it and hand it to the track.
-func BenchmarkOutputTick(b *testing.B) {
-	p := offlinePlayer(b, offlineSession(b))
-	o := p.o
-	f := toneFrame(440, 24000, 480, 0, 8000)
-	b.ReportAllocs()
-	for b.Loop() {
-		o.q.Push(f, frames.Downstream)
-		p.tick(codec.FrameDuration)
-	}
-}
-
-// BenchmarkAssistHelp is what the input and output paths pay per frame for
-// the assist while no frame is overdue: a clock read and an atomic load,
-// and once a millisecond a look over 100 players.
-func BenchmarkAssistHelp(b *testing.B) {
+// BenchmarkOutputWriteAudio is the WebRTC part of the output path for
+// one 20 ms frame of 24 kHz audio: encode it and hand it to the track
+// (the base's part, taking it from the queue, is transports'
+// BenchmarkOutputTick).
+func BenchmarkOutputWriteAudio(b *testing.B) {
 	s := offlineSession(b)
-	a := newTickAssist(time.Now())
-	a.withHeartbeat = false
-	s.srv.assist = a
-	for range 100 {
-		p := &player{o: s.out}
-		p.next = time.Now().Add(time.Hour)
-		p.publishDue()
-		a.add(p)
+	c := s.out.conn
+	rate, err := c.OpenAudio(24000)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := toneFrame(440, rate, codec.FrameSamples(rate), 0, 8000)
+	pcm := make([]int16, codec.FrameSamples(rate))
+	for i := range pcm {
+		pcm[i] = int16(binary.LittleEndian.Uint16(f.Audio.PCM[2*i:]))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		a.help()
+		if err := c.WriteAudio(pcm, transports.Tick{Now: time.Now()}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

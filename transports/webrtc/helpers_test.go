@@ -241,20 +241,6 @@ func isType(kind string) func(string) bool {
 	return func(m string) bool { return strings.Contains(m, `"type":"`+kind+`"`) }
 }
 
-// offlinePlayer returns a player of s's output, with its encoder, whose
-// pushes go nowhere; the caller runs it.
-func offlinePlayer(t testing.TB, s *Session) *player {
-	t.Helper()
-	o := s.out
-	o.out = pusherFunc(func(frames.Frame, frames.Direction) {})
-	o.log = s.log
-	p := &player{o: o, c: s.srv.codec, defaultRate: 24000}
-	if err := p.openEncoder(); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // localRequest is httptest.NewRequest for the server's default Host
 // allowlist: httptest names example.com, which the server refuses.
 func localRequest(method, target string, body io.Reader) *http.Request {

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
 
@@ -359,7 +360,7 @@ func TestOptionsConfigureTheICEPolicyAndInboundLimits(t *testing.T) {
 	srv, err := NewServer(Options{
 		NewPipeline: nopFactoryForOptions,
 		ICE:         ICEPolicy{MaxCandidatesPerRequest: 3, AllowPrivate: true},
-		Inbound:     InboundLimits{MessagesPerSecond: 5},
+		Inbound:     transports.InboundLimits{MessagesPerSecond: 5},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +371,7 @@ func TestOptionsConfigureTheICEPolicyAndInboundLimits(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ICE policy (-want +got):\n%s", diff)
 	}
-	lim := srv.inboundLimits()
+	lim := srv.newLimiter(time.Now()).Limits()
 	if lim.MessagesPerSecond != 5 || lim.MessageBurst != 10 || lim.ByteBurst != 1<<20 {
 		t.Errorf("inbound limits %+v: want 5/s, a burst of 10, the default bytes", lim)
 	}

@@ -17,86 +17,9 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/webrtctest"
 )
-
-func TestInboundLimiterAdmitsABurstThenTheSustainedRate(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 10, MessageBurst: 5}.withDefaults(0), t0)
-	admitted := 0
-	for range 100 { // all at once: the burst only
-		if ok, _ := l.admit(10, t0); ok {
-			admitted++
-		}
-	}
-	if admitted != 5 {
-		t.Fatalf("admitted %d of 100 sent at once, want the burst of 5", admitted)
-	}
-	// One message every millisecond for two seconds: 10 per second pass.
-	admitted = 0
-	for i := 1; i <= 2000; i++ {
-		if ok, _ := l.admit(10, t0.Add(time.Duration(i)*time.Millisecond)); ok {
-			admitted++
-		}
-	}
-	if admitted < 19 || admitted > 21 {
-		t.Errorf("admitted %d in 2 s at 1000/s, want 20 (10/s)", admitted)
-	}
-	if got := l.droppedTotal(); got != uint64(2100-5-admitted) {
-		t.Errorf("droppedTotal = %d, want %d", got, 2100-5-admitted)
-	}
-}
-
-func TestInboundLimiterBoundsBytes(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	l := newInboundLimiter(InboundLimits{BytesPerSecond: 1000, ByteBurst: 3000}.withDefaults(2000), t0)
-	var got []bool
-	for _, n := range []int{2000, 1000, 1} {
-		ok, _ := l.admit(n, t0)
-		got = append(got, ok)
-	}
-	if fmt.Sprint(got) != "[true true false]" {
-		t.Errorf("2000, 1000, 1 bytes at once against a 3000-byte burst: admitted %v", got)
-	}
-	if ok, _ := l.admit(1000, t0.Add(time.Second)); !ok {
-		t.Error("1000 bytes a second later (1000 B/s) were refused")
-	}
-	// The burst is raised to the largest message: one always fits.
-	l = newInboundLimiter(InboundLimits{ByteBurst: 10}.withDefaults(256<<10), t0)
-	if ok, _ := l.admit(256<<10, t0); !ok {
-		t.Error("a message of MaxMessageBytes was refused by a smaller ByteBurst")
-	}
-}
-
-func TestInboundLimiterReportsDropsAtMostOncePerInterval(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 1, MessageBurst: 1}.withDefaults(0), t0)
-	var reports []uint64
-	for i := range 3000 { // 3 s at 1000/s
-		if _, r := l.admit(1, t0.Add(time.Duration(i)*time.Millisecond)); r > 0 {
-			reports = append(reports, r)
-		}
-	}
-	if len(reports) < 2 || len(reports) > 4 {
-		t.Fatalf("%d reports in 3 s of drops (%v), want one a second", len(reports), reports)
-	}
-	var sum uint64
-	for _, r := range reports {
-		sum += r
-	}
-	if sum > l.droppedTotal() || reports[0] != 1 {
-		t.Errorf("reports %v: the first must come at the first drop, and they count at most the %d dropped", reports, l.droppedTotal())
-	}
-}
-
-func TestNegativeMessagesPerSecondDisablesTheLimit(t *testing.T) {
-	l := newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
-	for i := range 10000 {
-		if ok, _ := l.admit(1<<20, time.Now()); !ok {
-			t.Fatalf("message %d refused with the limit disabled", i)
-		}
-	}
-}
 
 // slowTurns stands for the work a user message starts (an LLM turn): each
 // LLMMessagesAppend holds the processor for d, as the conformance bot's
@@ -344,7 +267,7 @@ func TestASendTextFloodDelaysTheNextEchoByLessThanASecond(t *testing.T) {
 	}
 	// A refusal budget that a flood of 1,000 a second (under -race) and
 	// 10,000 a second both spend within the 5 s.
-	h, slow := echoHarness(t, Options{Inbound: InboundLimits{RefusalBurst: 500}})
+	h, slow := echoHarness(t, Options{Inbound: transports.InboundLimits{RefusalBurst: 500}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -411,7 +334,7 @@ func TestABigSendTextFloodKeepsTheHeapBounded(t *testing.T) {
 		// tenfold, so that there is still a flood to limit.
 		size, buffered = 20<<10, 512<<10
 		opts.MaxMessageBytes = 64 << 10
-		opts.Inbound = InboundLimits{BytesPerSecond: 51 << 10, ByteBurst: 100 << 10}
+		opts.Inbound = transports.InboundLimits{BytesPerSecond: 51 << 10, ByteBurst: 100 << 10}
 	}
 	h, slow := echoHarness(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -499,7 +422,7 @@ func TestPerMessageLogLinesAreSampled(t *testing.T) {
 	s := offlineSession(t)
 	s.log = zap.New(core)
 	// No rate limit, so that every message reaches the logging.
-	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
+	s.limiter = transports.NewMessageLimiter(transports.InboundLimits{MessagesPerSecond: -1}, 0, time.Now())
 	for range 30000 {
 		s.onMessage([]byte(`{not json`))
 		s.onMessage([]byte(`{"type":"signalling","message":{"type":"nosuch"}}`))
@@ -529,7 +452,7 @@ func TestTooFastWarningsAreSampled(t *testing.T) {
 
 func TestMessagesHeldBeforeThePipelineStartsAreBoundedInBytes(t *testing.T) {
 	s := offlineSession(t)
-	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: -1}.withDefaults(0), time.Now())
+	s.limiter = transports.NewMessageLimiter(transports.InboundLimits{MessagesPerSecond: -1}, 0, time.Now())
 	big := `{"s":"` + strings.Repeat("x", 100<<10) + `"}`
 	for range 30 { // 3 MB against the 1 MiB default
 		s.onMessage([]byte(big))

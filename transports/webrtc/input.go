@@ -202,7 +202,7 @@ func (r *audioReader) packet(payload []byte) {
 	if k := r.framer.Write(r.pcm[:n], in.out); k > 0 {
 		in.frames.Add(uint64(k))
 	}
-	in.s.srv.assist.help()
+	in.s.srv.assist.Help()
 }
 
 // admit passes a packet of d of audio through the track's pacer, counting

@@ -11,6 +11,7 @@ import (
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
@@ -26,7 +27,7 @@ func offlineSession(t testing.TB) *Session {
 	}
 	// The heartbeat's file descriptor would keep a synctest bubble's
 	// clock from advancing: the offline tests go without it.
-	srv.assist.withHeartbeat = false
+	srv.assist = transports.NewAssist(transports.AssistOptions{NoHeartbeat: true})
 	s := newSession(srv, "", nil)
 	t.Cleanup(func() { s.cancel(); srv.cancel() })
 	return s

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/transports"
 )
 
 // answeredIDs returns the ids of the server-responses and error-responses
@@ -97,43 +98,13 @@ func TestEveryRequestOfABurstIsAnsweredOrRefused(t *testing.T) {
 	}
 }
 
-// A message refused for the rate is passed on to the pipeline with an
-// answer naming the limit (the RTVI processor answers a request by its
-// id and nothing else: processors/rtvi's
-// TestTransportRefusalsAreAnsweredInRTVI); once the refusal budget is
-// spent, the session ends with a reason.
-func TestRefusalsArePassedOnWithinABudgetThenTheSessionEnds(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	l := newInboundLimiter(InboundLimits{MessagesPerSecond: 10, RefusalBurst: 3, RefusalsPerSecond: 1}.withDefaults(0), t0)
-	withID := []byte(`{"label":"rtvi-ai","type":"client-message","data":{"t":"echo"},"id":"abc"}`)
-	if r := l.refuse(withID, t0); !r.pass || r.end != "" {
-		t.Fatalf("refusal %+v, want it passed on", r)
-	}
-	if text := l.refusalText(); !strings.Contains(text, "at most 10 messages and 524288 bytes per second (bursts of 20)") {
-		t.Fatalf("answer %q", text)
-	}
-	l.refuse(withID, t0)
-	l.refuse(withID, t0)
-	// The budget of 3 is spent; a second later one more is passed on.
-	if r := l.refuse(withID, t0.Add(time.Second)); !r.pass {
-		t.Fatalf("after a second: %+v", r)
-	}
-	r := l.refuse(withID, t0.Add(time.Second))
-	if r.pass || !strings.Contains(r.end, "far over the message rate limit (10 messages") {
-		t.Fatalf("past the budget: %+v, want the end of the session", r)
-	}
-	if r := l.refuse(withID, t0.Add(time.Second)); r.pass || r.end != "" {
-		t.Fatalf("after the end: %+v, want nothing more", r)
-	}
-}
-
 // The transport writes no RTVI: a refused message reaches the pipeline as
 // a frames.InputTransportRefused carrying the message and the answer, the
 // client's notice rides on the first one, and the end of the budget is a
 // refusal frame with the reason.
 func TestARefusedMessageReachesThePipelineAsAFrame(t *testing.T) {
 	s := offlineSession(t)
-	s.limiter = newInboundLimiter(InboundLimits{MessagesPerSecond: 1, MessageBurst: 1, RefusalBurst: 2, RefusalsPerSecond: 0.001}.withDefaults(0), time.Now())
+	s.limiter = transports.NewMessageLimiter(transports.InboundLimits{MessagesPerSecond: 1, MessageBurst: 1, RefusalBurst: 2, RefusalsPerSecond: 0.001}, 0, time.Now())
 	var mu sync.Mutex
 	var got []*frames.InputTransportRefused
 	s.attachInput(pusherFunc(func(f frames.Frame, _ frames.Direction) {
@@ -171,27 +142,10 @@ func TestARefusedMessageReachesThePipelineAsAFrame(t *testing.T) {
 	}
 }
 
-// Reading refused messages for their ids is bounded in bytes too: a
-// client sending big messages far over the byte rate ends its session.
-func TestRefusedBytesAreBounded(t *testing.T) {
-	t0 := time.Unix(1000, 0)
-	l := newInboundLimiter(InboundLimits{}.withDefaults(256<<10), t0)
-	big := []byte(`{"label":"rtvi-ai","type":"send-text","data":{"content":"` + strings.Repeat("x", 200<<10) + `"},"id":"b"}`)
-	for i := range 1000 {
-		if r := l.refuse(big, t0); r.end != "" {
-			if i*len(big) < 4*l.lim.RefusalBytesPerSecond-len(big) {
-				t.Fatalf("ended after %d bytes, before the burst of %d", i*len(big), 4*l.lim.RefusalBytesPerSecond)
-			}
-			return
-		}
-	}
-	t.Fatal("200 MB of refused messages at once did not end the session")
-}
-
 // The session's end for a client far over the limit tells the client why
 // with a fatal RTVI error.
 func TestAClientFarOverTheLimitIsToldWhyItsSessionEnds(t *testing.T) {
-	h, _ := echoHarness(t, Options{Inbound: InboundLimits{RefusalBurst: 10, RefusalsPerSecond: 1}})
+	h, _ := echoHarness(t, Options{Inbound: transports.InboundLimits{RefusalBurst: 10, RefusalsPerSecond: 1}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup

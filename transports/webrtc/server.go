@@ -27,6 +27,7 @@ import (
 	"github.com/framewire/framewire/internal/httpstatus"
 	"github.com/framewire/framewire/internal/origin"
 	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 	"github.com/framewire/framewire/transports/webrtc/internal/rtcpreport"
 )
@@ -232,8 +233,8 @@ type Options struct {
 	// reading". Default: 10s.
 	StalledClientTimeout time.Duration
 	// Inbound bounds the rate of each client's data-channel messages and
-	// what waits before the pipeline starts; see [InboundLimits].
-	Inbound InboundLimits
+	// what waits before the pipeline starts; see [transports.InboundLimits].
+	Inbound transports.InboundLimits
 	// ShutdownGrace is how long a session's pipeline may take to finish
 	// after [Server.Shutdown] has sent it an End (what is queued plays
 	// out, the turn in flight completes) before it is cancelled.
@@ -356,7 +357,7 @@ type Server struct {
 	// the complexity is fixed.
 	governor *complexityGovernor
 	// assist sends the frames of players the scheduler left waiting.
-	assist *tickAssist
+	assist *transports.Assist
 
 	mu       sync.Mutex
 	closed   bool
@@ -411,7 +412,7 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Output.OpusComplexity >= 0 && !opts.Output.FixedOpusComplexity {
 		s.governor = newComplexityGovernor(time.Now(), opts.Output.OpusComplexity)
 	}
-	s.assist = newTickAssist(time.Now())
+	s.assist = transports.NewAssist(transports.AssistOptions{})
 	metrics, err := newInstruments(opts.MeterProvider)
 	if err != nil {
 		return nil, err

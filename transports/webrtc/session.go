@@ -47,7 +47,7 @@ type Session struct {
 	connectBy time.Time
 	connected atomic.Bool
 	// limiter bounds the rate of the client's messages.
-	limiter *inboundLimiter
+	limiter *transports.MessageLimiter
 	// msgLog is the sampled logger of lines client messages cause; see
 	// messageLog.
 	msgLog     *zap.Logger
@@ -116,12 +116,10 @@ func newSession(srv *Server, startID string, data json.RawMessage) *Session {
 	s.ice = srv.icePolicy()
 	s.remote = &remoteCandidates{}
 	s.connectBy = time.Now().Add(srv.opts.ConnectTimeout)
-	s.limiter = newInboundLimiter(srv.inboundLimits(), time.Now())
+	s.limiter = srv.newLimiter(time.Now())
 	s.in = &Input{s: s, opts: srv.opts.Input}
 	s.in.out = &s.in.outlet
-	s.out = &Output{s: s, opts: srv.opts.Output}
-	s.out.out = &s.out.outlet
-	s.out.complexity.Store(-1)
+	s.out = newOutput(s)
 	return s
 }
 
@@ -211,7 +209,7 @@ func (s *Session) Stats() SessionStats {
 		OutboundCoalesced: s.outMerged,
 		OutboundStalled:   s.outStalled,
 		InboundDropped:    s.inDropped,
-		InboundLimited:    s.limiter.droppedTotal(),
+		InboundLimited:    s.limiter.Dropped(),
 	}
 }
 
@@ -921,7 +919,7 @@ func (s *Session) onMessage(msg []byte) {
 		s.touch()
 		return
 	}
-	if ok, report := s.limiter.admit(len(msg), time.Now()); !ok {
+	if ok, report := s.limiter.Admit(len(msg), time.Now()); !ok {
 		s.refused(msg, report)
 		return
 	}
@@ -1032,7 +1030,7 @@ func (s *Session) deliverLocked(f frames.Frame, n int) bool {
 		s.in.out.Push(f, frames.Downstream)
 		return true
 	}
-	if len(s.inbox) >= s.srv.opts.MaxPendingMessages || s.inboxBytes+n > s.limiter.lim.MaxQueuedBytes {
+	if len(s.inbox) >= s.srv.opts.MaxPendingMessages || s.inboxBytes+n > s.limiter.Limits().MaxQueuedBytes {
 		s.inDropped++
 		return false
 	}

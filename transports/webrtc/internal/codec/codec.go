@@ -3,14 +3,16 @@ package codec
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	pion "github.com/pion/webrtc/v4"
+
+	"github.com/framewire/framewire/transports"
 )
 
 // FrameDuration is the packet duration the transport sends and expects:
-// browsers default to 20 ms Opus frames (ptime 20).
-const FrameDuration = 20 * time.Millisecond
+// browsers default to 20 ms Opus frames (ptime 20), the base output's
+// clock.
+const FrameDuration = transports.FrameDuration
 
 // Encoder turns one frame of mono PCM at its sample rate into an RTP payload.
 // An Encoder is owned by one goroutine.
@@ -95,7 +97,7 @@ func (c Codec) NativeRate(want int) int {
 }
 
 // FrameSamples is the number of samples in one [FrameDuration] frame at rate.
-func FrameSamples(rate int) int { return rate * int(FrameDuration/time.Millisecond) / 1000 }
+func FrameSamples(rate int) int { return transports.FrameSamples(rate) }
 
 // MaxDecodedSamples bounds what one payload decodes to at rate (120 ms,
 // Opus's longest packet), for sizing decode buffers.

@@ -1,4 +1,4 @@
-package webrtc
+package transports
 
 import (
 	"slices"
@@ -9,8 +9,11 @@ import (
 	"github.com/framewire/framewire/transports/internal/pollwake"
 )
 
-// tickAssist lets the transport's busy goroutines send the frames of
-// players that the Go scheduler has left waiting.
+// An Assist lets a server's busy goroutines send the frames of outputs
+// whose clocks the Go scheduler has left waiting. A server makes one with
+// NewAssist and gives it to all its sessions' outputs (OutputOptions.Assist)
+// and calls Help from its other per-frame goroutines (input readers); nil
+// means none.
 //
 // A player sleeps on a timer between frames. On a loaded machine, during a
 // garbage collection's mark phase, a player woken by its timer can be
@@ -20,7 +23,7 @@ import (
 // the goroutines in that queue do run, one after another, and among them
 // are the transport's own: the input readers, the output processors and
 // the players that did wake in time (and a heartbeat, see startHeartbeat).
-// Each of them calls help as it goes;
+// Each of them calls Help as it goes;
 // at most once per assistScanEvery one of those calls looks for players
 // whose frame is more than assistAfter overdue and sends it, encoding and
 // all, in the player's place. The deadline work is thus done by whichever
@@ -28,9 +31,9 @@ import (
 // the one goroutine that is stuck.
 //
 // A player and its assistants never send at once: whoever sends holds the
-// player's state (player.acquire), and a player that finds its frame
+// player's state (the player's acquire), and a player that finds its frame
 // already sent sleeps until the next one.
-type tickAssist struct {
+type Assist struct {
 	origin time.Time // the clock of the players' due times
 	// after, every and budget are assistAfter, assistScanEvery and
 	// assistMaxFrames; tests change them.
@@ -56,7 +59,7 @@ const (
 	assistAfter = 5 * time.Millisecond
 	// assistScanEvery bounds how often the players are looked over.
 	assistScanEvery = time.Millisecond
-	// assistMaxFrames bounds the frames one call of help sends, so that
+	// assistMaxFrames bounds the frames one call of Help sends, so that
 	// the rescue of many players is spread over several goroutines.
 	assistMaxFrames = 4
 	// assistRetry is how soon a player whose frame is being sent for it
@@ -67,15 +70,27 @@ const (
 	heartbeatPeriod = 2 * time.Millisecond
 )
 
-func newTickAssist(now time.Time) *tickAssist {
-	return &tickAssist{origin: now, after: assistAfter, every: assistScanEvery, budget: assistMaxFrames, withHeartbeat: true}
+// AssistOptions configure an Assist.
+type AssistOptions struct {
+	// NoHeartbeat leaves out the heartbeat goroutine (see startHeartbeat),
+	// for environments where a file descriptor is unwelcome: a test in a
+	// testing/synctest bubble, whose fake clock a descriptor would stop.
+	NoHeartbeat bool
+}
+
+// NewAssist returns an Assist for the outputs of one server.
+func NewAssist(opts AssistOptions) *Assist {
+	return &Assist{origin: time.Now(), after: assistAfter, every: assistScanEvery, budget: assistMaxFrames, withHeartbeat: !opts.NoHeartbeat}
 }
 
 // since returns t on the assist's clock.
-func (a *tickAssist) since(t time.Time) int64 { return int64(t.Sub(a.origin)) }
+func (a *Assist) since(t time.Time) int64 { return int64(t.Sub(a.origin)) }
 
 // add makes p's frames eligible for assistance.
-func (a *tickAssist) add(p *player) {
+func (a *Assist) add(p *player) {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var ps []*player
@@ -91,7 +106,10 @@ func (a *tickAssist) add(p *player) {
 
 // remove takes p out; a scan that already holds the old list can still
 // see it, which player.close accounts for.
-func (a *tickAssist) remove(p *player) {
+func (a *Assist) remove(p *player) {
+	if a == nil {
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	old := a.players.Load()
@@ -106,14 +124,14 @@ func (a *tickAssist) remove(p *player) {
 }
 
 // startHeartbeat starts a goroutine woken every heartbeatPeriod through
-// the network poller, which calls help. While the collector marks and the
+// the network poller, which calls Help. While the collector marks and the
 // processors have no runnable goroutine, each runs an idle mark worker,
 // which keeps the processor until a goroutine becomes runnable or the
 // poller has news, but does not check timers: without the heartbeat, every
 // player (a timer) would wait for the runtime to preempt the workers, 10
 // ms or more (see package pollwake). Where the poller cannot be used so,
 // the players go without. a.mu is held.
-func (a *tickAssist) startHeartbeat() {
+func (a *Assist) startHeartbeat() {
 	if !a.withHeartbeat {
 		return
 	}
@@ -128,14 +146,14 @@ func (a *tickAssist) startHeartbeat() {
 			if _, err := tk.Wait(); err != nil {
 				return // closed
 			}
-			a.help()
+			a.Help()
 		}
 	}(a.heartbeatDone)
 }
 
 // stopHeartbeat stops the heartbeat and waits for its goroutine; a.mu is
 // held.
-func (a *tickAssist) stopHeartbeat() {
+func (a *Assist) stopHeartbeat() {
 	if a.heartbeat == nil {
 		return
 	}
@@ -144,10 +162,13 @@ func (a *tickAssist) stopHeartbeat() {
 	a.heartbeat, a.heartbeatDone = nil, nil
 }
 
-// help sends, on the calling goroutine, the frames of players more than
+// Help sends, on the calling goroutine, the frames of players more than
 // a.after (assistAfter) overdue, at most a.budget of them. It costs a
 // clock read and an atomic load unless it is the first call in a.every.
-func (a *tickAssist) help() {
+func (a *Assist) Help() {
+	if a == nil {
+		return
+	}
 	now := time.Now()
 	t := a.since(now)
 	last := a.lastScan.Load()

@@ -1,4 +1,4 @@
-package webrtc
+package transports
 
 import (
 	"context"
@@ -13,24 +13,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
-// idlePlayers returns n players of n offline sessions on one server, as a
-// running output makes them, but without their goroutines: a test plays
-// the part of a scheduler that leaves them waiting. Their frames are due
-// now.
-func idlePlayers(t *testing.T, n int) (*tickAssist, []*player) {
+// idlePlayers returns n players of n outputs on one Assist, as a running
+// output makes them, but without their goroutines: a test plays the part
+// of a scheduler that leaves them waiting. Their frames are due now.
+func idlePlayers(t *testing.T, n int) (*Assist, []*player) {
 	t.Helper()
-	s0 := offlineSession(t)
-	a := newTickAssist(time.Now())
-	a.withHeartbeat = false // a file descriptor would stop the bubble's clock
-	s0.srv.assist = a
+	a := NewAssist(AssistOptions{NoHeartbeat: true}) // a file descriptor would stop the bubble's clock
 	var ps []*player
 	for range n {
-		s := newSession(s0.srv, "", nil)
-		t.Cleanup(s.cancel)
-		p := offlinePlayer(t, s)
+		p := offlinePlayer(t, NewOutput(&fakeConn{}, OutputOptions{Assist: a}))
 		p.next = time.Now()
 		p.publishDue()
 		a.add(p)
@@ -49,16 +42,16 @@ func TestAssistSendsTheFrameOfAPlayerThatHasNotRunAfter5ms(t *testing.T) {
 		a, ps := idlePlayers(t, 1)
 		p := ps[0]
 		time.Sleep(assistAfter - time.Millisecond)
-		a.help()
+		a.Help()
 		if sent, _ := sentAndAssisted(p); sent != 0 {
 			t.Fatalf("4 ms after the frame was due, %d frames were sent for the player; want it left to the player", sent)
 		}
 		time.Sleep(2 * time.Millisecond)
-		a.help()
+		a.Help()
 		if sent, assisted := sentAndAssisted(p); sent != 1 || assisted != 1 {
 			t.Fatalf("6 ms after: %d sent, %d assisted; want 1 and 1", sent, assisted)
 		}
-		if got, want := p.next, time.Now().Add(-6*time.Millisecond+codec.FrameDuration); !got.Equal(want) {
+		if got, want := p.next, time.Now().Add(-6*time.Millisecond+FrameDuration); !got.Equal(want) {
 			t.Errorf("the player's clock is at %v, want the next frame's time %v", got, want)
 		}
 		if st := p.o.Stats(); st.MaxLate != 6*time.Millisecond || st.Underruns != 0 {
@@ -80,12 +73,12 @@ func TestAssistLooksAtMostOncePerMillisecondWhileThereIsNothingToDo(t *testing.T
 	synctest.Test(t, func(t *testing.T) {
 		a, ps := idlePlayers(t, 1)
 		time.Sleep(time.Millisecond)
-		a.help() // looks: the frame is 1 ms late, too early
+		a.Help() // looks: the frame is 1 ms late, too early
 		time.Sleep(assistAfter)
-		a.help() // looks: sends it
+		a.Help() // looks: sends it
 		ps[0].next = ps[0].next.Add(-time.Hour)
 		ps[0].publishDue()
-		a.help() // within the same millisecond: does not look
+		a.Help() // within the same millisecond: does not look
 		if sent, _ := sentAndAssisted(ps[0]); sent != 1 {
 			t.Errorf("%d frames sent, want 1: the third call must not look again in the same millisecond", sent)
 		}
@@ -103,11 +96,11 @@ func TestAssistSpreadsAManyPlayerRescueOverCalls(t *testing.T) {
 			}
 			return n
 		}
-		a.help()
+		a.Help()
 		if got := total(); got != assistMaxFrames {
 			t.Fatalf("one call sent %d frames, want its budget of %d", got, assistMaxFrames)
 		}
-		a.help() // at once: the first ran out of budget, so this one looks
+		a.Help() // at once: the first ran out of budget, so this one looks
 		if got := total(); got != 6 {
 			t.Fatalf("two calls sent %d frames, want one for each of the 6 players", got)
 		}
@@ -122,7 +115,7 @@ func TestAssistLeavesAPlayerThatIsSendingAlone(t *testing.T) {
 		if !p.acquire() {
 			t.Fatal("a fresh player is held")
 		}
-		a.help()
+		a.Help()
 		if sent, _ := sentAndAssisted(p); sent != 0 {
 			t.Errorf("the assistant sent %d frames for a player that held its clock", sent)
 		}
@@ -152,46 +145,28 @@ func TestPlayerCloseWaitsForItsAssistantAndBarsLaterOnes(t *testing.T) {
 			t.Error("a closed player can be acquired")
 		}
 		time.Sleep(time.Hour)
-		a.help()
+		a.Help()
 		if sent, _ := sentAndAssisted(p); sent != 0 {
 			t.Errorf("%d frames sent for a closed player", sent)
 		}
 	})
 }
 
-// recordingEncoder keeps what it is given to encode.
-type recordingEncoder struct {
-	codec.Encoder
-	pcm *[]int16
-}
-
-func (e recordingEncoder) Encode(pcm []int16, out []byte) (int, error) {
-	*e.pcm = append(*e.pcm, pcm...)
-	return e.Encoder.Encode(pcm, out)
-}
-
 // TestAssistantsAndPlayerEncodeTheAudioOnceInOrder runs a playing output
 // while other goroutines try to send its frames as soon as they are due
-// (no grace period, no rate limit, a frame at a time): the encoder must
+// (no grace period, no rate limit, a frame at a time): the Conn must
 // still get every sample once, in order, then silence. Under -race it also
 // checks that the player's state only changes hands through acquire and
 // release.
 func TestAssistantsAndPlayerEncodeTheAudioOnceInOrder(t *testing.T) {
-	s := offlineSession(t)
-	a := newTickAssist(time.Now())
+	a := NewAssist(AssistOptions{})
 	a.after, a.every, a.budget = 0, 0, 1
-	s.srv.assist = a
-	var encoded []int16 // written by whoever holds the player
-	newEncoder := s.srv.codec.NewEncoder
-	s.srv.codec.NewEncoder = func(rate int, opts codec.EncoderOptions) (codec.Encoder, error) {
-		enc, err := newEncoder(rate, opts)
-		return recordingEncoder{enc, &encoded}, err
-	}
-	task, done := runOutput(t, s, &sink{start: time.Now()})
-	// Frames at the encoder's rate (24 kHz for Opus, 8 kHz for PCMU) reach
-	// it as they are.
-	rate := s.srv.codec.NativeRate(24000)
-	frameSamples := codec.FrameSamples(rate)
+	conn := &fakeConn{}
+	o := NewOutput(conn, OutputOptions{Assist: a})
+	task, done := runOutput(t, o, &sink{start: time.Now()})
+	// Frames at the Conn's rate reach it as they are.
+	const rate = 24000
+	frameSamples := FrameSamples(rate)
 	const frameCount = 40
 	var want []int16
 	for i := range frameCount {
@@ -208,13 +183,13 @@ func TestAssistantsAndPlayerEncodeTheAudioOnceInOrder(t *testing.T) {
 	for range 4 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				a.help()
+				a.Help()
 				time.Sleep(50 * time.Microsecond)
 			}
 		})
 	}
 	start := time.Now()
-	for s.Output().Stats().FramesSent < frameCount+5 && time.Since(start) < 10*time.Second {
+	for o.Stats().FramesSent < frameCount+5 && time.Since(start) < 10*time.Second {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
@@ -223,18 +198,19 @@ func TestAssistantsAndPlayerEncodeTheAudioOnceInOrder(t *testing.T) {
 	<-done
 	elapsed := time.Since(start)
 
-	st := s.Output().Stats()
+	st := o.Stats()
+	encoded := conn.played()
 	if st.AssistedFrames == 0 {
 		t.Fatal("no frame was sent by an assistant: the test did not exercise the assist")
 	}
-	if limit := uint64(elapsed/codec.FrameDuration) + 2; st.FramesSent > limit {
+	if limit := uint64(elapsed/FrameDuration) + 2; st.FramesSent > limit {
 		t.Errorf("%d frames sent in %v, more than the clock's %d", st.FramesSent, elapsed, limit)
 	}
 	if len(encoded) < len(want) {
-		t.Fatalf("the encoder got %d samples, want at least the %d queued", len(encoded), len(want))
+		t.Fatalf("the conn got %d samples, want at least the %d queued", len(encoded), len(want))
 	}
 	if diff := cmp.Diff(want, encoded[:len(want)]); diff != "" {
-		t.Errorf("the queued audio was not encoded once and in order (-queued +encoded):\n%s", diff)
+		t.Errorf("the queued audio was not written once and in order (-queued +written):\n%s", diff)
 	}
 	for i, v := range encoded[len(want):] {
 		if v != 0 {
@@ -247,9 +223,9 @@ func TestHeartbeatRunsWhileThereArePlayers(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the heartbeat needs Linux's timerfd")
 	}
-	s := offlineSession(t)
-	a := newTickAssist(time.Now())
-	p, q := &player{o: s.out}, &player{o: s.out}
+	a := NewAssist(AssistOptions{})
+	o := NewOutput(&fakeConn{}, OutputOptions{Assist: a})
+	p, q := o.newPlayer(24000), o.newPlayer(24000)
 	a.add(p)
 	a.add(q)
 	if a.heartbeat == nil {
