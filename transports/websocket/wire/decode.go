@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -104,7 +105,7 @@ func (d *Decoder) Decode(b []byte) (Frame, error) {
 		}
 		kind := Kind(num)
 		if typ != protowire.BytesType {
-			return Frame{}, fmt.Errorf("%w: frame field %d (%s) has wire type %d, want %d", ErrMalformed, num, kind, typ, protowire.BytesType)
+			return Frame{}, fmt.Errorf("%w: frame field %d (%s) has wire type %s, want bytes", ErrMalformed, num, kind, typeName(typ))
 		}
 		v, n := protowire.ConsumeBytes(b)
 		if n < 0 {
@@ -147,7 +148,7 @@ func (d *Decoder) checkAudio(f *Frame) error {
 		return fmt.Errorf("%w: audio.num_channels %d, want 1 or 2", ErrAudioFormat, f.Channels)
 	}
 	if len(f.Audio)%(2*f.Channels) != 0 {
-		return fmt.Errorf("%w: audio of %d bytes is not whole 16-bit samples of %d channels", ErrAudioFormat, len(f.Audio), f.Channels)
+		return fmt.Errorf("%w: audio of %d bytes is not a whole number of %d-channel 16-bit frames", ErrAudioFormat, len(f.Audio), f.Channels)
 	}
 	return nil
 }
@@ -161,6 +162,25 @@ func parseError(n int) string {
 		return "truncated"
 	}
 	return strings.TrimLeft(strings.TrimPrefix(err.Error(), "proto:"), " \u00a0")
+}
+
+// typeName names a protobuf wire type, for errors.
+func typeName(t protowire.Type) string {
+	switch t {
+	case protowire.VarintType:
+		return "varint"
+	case protowire.Fixed32Type:
+		return "fixed32"
+	case protowire.Fixed64Type:
+		return "fixed64"
+	case protowire.BytesType:
+		return "bytes"
+	case protowire.StartGroupType:
+		return "group start"
+	case protowire.EndGroupType:
+		return "group end"
+	}
+	return strconv.Itoa(int(t))
 }
 
 func orDefault(v, def int) int {
@@ -238,7 +258,7 @@ func decodePayload(f *Frame, b []byte) error {
 			want = protowire.VarintType
 		}
 		if typ != want {
-			return fmt.Errorf("%w: %s.%s has wire type %d, want %d", ErrMalformed, f.Kind, slotNames[s], typ, want)
+			return fmt.Errorf("%w: %s.%s has wire type %s, want %s", ErrMalformed, f.Kind, slotNames[s], typeName(typ), typeName(want))
 		}
 		if want == protowire.VarintType {
 			v, n := protowire.ConsumeVarint(b)
