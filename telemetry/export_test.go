@@ -2,15 +2,12 @@ package telemetry_test
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,8 +15,6 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
@@ -149,87 +144,14 @@ func TestPrometheusEndpointNamesTypesUnitsAndLabels(t *testing.T) {
 	}
 }
 
-// Traces over the real OTLP/HTTP wire, configured from OTEL_* variables
-// alone, decoded by a local receiver.
-func TestOTLPHTTPExportFromEnvironment(t *testing.T) {
-	var (
-		mu    sync.Mutex
-		names []string
-		attrs = map[string]bool{}
-		svc   string
-	)
-	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/traces" {
-			http.NotFound(w, r)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		var req collectortrace.ExportTraceServiceRequest
-		if err := proto.Unmarshal(b, &req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		mu.Lock()
-		for _, rs := range req.GetResourceSpans() {
-			for _, kv := range rs.GetResource().GetAttributes() {
-				if kv.GetKey() == "service.name" {
-					svc = kv.GetValue().GetStringValue()
-				}
-			}
-			for _, ss := range rs.GetScopeSpans() {
-				for _, s := range ss.GetSpans() {
-					names = append(names, s.GetName())
-					for _, kv := range s.GetAttributes() {
-						attrs[kv.GetKey()] = true
-					}
-				}
-			}
-		}
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/x-protobuf")
-		b, _ = proto.Marshal(&collectortrace.ExportTraceServiceResponse{})
-		_, _ = w.Write(b)
-	}))
-	defer recv.Close()
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
-	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-	t.Setenv("OTEL_SERVICE_NAME", "voice-bot")
-	t.Setenv("OTEL_METRICS_EXPORTER", "none")
-	t.Setenv(otelsetup.EnvMetricsAddr, "")
-	otel, tel := setup(t, otelsetup.Options{})
-	if !tel.Tracing() || tel.Metrics() != nil {
-		t.Fatalf("tracing %v, metrics %v: want traces only", tel.Tracing(), tel.Metrics() != nil)
-	}
-	runTextTurn(t, tel)
-	if err := tel.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	if err := otel.Shutdown(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	sort.Strings(names)
-	if d := cmp.Diff([]string{"chat", "chat", "execute_tool get_weather", "session", "turn"}, names); d != "" {
-		t.Errorf("spans received (-want +got):\n%s", d)
-	}
-	if svc != "voice-bot" {
-		t.Errorf("service.name = %q, want OTEL_SERVICE_NAME's voice-bot", svc)
-	}
-	for _, k := range []string{"gen_ai.operation.name", "gen_ai.system", "gen_ai.usage.input_tokens", "gen_ai.tool.name", "gen_ai.tool.call.id", "framewire.session.id", "framewire.ttfb_ms"} {
-		if !attrs[k] {
-			t.Errorf("no span carried %s", k)
-		}
-	}
-}
-
-// Telemetry off: no session, no observer, nothing on the frame path.
+// Telemetry off (no providers, which is what otelsetup gives with nothing
+// configured, as its tests check): no session, no observer, nothing on the
+// frame path.
 func TestOffAddsNoObserver(t *testing.T) {
-	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
-	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
-	t.Setenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "")
-	t.Setenv(otelsetup.EnvMetricsAddr, "")
-	otel, tel := setup(t, otelsetup.Options{})
+	tel, err := telemetry.New(telemetry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if tel.Enabled() {
 		t.Fatal("telemetry on with nothing configured")
 	}
@@ -245,45 +167,7 @@ func TestOffAddsNoObserver(t *testing.T) {
 	if err := task.Run(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if otel.MetricsHandler() != nil {
-		t.Error("a metrics handler with metrics off")
-	}
-	if err := otel.ServeMetrics(t.Context(), ""); err != nil {
+	if err := tel.Shutdown(t.Context()); err != nil {
 		t.Error(err)
-	}
-}
-
-// ServeMetricsWhile serves /metrics while the program's server runs and
-// stops it when that server returns.
-func TestServeMetricsWhileTheServerRuns(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	otel, _ := setup(t, otelsetup.Options{NoEnv: true, Prometheus: true, MetricsAddr: addr})
-	get := func() error {
-		res, err := http.Get("http://" + addr + "/metrics")
-		if err == nil {
-			res.Body.Close()
-		}
-		return err
-	}
-	err = otel.ServeMetricsWhile(t.Context(), func(context.Context) error {
-		var last error
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if last = get(); last == nil {
-				return errors.New("served")
-			}
-		}
-		return last
-	}, func(err error) { t.Errorf("the endpoint failed: %v", err) })
-	if err == nil || err.Error() != "served" {
-		t.Fatalf("while the server ran, /metrics: %v", err)
-	}
-	http.DefaultClient.CloseIdleConnections()
-	if get() == nil {
-		t.Error("/metrics still answers after the server returned")
 	}
 }
