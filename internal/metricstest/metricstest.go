@@ -55,57 +55,60 @@ func (r *Reader) Metric(t testing.TB, name string) (metricdata.Metrics, bool) {
 // key ("" for points without it); nil when nothing recorded the counter.
 func (r *Reader) Sums(t testing.TB, name string, key attribute.Key) map[string]int64 {
 	t.Helper()
-	m, ok := r.Metric(t, name)
+	sum, ok := data[metricdata.Sum[int64]](t, r, name, "an int64 sum")
 	if !ok {
 		return nil
 	}
-	sum, ok := m.Data.(metricdata.Sum[int64])
-	if !ok {
-		t.Fatalf("%s is a %T, not an int64 sum", name, m.Data)
-	}
-	got := map[string]int64{}
-	for _, p := range sum.DataPoints {
-		v, _ := p.Attributes.Value(key)
-		got[v.String()] += p.Value
-	}
-	return got
+	return byKey(sum.DataPoints, key, func(p metricdata.DataPoint[int64]) (attribute.Set, int64) { return p.Attributes, p.Value })
 }
 
 // Counts returns how many values an int64 histogram recorded, by the
 // value of its attribute key; nil when nothing recorded it.
 func (r *Reader) Counts(t testing.TB, name string, key attribute.Key) map[string]uint64 {
 	t.Helper()
-	m, ok := r.Metric(t, name)
+	h, ok := data[metricdata.Histogram[int64]](t, r, name, "an int64 histogram")
 	if !ok {
 		return nil
 	}
-	h, ok := m.Data.(metricdata.Histogram[int64])
-	if !ok {
-		t.Fatalf("%s is a %T, not an int64 histogram", name, m.Data)
-	}
-	got := map[string]uint64{}
-	for _, p := range h.DataPoints {
-		v, _ := p.Attributes.Value(key)
-		got[v.String()] += p.Count
-	}
-	return got
+	return byKey(h.DataPoints, key, func(p metricdata.HistogramDataPoint[int64]) (attribute.Set, uint64) { return p.Attributes, p.Count })
 }
 
 // Gauge returns an int64 gauge's last value, and whether it has one.
 func (r *Reader) Gauge(t testing.TB, name string) (int64, bool) {
 	t.Helper()
-	m, ok := r.Metric(t, name)
-	if !ok {
-		return 0, false
-	}
-	g, ok := m.Data.(metricdata.Gauge[int64])
-	if !ok {
-		t.Fatalf("%s is a %T, not an int64 gauge", name, m.Data)
-	}
-	if len(g.DataPoints) == 0 {
+	g, ok := data[metricdata.Gauge[int64]](t, r, name, "an int64 gauge")
+	if !ok || len(g.DataPoints) == 0 {
 		return 0, false
 	}
 	return g.DataPoints[len(g.DataPoints)-1].Value, true
+}
+
+// data returns the data of the metric called name as collected now, and
+// whether any instrument recorded it; it fails the test when the data is
+// not a D (what names D in the message).
+func data[D metricdata.Aggregation](t testing.TB, r *Reader, name, what string) (D, bool) {
+	t.Helper()
+	var d D
+	m, ok := r.Metric(t, name)
+	if !ok {
+		return d, false
+	}
+	if d, ok = m.Data.(D); !ok {
+		t.Fatalf("%s is a %T, not %s", name, m.Data, what)
+	}
+	return d, true
+}
+
+// byKey adds up what point says of each point by the value of the
+// point's attribute key ("" for points without it).
+func byKey[P any, V int64 | uint64](points []P, key attribute.Key, point func(P) (attribute.Set, V)) map[string]V {
+	got := map[string]V{}
+	for _, p := range points {
+		attrs, n := point(p)
+		v, _ := attrs.Value(key)
+		got[v.String()] += n
+	}
+	return got
 }
 
 // FreeAddr returns a loopback address HOST:PORT that was free a moment
