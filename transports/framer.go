@@ -31,6 +31,52 @@ func (f InputFormat) FrameSamples() int {
 	return f.SampleRate * int(d/time.Microsecond) / 1e6
 }
 
+// InputOptions configure a transport's input: the format of the audio
+// frames it pushes and how far ahead of real time a client may send. Every
+// transport's Options.Input is one.
+type InputOptions struct {
+	// SampleRate of the frames.InputAudioRaw frames. Default: the pipeline's
+	// input rate from frames.Start (16000 unless the task says otherwise).
+	SampleRate int
+	// Channels of the frames.InputAudioRaw frames (1 or 2). Default: 1.
+	Channels int
+	// FrameDuration of each frames.InputAudioRaw. Default: 20 ms.
+	FrameDuration time.Duration
+	// MaxAhead bounds how far ahead of real time a client's audio may
+	// arrive: a stream may deliver at most real time plus MaxAhead, and
+	// what comes beyond is dropped before it is decoded (see [Pacer]), so
+	// no client can push audio into the pipeline faster than it plays.
+	// Default: [DefaultMaxAhead]; negative: no bound.
+	MaxAhead time.Duration
+}
+
+// WithDefaults returns the options with their defaults filled in.
+func (o InputOptions) WithDefaults() InputOptions {
+	if o.Channels != 2 {
+		o.Channels = 1
+	}
+	if o.FrameDuration <= 0 {
+		o.FrameDuration = FrameDuration
+	}
+	if o.MaxAhead == 0 {
+		o.MaxAhead = DefaultMaxAhead
+	}
+	return o
+}
+
+// Format returns the input format for a pipeline whose frames.Start says
+// startRate (0 when it says none).
+func (o InputOptions) Format(startRate int) *InputFormat {
+	rate := o.SampleRate
+	if rate <= 0 {
+		rate = startRate
+	}
+	if rate <= 0 {
+		rate = 16000
+	}
+	return &InputFormat{SampleRate: rate, Channels: o.Channels, FrameDuration: o.FrameDuration}
+}
+
 // An AudioFramer turns a stream of decoded mono samples at the wire's
 // rate into the fixed-size frames.InputAudioRaw frames of an InputFormat:
 // it resamples, accumulates and cuts, carrying what is left of a frame to

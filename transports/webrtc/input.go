@@ -17,44 +17,13 @@ import (
 	"github.com/framewire/framewire/transports/webrtc/internal/codec"
 )
 
-// InputOptions configure the input transport of every session.
-type InputOptions struct {
-	// SampleRate of the frames.InputAudioRaw frames. Default: the pipeline's
-	// input rate from frames.Start (16000 unless the task says otherwise).
-	SampleRate int
-	// Channels of the frames.InputAudioRaw frames (1 or 2). Default: 1.
-	Channels int
-	// FrameDuration of each frames.InputAudioRaw. Default: 20 ms.
-	FrameDuration time.Duration
-	// MaxAhead bounds how far ahead of real time a track's audio may
-	// arrive: each track may deliver at most real time plus MaxAhead, and
-	// packets beyond are dropped before they are decoded (see
-	// [Input.PacketsDropped]), so no client can push audio into the
-	// pipeline faster than it plays. Default: [transports.DefaultMaxAhead];
-	// negative: no bound.
-	MaxAhead time.Duration
-}
-
-func (o InputOptions) withDefaults() InputOptions {
-	if o.Channels != 2 {
-		o.Channels = 1
-	}
-	if o.FrameDuration <= 0 {
-		o.FrameDuration = 20 * time.Millisecond
-	}
-	if o.MaxAhead == 0 {
-		o.MaxAhead = transports.DefaultMaxAhead
-	}
-	return o
-}
-
 // Input is the session's input transport, the first processor of its
 // pipeline. It pushes the client's audio as frames.InputAudioRaw (decoded,
 // resampled, in fixed-size frames) and each JSON message from the data
 // channel as a frames.InputTransportMessage. Other frames pass through.
 type Input struct {
 	s    *Session
-	opts InputOptions
+	opts transports.InputOptions
 	// outlet carries the frames of the session's goroutines (pion's track
 	// readers, the data channel's callbacks) into the pipeline.
 	outlet pipeline.Outlet
@@ -89,14 +58,7 @@ func (in *Input) Cleanup(context.Context) error {
 // from Start and passes every frame through.
 func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 	if st, ok := f.(*frames.Start); ok {
-		rate := in.opts.SampleRate
-		if rate <= 0 {
-			rate = st.AudioInSampleRate
-		}
-		if rate <= 0 {
-			rate = 16000
-		}
-		in.format.Store(&transports.InputFormat{SampleRate: rate, Channels: in.opts.Channels, FrameDuration: in.opts.FrameDuration})
+		in.format.Store(in.opts.Format(st.AudioInSampleRate))
 	}
 	return nil
 }

@@ -44,13 +44,9 @@ type OutputOptions struct {
 	FixedOpusComplexity bool
 }
 
+// withDefaults fills in the codec's defaults; the base output fills in
+// its own (StopSpeakingAfter, BotSpeakingInterval).
 func (o OutputOptions) withDefaults() OutputOptions {
-	if o.StopSpeakingAfter <= 0 {
-		o.StopSpeakingAfter = 350 * time.Millisecond
-	}
-	if o.BotSpeakingInterval <= 0 {
-		o.BotSpeakingInterval = 200 * time.Millisecond
-	}
 	if o.OpusBitrate <= 0 {
 		o.OpusBitrate = 32000
 	}

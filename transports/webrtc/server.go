@@ -254,7 +254,7 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 
 	// Input configures each session's input transport.
-	Input InputOptions
+	Input transports.InputOptions
 	// Output configures each session's output transport.
 	Output OutputOptions
 }
@@ -321,7 +321,7 @@ func (o Options) withDefaults() Options {
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = 10 * time.Second
 	}
-	o.Input = o.Input.withDefaults()
+	o.Input = o.Input.WithDefaults()
 	o.Output = o.Output.withDefaults()
 	return o
 }

@@ -1,0 +1,94 @@
+package websocket
+
+import (
+	"encoding/binary"
+	"time"
+
+	"github.com/framewire/framewire/transports"
+	"github.com/framewire/framewire/transports/websocket/wire"
+)
+
+// OutputOptions configure the output transport of every session.
+type OutputOptions struct {
+	// SampleRate is the rate of the audio sent to the client: the rate its
+	// player runs at, which the wire does not tell (the browser client
+	// plays every frame at its playerSampleRate, whatever the frame says).
+	// Default: 24000, the browser client's default.
+	SampleRate int
+	// StopSpeakingAfter is how long the bot's audio must have stopped
+	// before BotStoppedSpeaking. Default: 350 ms.
+	StopSpeakingAfter time.Duration
+	// BotSpeakingInterval is the period of BotSpeaking while audio plays.
+	// Default: 200 ms.
+	BotSpeakingInterval time.Duration
+}
+
+func (o OutputOptions) withDefaults() OutputOptions {
+	if o.SampleRate <= 0 {
+		o.SampleRate = 24000
+	}
+	return o
+}
+
+// newOutput returns the session's output transport: the base's paced
+// output, playing one binary audio frame per 20 ms to the socket and
+// sending transport messages in order with it.
+func newOutput(s *Session) (*transports.Output, *outputConn) {
+	opts := s.srv.opts.Output
+	c := &outputConn{s: s, rate: opts.SampleRate}
+	out := transports.NewOutput(c, transports.OutputOptions{
+		StopSpeakingAfter:   opts.StopSpeakingAfter,
+		BotSpeakingInterval: opts.BotSpeakingInterval,
+		Assist:              s.srv.assist,
+		Name:                "WebSocketOutput#" + s.id[:8],
+	})
+	return out, c
+}
+
+// outputConn is the output's connection to the socket: each 20 ms frame
+// becomes one protobuf audio frame queued for the session's writer.
+// WriteAudio runs on the output's clock, one goroutine at a time.
+type outputConn struct {
+	s        *Session
+	rate     int
+	frameCap int    // the size of one encoded frame
+	pcm      []byte // scratch: one frame's little-endian PCM
+}
+
+// OpenAudio implements transports.Conn: the client's player rate,
+// whatever the pipeline's.
+func (c *outputConn) OpenAudio(int) (int, error) {
+	n := transports.FrameSamples(c.rate)
+	c.pcm = make([]byte, 2*n)
+	c.frameCap = wire.AudioSize(2*n, c.rate, 1)
+	return c.rate, nil
+}
+
+// WriteAudio implements transports.Conn: silence is not sent (the
+// client's player waits for the next audio by itself).
+func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
+	s := c.s
+	m := s.srv.metrics
+	if t.Underruns > 0 {
+		m.underruns.Add(s.ctx, int64(t.Underruns), m.transport...)
+	}
+	if t.Assisted {
+		m.lateFrames.Add(s.ctx, 1, m.transport...)
+	}
+	if pcm == nil {
+		return nil
+	}
+	b := c.pcm[:2*len(pcm)]
+	for i, v := range pcm {
+		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
+	}
+	s.queueAudio(wire.AppendAudio(s.audioBuffer(c.frameCap), b, c.rate, 1))
+	return nil
+}
+
+// SendMessage implements transports.Conn.
+func (c *outputConn) SendMessage(msg []byte, supersede uint64) { c.s.send(msg, supersede) }
+
+// End implements transports.Conn: the session ends for a client far over
+// its message rate, once the pipeline has said why.
+func (c *outputConn) End(reason string) { c.s.end(reason, ClosePolicyViolation, false) }
