@@ -7,41 +7,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/framewire/framewire/frames"
-	"github.com/framewire/framewire/pipeline"
+	"github.com/framewire/framewire/processors/llm/openairealtime/internal/transporttest"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/uiagent"
 )
-
-// speaker stands in for the output transport (rtvi.OutputTransport): it
-// passes every frame on, as a transport releases them after the audio
-// ahead, and reports the bot speaking from the first audio of a response
-// to its TTSStopped, so the RTVI observer sends the spoken text it holds.
-type speaker struct{ speaking bool }
-
-func (*speaker) OutputTransport() {}
-
-func (s *speaker) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
-	if dir != frames.Downstream {
-		return nil
-	}
-	switch f.(type) {
-	case *frames.TTSAudioRaw:
-		if !s.speaking {
-			s.speaking = true
-			pipeline.Broadcast(h.Pusher(), func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
-		}
-	case *frames.TTSStopped:
-		if s.speaking {
-			s.speaking = false
-			h.Forward()
-			pipeline.Broadcast(h.Pusher(), func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
-		}
-	case *frames.Interruption:
-		s.speaking = false
-	}
-	return nil
-}
 
 // An RTVI 2.x client of a Realtime pipeline gets the bot's words as it
 // does from a cascaded one: the greeting's text, and the answers to a
@@ -58,7 +27,7 @@ func TestRTVIClientGetsTheBotsWords(t *testing.T) {
 	}
 	rp := rtvi.NewProcessor(rtvi.Options{})
 	rp.OnClientReady(func(context.Context, *rtvi.ClientReadyFrame) { agent.Say("Hi! I can see this page.") })
-	s := startRTVIWith(t, rp, agent, svc.Pipeline(), &speaker{}, svc.PlayedTap())
+	s := startRTVIWith(t, rp, agent, svc.Pipeline(), &transporttest.Speaker{}, svc.PlayedTap())
 	fake.until = map[string]func() bool{"the typed answer was heard": func() bool { return s.saw("bot-output", "It is a job application.") }}
 
 	s.send(t, "client-ready", "r1", map[string]any{"version": "2.1.0", "about": map[string]any{"library": "test"}})

@@ -15,6 +15,7 @@ import (
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/llm/openairealtime"
+	"github.com/framewire/framewire/processors/llm/openairealtime/internal/transporttest"
 	"github.com/framewire/framewire/processors/rtvi"
 	"github.com/framewire/framewire/processors/uiagent"
 )
@@ -57,32 +58,6 @@ func (f *fake) expect(c *wsfake.Conn, want string) bool {
 	}
 }
 
-// speaker stands in for the output transport: the bot speaks from the
-// first audio of a response to its TTSStopped.
-type speaker struct{ speaking bool }
-
-func (*speaker) OutputTransport() {}
-
-func (s *speaker) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
-	if dir != frames.Downstream {
-		return nil
-	}
-	switch f.(type) {
-	case *frames.TTSAudioRaw:
-		if !s.speaking {
-			s.speaking = true
-			pipeline.Broadcast(h.Pusher(), func() *frames.BotStartedSpeaking { return &frames.BotStartedSpeaking{} })
-		}
-	case *frames.TTSStopped:
-		if s.speaking {
-			s.speaking = false
-			h.Forward()
-			pipeline.Broadcast(h.Pusher(), func() *frames.BotStoppedSpeaking { return &frames.BotStoppedSpeaking{} })
-		}
-	}
-	return nil
-}
-
 // source stands in for the input transport.
 type source struct{}
 
@@ -110,7 +85,7 @@ func TestVoiceAgentInOneCall(t *testing.T) {
 
 	var mu sync.Mutex
 	var msgs []map[string]any
-	task := pipeline.NewTask(va.Pipeline(source{}, &speaker{}), pipeline.TaskOptions{})
+	task := pipeline.NewTask(va.Pipeline(source{}, &transporttest.Speaker{}), pipeline.TaskOptions{})
 	pipeline.OnDownstream(task, func(fr frames.Frame) {
 		if m, ok := fr.(*frames.OutputTransportMessageUrgent); ok {
 			var v map[string]any
