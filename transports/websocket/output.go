@@ -35,7 +35,8 @@ func (o OutputOptions) withDefaults() OutputOptions {
 // sending transport messages in order with it.
 func newOutput(s *Session) (*transports.Output, *outputConn) {
 	opts := s.srv.opts.Output
-	c := &outputConn{s: s, rate: opts.SampleRate}
+	n := transports.FrameSamples(opts.SampleRate)
+	c := &outputConn{s: s, rate: opts.SampleRate, frameCap: wire.AudioSize(2*n, opts.SampleRate, 1), pcm: make([]byte, 2*n)}
 	out := transports.NewOutput(c, transports.OutputOptions{
 		StopSpeakingAfter:   opts.StopSpeakingAfter,
 		BotSpeakingInterval: opts.BotSpeakingInterval,
@@ -51,18 +52,13 @@ func newOutput(s *Session) (*transports.Output, *outputConn) {
 type outputConn struct {
 	s        *Session
 	rate     int
-	frameCap int    // the size of one encoded frame
+	frameCap int    // the size of one encoded frame, for the writer's reuse
 	pcm      []byte // scratch: one frame's little-endian PCM
 }
 
 // OpenAudio implements transports.Conn: the client's player rate,
 // whatever the pipeline's.
-func (c *outputConn) OpenAudio(int) (int, error) {
-	n := transports.FrameSamples(c.rate)
-	c.pcm = make([]byte, 2*n)
-	c.frameCap = wire.AudioSize(2*n, c.rate, 1)
-	return c.rate, nil
-}
+func (c *outputConn) OpenAudio(int) (int, error) { return c.rate, nil }
 
 // WriteAudio implements transports.Conn: silence is not sent (the
 // client's player waits for the next audio by itself).

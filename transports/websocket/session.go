@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -77,6 +78,10 @@ type Session struct {
 	free    [][]byte      // audio buffers the writer has written, for reuse
 	wake    chan struct{} // tells the writer there is something to write
 	closing bool          // no more writes are queued
+	// writeSince is when the write in progress began (unix nanoseconds),
+	// 0 between writes: a read that fails while a write has outlasted
+	// WriteTimeout failed because the client stopped reading.
+	writeSince atomic.Int64
 	dropped uint64        // audio frames dropped for a full outbox
 }
 
@@ -321,6 +326,10 @@ func (s *Session) readFailed(err error) {
 	if s.connCtx.Err() != nil {
 		return // the session is closing the socket itself
 	}
+	if since := s.writeSince.Load(); since != 0 && time.Since(time.Unix(0, since)) >= s.srv.opts.WriteTimeout {
+		s.end("the client stopped reading", CloseNormal, true)
+		return
+	}
 	switch websocket.CloseStatus(err) {
 	case -1:
 		if errors.Is(err, websocket.ErrMessageTooBig) {
@@ -454,8 +463,12 @@ func (s *Session) writeLoop() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(s.connCtx, timeout)
+		s.writeSince.Store(time.Now().UnixNano())
 		err := s.c.Write(ctx, websocket.MessageBinary, msg)
 		late := ctx.Err() != nil && s.connCtx.Err() == nil
+		if err == nil {
+			s.writeSince.Store(0) // a failed write's start stays, for readFailed
+		}
 		cancel()
 		if err != nil {
 			if late {
