@@ -82,7 +82,7 @@ type Session struct {
 	// 0 between writes: a read that fails while a write has outlasted
 	// WriteTimeout failed because the client stopped reading.
 	writeSince atomic.Int64
-	dropped uint64        // audio frames dropped for a full outbox
+	dropped    uint64 // audio frames dropped for a full outbox
 }
 
 // endCause is why a session ended and how the socket is closed.
