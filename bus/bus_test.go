@@ -1,4 +1,4 @@
-package bus
+package bus_test
 
 import (
 	"context"
@@ -9,18 +9,20 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/internal/natstest"
 )
 
 func TestRequestStreamsProgressThenTheResult(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		serve(t, p.callee, "svc.echo", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		serve(t, p.Callee, "svc.echo", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 			progress([]byte("one"))
 			progress([]byte("two"))
 			return append([]byte("echo "), req...), nil
 		})
 		var got []string
-		resp, err := p.caller.Request(t.Context(), "svc.echo", []byte("hi"), func(b []byte) { got = append(got, string(b)) })
+		resp, err := p.Caller.Request(t.Context(), "svc.echo", []byte("hi"), func(b []byte) { got = append(got, string(b)) })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,28 +36,28 @@ func TestRequestStreamsProgressThenTheResult(t *testing.T) {
 }
 
 func TestHandlerErrorReachesTheCallerAsText(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		serve(t, p.callee, "svc.fail", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		serve(t, p.Callee, "svc.fail", func(context.Context, []byte, func([]byte)) ([]byte, error) {
 			return nil, errors.New("the index is offline")
 		})
-		_, err := p.caller.Request(t.Context(), "svc.fail", nil, nil)
-		var re *RemoteError
+		_, err := p.Caller.Request(t.Context(), "svc.fail", nil, nil)
+		var re *bus.RemoteError
 		if !errors.As(err, &re) {
 			t.Fatalf("error %v, want a *RemoteError", err)
 		}
-		if d := cmp.Diff(RemoteError{Subject: "svc.fail", Message: "the index is offline"}, *re); d != "" {
+		if d := cmp.Diff(bus.RemoteError{Subject: "svc.fail", Message: "the index is offline"}, *re); d != "" {
 			t.Errorf("remote error (-want +got):\n%s", d)
 		}
 	})
 }
 
 func TestHandlerPanicIsAnError(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		serve(t, p.callee, "svc.panic", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		serve(t, p.Callee, "svc.panic", func(context.Context, []byte, func([]byte)) ([]byte, error) {
 			panic("boom")
 		})
-		_, err := p.caller.Request(t.Context(), "svc.panic", nil, nil)
-		var re *RemoteError
+		_, err := p.Caller.Request(t.Context(), "svc.panic", nil, nil)
+		var re *bus.RemoteError
 		if !errors.As(err, &re) || re.Message != "handler panicked: boom" {
 			t.Fatalf("error %v, want the panic as a remote error", err)
 		}
@@ -63,27 +65,27 @@ func TestHandlerPanicIsAnError(t *testing.T) {
 }
 
 func TestCallerCancelEndsTheRemoteWork(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		blk := newBlocker()
-		serve(t, p.callee, "svc.block", blk.handle)
+		serve(t, p.Callee, "svc.block", blk.handle)
 		ctx, cancel := context.WithCancel(t.Context())
-		res := requestAsync(t, ctx, p.caller, "svc.block", nil)
-		within(t, blk.started, wait, "the handler started")
+		res := requestAsync(t, ctx, p.Caller, "svc.block", nil)
+		bustest.Within(t, blk.started, bustest.Wait, "the handler started")
 		cancel()
-		r := within(t, res, wait, "Request returned")
+		r := bustest.Within(t, res, bustest.Wait, "Request returned")
 		if !errors.Is(r.err, context.Canceled) {
 			t.Errorf("error %v, want context.Canceled", r.err)
 		}
-		within(t, blk.ended, wait, "the handler's ctx ended")
+		bustest.Within(t, blk.ended, bustest.Wait, "the handler's ctx ended")
 	})
 }
 
 func TestCalleeDeathIsAnErrorWithinAFewBeats(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		blk := newBlocker()
-		svc := serve(t, p.callee, "svc.block", blk.handle)
-		res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
-		within(t, blk.started, wait, "the handler started")
+		svc := serve(t, p.Callee, "svc.block", blk.handle)
+		res := requestAsync(t, t.Context(), p.Caller, "svc.block", nil)
+		bustest.Within(t, blk.started, bustest.Wait, "the handler started")
 		time.Sleep(3 * testOptions.Heartbeat) // alive while it beats
 		select {
 		case r := <-res:
@@ -91,70 +93,66 @@ func TestCalleeDeathIsAnErrorWithinAFewBeats(t *testing.T) {
 		default:
 		}
 		died := time.Now()
-		p.kill(svc)
-		r := within(t, res, wait, "Request returned")
-		if !errors.Is(r.err, ErrGone) {
+		p.Kill(svc)
+		r := bustest.Within(t, res, bustest.Wait, "Request returned")
+		if !errors.Is(r.err, bus.ErrGone) {
 			t.Errorf("error %v, want ErrGone", r.err)
 		}
-		if limit := testOptions.silence() + time.Second; time.Since(died) > limit { // a few beats, with room for a loaded machine
+		if limit := bustest.Silence(testOptions) + time.Second; time.Since(died) > limit { // a few beats, with room for a loaded machine
 			t.Errorf("the death was noticed after %v, want at most %v", time.Since(died), limit)
 		}
-		within(t, blk.ended, wait, "the handler's ctx ended")
-		within(t, svc.Done(), wait, "the service stopped")
+		bustest.Within(t, blk.ended, bustest.Wait, "the handler's ctx ended")
+		bustest.Within(t, svc.Done(), bustest.Wait, "the service stopped")
 	})
 }
 
 func TestStoppedServiceEndsItsCallsAtOnce(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		blk := newBlocker()
-		svc := serve(t, p.callee, "svc.block", blk.handle)
-		res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
-		within(t, blk.started, wait, "the handler started")
+		svc := serve(t, p.Callee, "svc.block", blk.handle)
+		res := requestAsync(t, t.Context(), p.Caller, "svc.block", nil)
+		bustest.Within(t, blk.started, bustest.Wait, "the handler started")
 		if err := svc.Stop(); err != nil {
 			t.Errorf("Stop: %v", err)
 		}
-		r := within(t, res, wait, "Request returned")
-		if !errors.Is(r.err, ErrGone) {
+		r := bustest.Within(t, res, bustest.Wait, "Request returned")
+		if !errors.Is(r.err, bus.ErrGone) {
 			t.Errorf("error %v, want ErrGone", r.err)
 		}
-		if r.took > testOptions.silence()+time.Second {
+		if r.took > bustest.Silence(testOptions)+time.Second {
 			t.Errorf("took %v", r.took)
 		}
-		if _, err := p.caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, ErrNoResponders) {
+		if _, err := p.Caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, bus.ErrNoResponders) {
 			t.Errorf("after Stop: error %v, want ErrNoResponders", err)
 		}
 	})
 }
 
 func TestCallerGoneEndsTheRemoteWork(t *testing.T) {
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			leakCheck(t)
-			p := im.new(t, testOptions)
-			if p.dropCaller == nil {
-				t.Skip("in one process the caller cannot vanish without its ctx")
-			}
-			blk := newBlocker()
-			serve(t, p.callee, "svc.block", blk.handle)
-			res := requestAsync(t, t.Context(), p.caller, "svc.block", nil)
-			within(t, blk.started, wait, "the handler started")
-			p.dropCaller()
-			if r := within(t, res, wait, "Request returned"); r.err == nil {
-				t.Error("Request succeeded on a closed connection")
-			}
-			within(t, blk.ended, wait, "the handler's ctx ended")
-		})
-	}
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		if p.DropCaller == nil {
+			t.Skip("in one process the caller cannot vanish without its ctx")
+		}
+		blk := newBlocker()
+		serve(t, p.Callee, "svc.block", blk.handle)
+		res := requestAsync(t, t.Context(), p.Caller, "svc.block", nil)
+		bustest.Within(t, blk.started, bustest.Wait, "the handler started")
+		p.DropCaller()
+		if r := bustest.Within(t, res, bustest.Wait, "Request returned"); r.err == nil {
+			t.Error("Request succeeded on a closed connection")
+		}
+		bustest.Within(t, blk.ended, bustest.Wait, "the handler's ctx ended")
+	})
 }
 
 func TestNoResponders(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		start := time.Now()
-		_, err := p.caller.Request(t.Context(), "svc.nobody", nil, nil)
-		if !errors.Is(err, ErrNoResponders) {
+		_, err := p.Caller.Request(t.Context(), "svc.nobody", nil, nil)
+		if !errors.Is(err, bus.ErrNoResponders) {
 			t.Errorf("error %v, want ErrNoResponders", err)
 		}
-		if time.Since(start) > testOptions.silence() {
+		if time.Since(start) > bustest.Silence(testOptions) {
 			t.Errorf("took %v: no responders must not wait for silence", time.Since(start))
 		}
 	})
@@ -162,9 +160,9 @@ func TestNoResponders(t *testing.T) {
 
 func TestPayloadsOverTheCap(t *testing.T) {
 	big := []byte(strings.Repeat("x", testOptions.MaxPayload+1))
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		var gotProgress []string
-		serve(t, p.callee, "svc.big", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+		serve(t, p.Callee, "svc.big", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 			progress(big)             // dropped
 			progress([]byte("small")) // delivered
 			if string(req) == "big result" {
@@ -172,13 +170,13 @@ func TestPayloadsOverTheCap(t *testing.T) {
 			}
 			return []byte("ok"), nil
 		})
-		if _, err := p.caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, ErrTooLarge) {
+		if _, err := p.Caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, bus.ErrTooLarge) {
 			t.Errorf("big request: error %v, want ErrTooLarge", err)
 		}
-		if _, err := p.caller.Request(t.Context(), "svc.big", []byte("big result"), nil); !errors.Is(err, ErrTooLarge) {
+		if _, err := p.Caller.Request(t.Context(), "svc.big", []byte("big result"), nil); !errors.Is(err, bus.ErrTooLarge) {
 			t.Errorf("big result: error %v, want ErrTooLarge", err)
 		}
-		resp, err := p.caller.Request(t.Context(), "svc.big", nil, func(b []byte) { gotProgress = append(gotProgress, string(b)) })
+		resp, err := p.Caller.Request(t.Context(), "svc.big", nil, func(b []byte) { gotProgress = append(gotProgress, string(b)) })
 		if err != nil || string(resp) != "ok" {
 			t.Fatalf("Request = %q, %v", resp, err)
 		}
@@ -189,32 +187,28 @@ func TestPayloadsOverTheCap(t *testing.T) {
 }
 
 func TestCallsOverTheLimitAreBusy(t *testing.T) {
-	for _, im := range impls {
-		t.Run(im.name, func(t *testing.T) {
-			o := testOptions
-			o.MaxCalls = 1
-			leakCheck(t)
-			p := im.new(t, o)
-			blk := newBlocker()
-			serve(t, p.callee, "svc.block", blk.handle)
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			requestAsync(t, ctx, p.caller, "svc.block", nil)
-			within(t, blk.started, wait, "the first call started")
-			if _, err := p.caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, ErrBusy) {
-				t.Errorf("second call: error %v, want ErrBusy", err)
-			}
-		})
-	}
+	o := testOptions
+	o.MaxCalls = 1
+	bustest.Each(t, o, func(t *testing.T, p bustest.Pair) {
+		blk := newBlocker()
+		serve(t, p.Callee, "svc.block", blk.handle)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		requestAsync(t, ctx, p.Caller, "svc.block", nil)
+		bustest.Within(t, blk.started, bustest.Wait, "the first call started")
+		if _, err := p.Caller.Request(t.Context(), "svc.block", nil, nil); !errors.Is(err, bus.ErrBusy) {
+			t.Errorf("second call: error %v, want ErrBusy", err)
+		}
+	})
 }
 
 func TestBadSubjects(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		for _, s := range []string{"", "a..b", "a.*", "a.>", "a b", strings.Repeat("a", 257)} {
-			if _, err := p.caller.Request(t.Context(), s, nil, nil); err == nil {
+			if _, err := p.Caller.Request(t.Context(), s, nil, nil); err == nil {
 				t.Errorf("Request(%q) succeeded", s)
 			}
-			if svc, err := p.callee.Serve(t.Context(), s, blockerHandler); err == nil {
+			if svc, err := p.Callee.Serve(t.Context(), s, blockerHandler); err == nil {
 				_ = svc.Stop()
 				t.Errorf("Serve(%q) succeeded", s)
 			}
@@ -222,43 +216,43 @@ func TestBadSubjects(t *testing.T) {
 	})
 }
 
-var blockerHandler Handler = func(ctx context.Context, _ []byte, _ func([]byte)) ([]byte, error) {
+var blockerHandler bus.Handler = func(ctx context.Context, _ []byte, _ func([]byte)) ([]byte, error) {
 	<-ctx.Done()
 	return nil, ctx.Err()
 }
 
 func TestNATSPayloadsOverTheServersMaxPayload(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t) // max_payload: 1 MiB
 	o := testOptions
 	o.MaxPayload = 4 << 20 // the bus allows more than the server
-	caller, callee := NATS(natstest.Connect(t, url), o), NATS(natstest.Connect(t, url), o)
+	caller, callee := bus.NATS(natstest.Connect(t, url), o), bus.NATS(natstest.Connect(t, url), o)
 	big := make([]byte, 2<<20)
 	serve(t, callee, "svc.big", func(context.Context, []byte, func([]byte)) ([]byte, error) { return big, nil })
-	if _, err := caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, ErrTooLarge) {
+	if _, err := caller.Request(t.Context(), "svc.big", big, nil); !errors.Is(err, bus.ErrTooLarge) {
 		t.Errorf("request: error %v, want ErrTooLarge", err)
 	}
 	start := time.Now()
-	if _, err := caller.Request(t.Context(), "svc.big", nil, nil); !errors.Is(err, ErrTooLarge) {
+	if _, err := caller.Request(t.Context(), "svc.big", nil, nil); !errors.Is(err, bus.ErrTooLarge) {
 		t.Errorf("result: error %v, want ErrTooLarge", err)
 	}
-	if took := time.Since(start); took > o.silence() {
+	if took := time.Since(start); took > bustest.Silence(o) {
 		t.Errorf("took %v: an unsendable result must be reported, not waited out", took)
 	}
 }
 
 func TestASlowCallerIsNotADeadCallee(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		serve(t, p.callee, "svc.chatty", func(_ context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		serve(t, p.Callee, "svc.chatty", func(_ context.Context, _ []byte, progress func([]byte)) ([]byte, error) {
 			for _, s := range []string{"a", "b", "c"} {
 				progress([]byte(s))
 			}
 			return []byte("done"), nil
 		})
 		var got []string
-		resp, err := p.caller.Request(t.Context(), "svc.chatty", nil, func(b []byte) {
+		resp, err := p.Caller.Request(t.Context(), "svc.chatty", nil, func(b []byte) {
 			got = append(got, string(b))
-			time.Sleep(testOptions.silence() + testOptions.Heartbeat) // longer than the callee may be silent
+			time.Sleep(bustest.Silence(testOptions) + testOptions.Heartbeat) // longer than the callee may be silent
 		})
 		if err != nil || string(resp) != "done" {
 			t.Fatalf("Request = %q, %v", resp, err)
@@ -270,15 +264,15 @@ func TestASlowCallerIsNotADeadCallee(t *testing.T) {
 }
 
 func TestServicesOfOneSubjectShareItsRequests(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		for _, name := range []string{"a", "b"} {
-			serve(t, p.callee, "svc.shared", func(context.Context, []byte, func([]byte)) ([]byte, error) {
+			serve(t, p.Callee, "svc.shared", func(context.Context, []byte, func([]byte)) ([]byte, error) {
 				return []byte(name), nil
 			})
 		}
 		served := map[string]int{}
 		for range 40 {
-			resp, err := p.caller.Request(t.Context(), "svc.shared", nil, nil)
+			resp, err := p.Caller.Request(t.Context(), "svc.shared", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package bus
+package bus_test
 
 import (
 	"testing"

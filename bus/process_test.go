@@ -1,4 +1,4 @@
-package bus
+package bus_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/internal/natstest"
 )
 
@@ -18,12 +20,12 @@ import (
 // stopped and started again, and a callee in another OS process that is
 // killed with SIGKILL.
 
-// until fails the test unless cond holds within wait.
+// until fails the test unless cond holds within bustest.Wait.
 func until(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(wait); !cond(); {
+	for deadline := time.Now().Add(bustest.Wait); !cond(); {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, wait)
+			t.Fatalf("%s: not within %v", what, bustest.Wait)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -34,10 +36,10 @@ func echoHandler(_ context.Context, req []byte, _ func([]byte)) ([]byte, error) 
 }
 
 func TestNATSBusRequestsResumeAfterTheServerRestarts(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	srv := natstest.StartProcess(t)
 	callerNC, calleeNC := natstest.ConnectReconnecting(t, srv.URL(), -1), natstest.ConnectReconnecting(t, srv.URL(), -1)
-	caller, callee := NATS(callerNC, testOptions), NATS(calleeNC, testOptions)
+	caller, callee := bus.NATS(callerNC, testOptions), bus.NATS(calleeNC, testOptions)
 	serve(t, callee, "svc.echo", echoHandler)
 	if resp, err := caller.Request(t.Context(), "svc.echo", []byte("before"), nil); err != nil || string(resp) != "echo: before" {
 		t.Fatalf("before the restart: %q, %v", resp, err)
@@ -49,7 +51,7 @@ func TestNATSBusRequestsResumeAfterTheServerRestarts(t *testing.T) {
 	until(t, "both connections are back", func() bool { return callerNC.IsConnected() && calleeNC.IsConnected() })
 	// The callee's subscriptions are sent again on reconnecting; a round
 	// trip makes sure the new server has them.
-	if err := calleeNC.FlushTimeout(wait); err != nil {
+	if err := calleeNC.FlushTimeout(bustest.Wait); err != nil {
 		t.Fatal(err)
 	}
 	if resp, err := caller.Request(t.Context(), "svc.echo", []byte("after"), nil); err != nil || string(resp) != "echo: after" {
@@ -58,29 +60,29 @@ func TestNATSBusRequestsResumeAfterTheServerRestarts(t *testing.T) {
 }
 
 func TestNATSBusRequestWhileTheServerIsDownSaysSo(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	srv := natstest.StartProcess(t)
 	callerNC, calleeNC := natstest.ConnectReconnecting(t, srv.URL(), -1), natstest.ConnectReconnecting(t, srv.URL(), -1)
-	caller, callee := NATS(callerNC, testOptions), NATS(calleeNC, testOptions)
+	caller, callee := bus.NATS(callerNC, testOptions), bus.NATS(calleeNC, testOptions)
 	serve(t, callee, "svc.echo", echoHandler)
 	srv.Stop()
 	until(t, "the caller sees the server gone", func() bool { return !callerNC.IsConnected() })
 
 	start := time.Now()
 	_, err := caller.Request(t.Context(), "svc.echo", []byte("x"), nil)
-	if !errors.Is(err, ErrGone) || !strings.Contains(err.Error(), "NATS connection") {
+	if !errors.Is(err, bus.ErrGone) || !strings.Contains(err.Error(), "NATS connection") {
 		t.Errorf("error %v, want ErrGone saying the NATS connection is down", err)
 	}
-	if took := time.Since(start); took > testOptions.silence()+time.Second {
-		t.Errorf("took %v, want about the silence bound (%v)", took, testOptions.silence())
+	if took := time.Since(start); took > bustest.Silence(testOptions)+time.Second {
+		t.Errorf("took %v, want about the silence bound (%v)", took, bustest.Silence(testOptions))
 	}
 }
 
 func TestNATSBusRequestAfterTheReconnectsRanOutFailsAtOnce(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	srv := natstest.StartProcess(t)
 	callerNC := natstest.ConnectReconnecting(t, srv.URL(), 3)
-	caller := NATS(callerNC, testOptions)
+	caller := bus.NATS(callerNC, testOptions)
 	srv.Stop()
 	until(t, "the caller gives the server up", callerNC.IsClosed)
 
@@ -89,7 +91,7 @@ func TestNATSBusRequestAfterTheReconnectsRanOutFailsAtOnce(t *testing.T) {
 	if !errors.Is(err, nats.ErrConnectionClosed) {
 		t.Errorf("error %v, want nats.ErrConnectionClosed", err)
 	}
-	if took := time.Since(start); took > testOptions.silence() {
+	if took := time.Since(start); took > bustest.Silence(testOptions) {
 		t.Errorf("took %v: a closed connection must not wait for silence", took)
 	}
 }
@@ -98,11 +100,11 @@ func TestNATSBusRequestAfterTheReconnectsRanOutFailsAtOnce(t *testing.T) {
 // with the callee's result when both sides are back within the caller's
 // patience, or with ErrGone, never a hang.
 func TestNATSBusCallAcrossAServerRestartEnds(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	srv := natstest.StartProcess(t)
-	o := Options{Heartbeat: 50 * time.Millisecond, MissedBeats: 40, MaxPayload: 4 << 10} // 2 s of patience
+	o := bus.Options{Heartbeat: 50 * time.Millisecond, MissedBeats: 40, MaxPayload: 4 << 10} // 2 s of patience
 	callerNC, calleeNC := natstest.ConnectReconnecting(t, srv.URL(), -1), natstest.ConnectReconnecting(t, srv.URL(), -1)
-	caller, callee := NATS(callerNC, o), NATS(calleeNC, o)
+	caller, callee := bus.NATS(callerNC, o), bus.NATS(calleeNC, o)
 	release := make(chan struct{})
 	started := make(chan struct{})
 	serve(t, callee, "svc.slow", func(ctx context.Context, _ []byte, _ func([]byte)) ([]byte, error) {
@@ -115,14 +117,14 @@ func TestNATSBusCallAcrossAServerRestartEnds(t *testing.T) {
 		}
 	})
 	res := requestAsync(t, t.Context(), caller, "svc.slow", nil)
-	within(t, started, wait, "the handler started")
+	bustest.Within(t, started, bustest.Wait, "the handler started")
 	srv.Stop()
 	until(t, "both connections see the server gone", func() bool { return !callerNC.IsConnected() && !calleeNC.IsConnected() })
 	srv.Start()
 	until(t, "both connections are back", func() bool { return callerNC.IsConnected() && calleeNC.IsConnected() })
 	close(release)
-	r := within(t, res, wait, "the call ended")
-	if r.err != nil && !errors.Is(r.err, ErrGone) {
+	r := bustest.Within(t, res, bustest.Wait, "the call ended")
+	if r.err != nil && !errors.Is(r.err, bus.ErrGone) {
 		t.Errorf("error %v, want the result or ErrGone", r.err)
 	}
 	t.Logf("the call across the restart: %q, %v", r.resp, r.err)
@@ -139,7 +141,7 @@ func TestMainChildProcess(t *testing.T) {
 		t.Skip("the callee process of the cross-process tests")
 	}
 	nc := natstest.Connect(t, url)
-	b := NATS(nc, testOptions)
+	b := bus.NATS(nc, testOptions)
 	if _, err := b.Serve(context.Background(), "svc.echo", echoHandler); err != nil {
 		t.Fatal(err)
 	}
@@ -157,10 +159,10 @@ func TestMainChildProcess(t *testing.T) {
 }
 
 func TestNATSBusCallsACalleeInAnotherProcess(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	natstest.StartChild(t, "TestMainChildProcess", url, "serving")
-	caller := NATS(natstest.Connect(t, url), testOptions)
+	caller := bus.NATS(natstest.Connect(t, url), testOptions)
 	resp, err := caller.Request(t.Context(), "svc.echo", []byte("across"), nil)
 	if err != nil || string(resp) != "echo: across" {
 		t.Fatalf("%q, %v", resp, err)
@@ -168,10 +170,10 @@ func TestNATSBusCallsACalleeInAnotherProcess(t *testing.T) {
 }
 
 func TestNATSBusCalleeProcessKilledIsGoneWithinAFewBeats(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	c := natstest.StartChild(t, "TestMainChildProcess", url, "serving")
-	caller := NATS(natstest.Connect(t, url), testOptions)
+	caller := bus.NATS(natstest.Connect(t, url), testOptions)
 	progress := make(chan string, 1)
 	res := make(chan result, 1)
 	done := make(chan struct{})
@@ -187,16 +189,16 @@ func TestNATSBusCalleeProcessKilledIsGoneWithinAFewBeats(t *testing.T) {
 	}()
 	t.Cleanup(func() { <-done })
 	c.Await(t, "working")
-	if p := within(t, progress, wait, "the callee's progress"); p != "remote working" {
+	if p := bustest.Within(t, progress, bustest.Wait, "the callee's progress"); p != "remote working" {
 		t.Errorf("progress %q, want %q", p, "remote working")
 	}
 	killed := time.Now()
 	c.Kill9(t)
-	r := within(t, res, wait, "the call ended")
-	if !errors.Is(r.err, ErrGone) {
+	r := bustest.Within(t, res, bustest.Wait, "the call ended")
+	if !errors.Is(r.err, bus.ErrGone) {
 		t.Errorf("error %v, want ErrGone", r.err)
 	}
-	if took := time.Since(killed); took > testOptions.silence()+2*time.Second {
-		t.Errorf("the call ended %v after the kill, want about the silence bound (%v)", took, testOptions.silence())
+	if took := time.Since(killed); took > bustest.Silence(testOptions)+2*time.Second {
+		t.Errorf("the call ended %v after the kill, want about the silence bound (%v)", took, bustest.Silence(testOptions))
 	}
 }

@@ -1,4 +1,4 @@
-package bus
+package bus_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/nats-io/nats.go"
 
+	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/internal/natstest"
 )
 
@@ -16,10 +18,10 @@ import (
 // of docs/decisions/agent-bus.md would.
 
 func TestWireACallAsDocumented(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	raw, callee := natstest.Connect(t, url), natstest.Connect(t, url)
-	serve(t, NATS(callee, testOptions), "svc.wire", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
+	serve(t, bus.NATS(callee, testOptions), "svc.wire", func(_ context.Context, req []byte, progress func([]byte)) ([]byte, error) {
 		progress([]byte("half"))
 		return append(req, '!'), nil
 	})
@@ -33,7 +35,7 @@ func TestWireACallAsDocumented(t *testing.T) {
 	}
 	var got []string
 	for len(got) == 0 || got[len(got)-1] != "result go!" {
-		m, err := sub.NextMsg(wait)
+		m, err := sub.NextMsg(bustest.Wait)
 		if err != nil {
 			t.Fatalf("after %v: %v", got, err)
 		}
@@ -58,11 +60,11 @@ func TestWireACallAsDocumented(t *testing.T) {
 }
 
 func TestWireARequestOfAnotherVersionIsRefused(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	raw, callee := natstest.Connect(t, url), natstest.Connect(t, url)
-	serve(t, NATS(callee, testOptions), "svc.wire", blockerHandler)
-	m, err := raw.RequestMsg(&nats.Msg{Subject: "svc.wire", Header: nats.Header{"Framewire-Bus": {"2"}}}, wait)
+	serve(t, bus.NATS(callee, testOptions), "svc.wire", blockerHandler)
+	m, err := raw.RequestMsg(&nats.Msg{Subject: "svc.wire", Header: nats.Header{"Framewire-Bus": {"2"}}}, bustest.Wait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func TestWireACallerRefusesWhatItDoesNotKnow(t *testing.T) {
 		{"an unknown kind", nats.Header{"Framewire-Bus": {"1"}, "Framewire-Bus-Kind": {"bogus"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			leakCheck(t)
+			bustest.LeakCheck(t)
 			url := natstest.Embedded(t)
 			caller, fake := natstest.Connect(t, url), natstest.Connect(t, url)
 			sub, err := fake.Subscribe("svc.fake", func(m *nats.Msg) {
@@ -94,8 +96,8 @@ func TestWireACallerRefusesWhatItDoesNotKnow(t *testing.T) {
 			if err := fake.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			_, err = NATS(caller, testOptions).Request(t.Context(), "svc.fake", nil, nil)
-			if !errors.Is(err, ErrProtocol) {
+			_, err = bus.NATS(caller, testOptions).Request(t.Context(), "svc.fake", nil, nil)
+			if !errors.Is(err, bus.ErrProtocol) {
 				t.Errorf("error %v, want ErrProtocol", err)
 			}
 		})
@@ -103,7 +105,7 @@ func TestWireACallerRefusesWhatItDoesNotKnow(t *testing.T) {
 }
 
 func TestWireASilentCalleeIsGone(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	caller, fake := natstest.Connect(t, url), natstest.Connect(t, url)
 	sub, err := fake.Subscribe("svc.mute", func(*nats.Msg) {}) // takes requests, never answers
@@ -115,11 +117,11 @@ func TestWireASilentCalleeIsGone(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	_, err = NATS(caller, testOptions).Request(t.Context(), "svc.mute", nil, nil)
-	if !errors.Is(err, ErrGone) {
+	_, err = bus.NATS(caller, testOptions).Request(t.Context(), "svc.mute", nil, nil)
+	if !errors.Is(err, bus.ErrGone) {
 		t.Errorf("error %v, want ErrGone", err)
 	}
-	if took := time.Since(start); took < testOptions.silence() || took > testOptions.silence()+time.Second {
-		t.Errorf("gave up after %v, want about %v", took, testOptions.silence())
+	if took := time.Since(start); took < bustest.Silence(testOptions) || took > bustest.Silence(testOptions)+time.Second {
+		t.Errorf("gave up after %v, want about %v", took, bustest.Silence(testOptions))
 	}
 }
