@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -413,5 +414,29 @@ func TestServerToServerTextAndTranscriptionFramesReachThePipeline(t *testing.T) 
 	}
 	if tr, ok := got[1].(*frames.Transcription); !ok || tr.Text != "hi there" || tr.UserID != "u1" || !tr.Finalized {
 		t.Errorf("second frame %+v, want the transcription", got[1])
+	}
+}
+
+// An http.Server's timeouts are for requests: a socket outlives them.
+func TestASocketOutlivesTheHTTPServersTimeouts(t *testing.T) {
+	srv, err := NewServer(echoOptions(nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewUnstartedServer(srv)
+	hs.Config.ReadTimeout, hs.Config.WriteTimeout = 100*time.Millisecond, 100*time.Millisecond
+	hs.Start()
+	defer hs.Close()
+	defer srv.Close()
+	c := dial(t, "ws"+strings.TrimPrefix(hs.URL, "http")+"/ws")
+	for i := range 4 {
+		time.Sleep(100 * time.Millisecond)
+		sendMessage(t, c, fmt.Sprintf(`{"label":"rtvi-ai","type":"t","id":"%d"}`, i))
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := readFrame(ctx, c)
+		cancel()
+		if err != nil {
+			t.Fatalf("after %d ms: %v", (i+1)*100, err)
+		}
 	}
 }
