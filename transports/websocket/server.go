@@ -504,12 +504,9 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	defer s.forget(sess)
 
-	// An http.Server's ReadTimeout and WriteTimeout (webrtc.Serve sets
-	// them, for signalling) stay on a hijacked connection: the socket
-	// lives for the session, bounded by its pings and write deadline.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
+	// net/http clears the connection's deadlines (an http.Server's
+	// ReadTimeout and WriteTimeout) when it is hijacked: the socket lives
+	// for the session, bounded by its pings and write deadline.
 	// The origin was checked above, against AllowOrigins and the Host.
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
