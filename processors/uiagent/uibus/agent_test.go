@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/processors/uiagent"
 )
 
@@ -24,11 +25,11 @@ func serveAgent(t *testing.T, b bus.Bus, subject string, ask func(context.Contex
 }
 
 func TestAgentAskGetsTheAnswer(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		serveAgent(t, p.callee, "agents.ui", func(_ context.Context, q string) (uiagent.Answer, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		serveAgent(t, p.Callee, "agents.ui", func(_ context.Context, q string) (uiagent.Answer, error) {
 			return uiagent.Answer{Text: "The form has two fields. " + q, Outcome: uiagent.Replied, SkippedRefs: []string{"e9"}, Asked: true}, nil
 		})
-		ans, err := Agent{Bus: p.caller, Subject: "agents.ui"}.Ask(t.Context(), "What is on screen?")
+		ans, err := Agent{Bus: p.Caller, Subject: "agents.ui"}.Ask(t.Context(), "What is on screen?")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +41,7 @@ func TestAgentAskGetsTheAnswer(t *testing.T) {
 }
 
 func TestAgentAskKeepsTheAgentsErrors(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		for _, tc := range []struct {
 			err     error
 			outcome uiagent.Outcome
@@ -49,10 +50,10 @@ func TestAgentAskKeepsTheAgentsErrors(t *testing.T) {
 			{uiagent.ErrTimedOut, uiagent.TimedOut},
 			{uiagent.ErrCancelled, uiagent.Cancelled},
 		} {
-			svc := serveAgent(t, p.callee, "agents.ui", func(context.Context, string) (uiagent.Answer, error) {
+			svc := serveAgent(t, p.Callee, "agents.ui", func(context.Context, string) (uiagent.Answer, error) {
 				return uiagent.Answer{Text: "Sorry.", Outcome: tc.outcome, Asked: true}, tc.err
 			})
-			ans, err := Agent{Bus: p.caller, Subject: "agents.ui"}.Ask(t.Context(), "?")
+			ans, err := Agent{Bus: p.Caller, Subject: "agents.ui"}.Ask(t.Context(), "?")
 			if !errors.Is(err, tc.err) {
 				t.Errorf("error %v, want %v", err, tc.err)
 			}
@@ -65,15 +66,15 @@ func TestAgentAskKeepsTheAgentsErrors(t *testing.T) {
 }
 
 func TestAgentAskTimesOutAndCancelsTheTurn(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		ended := make(chan struct{})
-		serveAgent(t, p.callee, "agents.slow", func(ctx context.Context, _ string) (uiagent.Answer, error) {
+		serveAgent(t, p.Callee, "agents.slow", func(ctx context.Context, _ string) (uiagent.Answer, error) {
 			<-ctx.Done()
 			close(ended)
 			return uiagent.Answer{Outcome: uiagent.Cancelled, Asked: true}, uiagent.ErrCancelled
 		})
 		start := time.Now()
-		ans, err := Agent{Bus: p.caller, Subject: "agents.slow", Timeout: 100 * time.Millisecond}.Ask(t.Context(), "?")
+		ans, err := Agent{Bus: p.Caller, Subject: "agents.slow", Timeout: 100 * time.Millisecond}.Ask(t.Context(), "?")
 		if !errors.Is(err, ErrAskTimeout) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("error %v, want ErrAskTimeout and context.DeadlineExceeded", err)
 		}
@@ -83,14 +84,14 @@ func TestAgentAskTimesOutAndCancelsTheTurn(t *testing.T) {
 		if took := time.Since(start); took > time.Second {
 			t.Errorf("took %v for a 100ms timeout", took)
 		}
-		within(t, ended, wait, "the other agent's turn was cancelled")
+		bustest.Within(t, ended, bustest.Wait, "the other agent's turn was cancelled")
 	})
 }
 
 func TestAgentAskInterruptedByTheCaller(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		started, ended := make(chan struct{}), make(chan struct{})
-		serveAgent(t, p.callee, "agents.slow", func(ctx context.Context, _ string) (uiagent.Answer, error) {
+		serveAgent(t, p.Callee, "agents.slow", func(ctx context.Context, _ string) (uiagent.Answer, error) {
 			close(started)
 			<-ctx.Done()
 			close(ended)
@@ -99,26 +100,26 @@ func TestAgentAskInterruptedByTheCaller(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		interrupted := make(chan struct{})
 		go func() { defer close(interrupted); <-started; cancel() }() // the user interrupts
-		_, err := Agent{Bus: p.caller, Subject: "agents.slow"}.Ask(ctx, "?")
+		_, err := Agent{Bus: p.Caller, Subject: "agents.slow"}.Ask(ctx, "?")
 		<-interrupted
 		if !errors.Is(err, context.Canceled) || errors.Is(err, ErrAskTimeout) {
 			t.Errorf("error %v, want context.Canceled", err)
 		}
-		within(t, ended, wait, "the other agent's turn was cancelled")
+		bustest.Within(t, ended, bustest.Wait, "the other agent's turn was cancelled")
 	})
 }
 
 func TestAgentAskWhenTheOtherAgentDies(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		started := make(chan struct{})
-		svc := serveAgent(t, p.callee, "agents.ui", func(ctx context.Context, _ string) (uiagent.Answer, error) {
+		svc := serveAgent(t, p.Callee, "agents.ui", func(ctx context.Context, _ string) (uiagent.Answer, error) {
 			close(started)
 			<-ctx.Done()
 			return uiagent.Answer{}, ctx.Err()
 		})
 		killed := make(chan struct{})
-		go func() { defer close(killed); <-started; p.kill(svc) }()
-		_, err := Agent{Bus: p.caller, Subject: "agents.ui"}.Ask(t.Context(), "?")
+		go func() { defer close(killed); <-started; p.Kill(svc) }()
+		_, err := Agent{Bus: p.Caller, Subject: "agents.ui"}.Ask(t.Context(), "?")
 		<-killed
 		if !errors.Is(err, bus.ErrGone) {
 			t.Errorf("error %v, want ErrGone", err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/processors/uiagent"
 )
@@ -41,7 +42,7 @@ func TestMainChildProcess(t *testing.T) {
 }
 
 func TestGroupWithARemoteWorkerProcessKilledEndsWithinAFewBeats(t *testing.T) {
-	leakCheck(t)
+	bustest.LeakCheck(t)
 	url := natstest.Embedded(t)
 	c := natstest.StartChild(t, "TestMainChildProcess", url, "serving")
 	caller := bus.NATS(natstest.Connect(t, url), testOptions)
@@ -63,7 +64,7 @@ func TestGroupWithARemoteWorkerProcessKilledEndsWithinAFewBeats(t *testing.T) {
 	checkLifecycle(t, got, map[string][]string{
 		"remote": {`update remote {"text":"remote searching"}`, "completed remote error <gone>"},
 	})
-	if took := time.Since(killed); took > silence(testOptions)+2*time.Second {
-		t.Errorf("the group ended %v after the kill, want about the silence bound (%v)", took, silence(testOptions))
+	if took := time.Since(killed); took > bustest.Silence(testOptions)+2*time.Second {
+		t.Errorf("the group ended %v after the kill, want about the silence bound (%v)", took, bustest.Silence(testOptions))
 	}
 }

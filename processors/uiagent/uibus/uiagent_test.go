@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/llm"
@@ -28,20 +29,7 @@ func uiAgent(t *testing.T, model *llmtest.Provider) *uiagent.Agent {
 		t.Fatal(err)
 	}
 	task := pipeline.NewTask(pipeline.New(agent, pair.User(), svc, pair.Assistant()), pipeline.TaskOptions{})
-	started := make(chan struct{})
-	task.OnStarted(func() { close(started) })
-	done := make(chan error, 1)
-	go func() { done <- task.Run(context.Background()) }()
-	within(t, started, wait, "the agent's task started")
-	t.Cleanup(func() {
-		task.EndWhenDone()
-		select {
-		case <-done:
-		case <-time.After(wait):
-			task.Cancel("test over")
-			<-done
-		}
-	})
+	runTask(t, task, "the agent's task")
 	return agent
 }
 
@@ -59,7 +47,7 @@ func lastUser(req *frames.LLMContext) string {
 // the answer comes back; an interruption cancels the remote turn and
 // frees the UI agent's single-flight Ask for the next question.
 func TestAskARemoteUIAgent(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
 		model := &llmtest.Provider{
 			Hang: func(n int) bool { return n == 0 }, // the first question is never answered
 			Respond: func(n int, req *frames.LLMContext) []llm.Event {
@@ -71,18 +59,18 @@ func TestAskARemoteUIAgent(t *testing.T) {
 			},
 		}
 		ui := uiAgent(t, model)
-		serveAgent(t, p.callee, "agents.ui", ui.Ask)
-		voice := Agent{Bus: p.caller, Subject: "agents.ui"}
+		serveAgent(t, p.Callee, "agents.ui", ui.Ask)
+		voice := Agent{Bus: p.Caller, Subject: "agents.ui"}
 
 		ctx, interrupt := context.WithCancel(t.Context())
 		first := make(chan error, 1)
 		go func() { _, err := voice.Ask(ctx, "first"); first <- err }()
-		deadline := time.Now().Add(wait)
+		deadline := time.Now().Add(bustest.Wait)
 		for len(model.Requests()) == 0 && time.Now().Before(deadline) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		interrupt() // the user barges in
-		if err := within(t, first, wait, "the first Ask returned"); !errors.Is(err, context.Canceled) {
+		if err := bustest.Within(t, first, bustest.Wait, "the first Ask returned"); !errors.Is(err, context.Canceled) {
 			t.Errorf("first Ask: error %v, want context.Canceled", err)
 		}
 

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/framewire/framewire/bus"
+	"github.com/framewire/framewire/bus/bustest"
 	"github.com/framewire/framewire/frames"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/rtvi"
@@ -67,7 +68,7 @@ func payload(p wire.Payload) string {
 // heartbeats more have passed (so a second group_completed would show).
 func (r *envelopes) lifecycle(t *testing.T, g *uiagent.Group) []string {
 	t.Helper()
-	within(t, g.Done(), wait, "the group ended")
+	bustest.Within(t, g.Done(), bustest.Wait, "the group ended")
 	time.Sleep(4 * testOptions.Heartbeat)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -81,20 +82,7 @@ func groups(t *testing.T) (*uiagent.TaskGroups, *envelopes) {
 	tg := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{})
 	rec := &envelopes{ended: make(chan struct{})}
 	task := pipeline.NewTask(pipeline.New(tg, rec), pipeline.TaskOptions{})
-	started := make(chan struct{})
-	task.OnStarted(func() { close(started) })
-	done := make(chan error, 1)
-	go func() { done <- task.Run(context.Background()) }()
-	within(t, started, wait, "the task started")
-	t.Cleanup(func() {
-		task.EndWhenDone()
-		select {
-		case <-done:
-		case <-time.After(wait):
-			task.Cancel("test over")
-			<-done
-		}
-	})
+	runTask(t, task, "the task")
 	return tg, rec
 }
 
@@ -113,7 +101,7 @@ func localWorker(step <-chan struct{}) uiagent.Worker {
 }
 
 func TestGroupWithARemoteWorker(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) { testGroupWithARemoteWorker(t, p.caller, p.callee) })
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) { testGroupWithARemoteWorker(t, p.Caller, p.Callee) })
 }
 
 func testGroupWithARemoteWorker(t *testing.T, caller, callee bus.Bus) {
@@ -144,11 +132,11 @@ func testGroupWithARemoteWorker(t *testing.T, caller, callee bus.Bus) {
 }
 
 func TestGroupWithARemoteWorkerThatDies(t *testing.T) {
-	eachImpl(t, testGroupWithARemoteWorkerThatDies)
+	bustest.Each(t, testOptions, testGroupWithARemoteWorkerThatDies)
 }
 
-func testGroupWithARemoteWorkerThatDies(t *testing.T, p pair) {
-	caller, callee := p.caller, p.callee
+func testGroupWithARemoteWorkerThatDies(t *testing.T, p bustest.Pair) {
+	caller, callee := p.Caller, p.Callee
 	working := make(chan struct{})
 	remoteEnded := make(chan struct{})
 	svc, err := ServeWorker(t.Context(), callee, "workers.search", func(ctx context.Context, update func(any)) (any, error) {
@@ -167,9 +155,9 @@ func testGroupWithARemoteWorkerThatDies(t *testing.T, p pair) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, working, wait, "the remote worker started")
+	bustest.Within(t, working, bustest.Wait, "the remote worker started")
 	time.Sleep(testOptions.Heartbeat) // its update is out
-	p.kill(svc)                       // the remote process dies
+	p.Kill(svc)                       // the remote process dies
 	got := rec.lifecycle(t, g)
 	for i, l := range got { // the error itself is logged; the card gets an error id
 		if strings.HasPrefix(l, `completed remote error {"error":"the worker ran into a problem (error id `) {
@@ -181,11 +169,11 @@ func testGroupWithARemoteWorkerThatDies(t *testing.T, p pair) {
 		"remote": {`update remote {"text":"remote searching"}`, "completed remote error <gone>"},
 	}
 	checkLifecycle(t, got, want)
-	within(t, remoteEnded, wait, "the remote work's ctx ended")
+	bustest.Within(t, remoteEnded, bustest.Wait, "the remote work's ctx ended")
 }
 
 func TestCancelledGroupCancelsTheRemoteWork(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) { testCancelledGroupCancelsTheRemoteWork(t, p.caller, p.callee) })
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) { testCancelledGroupCancelsTheRemoteWork(t, p.Caller, p.Callee) })
 }
 
 func testCancelledGroupCancelsTheRemoteWork(t *testing.T, caller, callee bus.Bus) {
@@ -206,28 +194,28 @@ func testCancelledGroupCancelsTheRemoteWork(t *testing.T, caller, callee bus.Bus
 	if err != nil {
 		t.Fatal(err)
 	}
-	within(t, blk, wait, "the remote worker started")
+	bustest.Within(t, blk, bustest.Wait, "the remote worker started")
 	g.Cancel("the user gave up")
 	checkLifecycle(t, rec.lifecycle(t, g), map[string][]string{"remote": {"completed remote cancelled -"}})
-	within(t, remoteEnded, wait, "the remote work's ctx ended")
+	bustest.Within(t, remoteEnded, bustest.Wait, "the remote work's ctx ended")
 }
 
 func TestRemoteWorkerErrors(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		svc, err := ServeWorker(t.Context(), p.callee, "workers.broken", func(context.Context, func(any)) (any, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		svc, err := ServeWorker(t.Context(), p.Callee, "workers.broken", func(context.Context, func(any)) (any, error) {
 			return nil, errors.New("the index is offline")
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = svc.Stop() }()
-		w := RemoteWorker(p.caller, "broken", "workers.broken")
+		w := RemoteWorker(p.Caller, "broken", "workers.broken")
 		_, err = w.Work(t.Context(), func(any) {})
 		var re *bus.RemoteError
 		if !errors.As(err, &re) || re.Message != "the index is offline" {
 			t.Errorf("error %v, want the remote's", err)
 		}
-		_, err = RemoteWorker(p.caller, "missing", "workers.missing").Work(t.Context(), func(any) {})
+		_, err = RemoteWorker(p.Caller, "missing", "workers.missing").Work(t.Context(), func(any) {})
 		if !errors.Is(err, bus.ErrNoResponders) {
 			t.Errorf("error %v, want ErrNoResponders", err)
 		}
@@ -269,8 +257,8 @@ func lines(ls []string) string {
 }
 
 func TestRemoteWorkerValuesCrossAsJSON(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		svc, err := ServeWorker(t.Context(), p.callee, "workers.raw", func(_ context.Context, update func(any)) (any, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		svc, err := ServeWorker(t.Context(), p.Callee, "workers.raw", func(_ context.Context, update func(any)) (any, error) {
 			update(wire.RawJSON(`{"raw":true}`))
 			update(json.RawMessage(`[1,2]`))
 			update(json.RawMessage(`{broken`)) // dropped
@@ -282,7 +270,7 @@ func TestRemoteWorkerValuesCrossAsJSON(t *testing.T) {
 		}
 		defer func() { _ = svc.Stop() }()
 		var updates []string
-		resp, err := RemoteWorker(p.caller, "raw", "workers.raw").Work(t.Context(), func(v any) {
+		resp, err := RemoteWorker(p.Caller, "raw", "workers.raw").Work(t.Context(), func(v any) {
 			updates = append(updates, string(v.(json.RawMessage)))
 		})
 		if err != nil {
@@ -300,15 +288,15 @@ func TestRemoteWorkerValuesCrossAsJSON(t *testing.T) {
 // A served worker that ends with uiagent.Failed reaches the group as
 // "failed" with its response, as a worker in the group's own process does.
 func TestRemoteWorkerFailsWithItsResponse(t *testing.T) {
-	eachImpl(t, func(t *testing.T, p pair) {
-		svc, err := ServeWorker(t.Context(), p.callee, "workers.picky", func(context.Context, func(any)) (any, error) {
+	bustest.Each(t, testOptions, func(t *testing.T, p bustest.Pair) {
+		svc, err := ServeWorker(t.Context(), p.Callee, "workers.picky", func(context.Context, func(any)) (any, error) {
 			return nil, fmt.Errorf("no offer found: %w", uiagent.Failed(map[string]string{"reason": "sold out"}))
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer func() { _ = svc.Stop() }()
-		_, err = RemoteWorker(p.caller, "picky", "workers.picky").Work(t.Context(), func(any) {})
+		_, err = RemoteWorker(p.Caller, "picky", "workers.picky").Work(t.Context(), func(any) {})
 		resp, ok := uiagent.FailedResponse(err)
 		if !ok {
 			t.Fatalf("error %v, want a uiagent.Failed", err)
