@@ -11,7 +11,8 @@
 // Two implementations pass the same tests: [Local], in-process and the
 // default (a single binary needs no NATS), and [NATS], over a
 // github.com/nats-io/nats.go connection (wire protocol v1,
-// docs/decisions/agent-bus.md).
+// docs/decisions/agent-bus.md). Package bus/bustest runs a test over
+// both, for this package's tests and those of the packages built on it.
 //
 // The bus knows nothing of what its calls carry. Package
 // processors/uiagent/uibus builds on it: a uiagent task group's worker in
