@@ -57,6 +57,17 @@ type ServeOptions struct {
 	// Configure, if set, adjusts the http.Server after the options above
 	// were applied (TLS, ConnState, BaseContext, ...).
 	Configure func(*http.Server)
+	// Also are other servers mounted in Handler whose sessions Serve
+	// ends with the Server's (another transport's: a websocket.Server):
+	// their Shutdown runs beside the Server's, within ShutdownTimeout, and
+	// their Close when it is past.
+	Also []Stopper
+}
+
+// Stopper is a server whose sessions [Serve] ends with its Server's.
+type Stopper interface {
+	Shutdown(ctx context.Context) error
+	Close() error
 }
 
 func (o ServeOptions) withDefaults(srv *Server) ServeOptions {
@@ -170,6 +181,9 @@ func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions)
 	select {
 	case err := <-served:
 		_ = srv.Close()
+		for _, o := range opts.Also {
+			_ = o.Close()
+		}
 		return fmt.Errorf("webrtc: serving on %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 		log.Info("shutting down", zap.Int("sessions", srv.SessionCount()), zap.Duration("grace", srv.opts.ShutdownGrace))
@@ -178,10 +192,16 @@ func Serve(ctx context.Context, ln net.Listener, srv *Server, opts ServeOptions)
 
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opts.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
-		log.Warn("sessions did not end in time: cancelling them", zap.Error(err))
-		_ = srv.Close()
+	var stopping sync.WaitGroup
+	for _, o := range append([]Stopper{srv}, opts.Also...) {
+		stopping.Go(func() {
+			if err := o.Shutdown(sctx); err != nil {
+				log.Warn("sessions did not end in time: cancelling them", zap.Error(err))
+				_ = o.Close()
+			}
+		})
 	}
+	stopping.Wait()
 
 	// Every session is gone: what is left are signalling requests in
 	// flight, which the write timeout bounds.

@@ -263,3 +263,38 @@ func TestServeClosesTheServerWhenTheListenerFails(t *testing.T) {
 		t.Errorf("/start after Serve failed: %d, want 503 (the server is closed)", status)
 	}
 }
+
+// stopper records how Serve stopped it.
+type stopper struct {
+	shutdowns, closes atomic.Int32
+	fail              bool
+}
+
+func (s *stopper) Shutdown(context.Context) error {
+	s.shutdowns.Add(1)
+	if s.fail {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (s *stopper) Close() error { s.closes.Add(1); return nil }
+
+func TestServeShutsDownTheServersMountedBesideItsOwn(t *testing.T) {
+	srv, err := NewServer(Options{NewPipeline: nopFactoryForOptions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calm, stuck := &stopper{}, &stopper{fail: true}
+	s := startServe(t, srv, ServeOptions{Also: []Stopper{calm, stuck}})
+	s.cancel()
+	if err := s.wait(t, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if calm.shutdowns.Load() != 1 || calm.closes.Load() != 0 {
+		t.Errorf("a server that shut down in time: %d shutdowns, %d closes; want 1 and 0", calm.shutdowns.Load(), calm.closes.Load())
+	}
+	if stuck.shutdowns.Load() != 1 || stuck.closes.Load() != 1 {
+		t.Errorf("a server that did not: %d shutdowns, %d closes; want 1 and 1", stuck.shutdowns.Load(), stuck.closes.Load())
+	}
+}
