@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
@@ -17,6 +18,7 @@ import (
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 const systemPrompt = `You are the assistant of a demo web page with three areas: a grid of phones, an essay about octopus cognition, and a job application form. The user talks or types to you while looking at the page, and you can see and act on it.
@@ -49,12 +51,26 @@ type bot struct {
 
 // newPipeline is the webrtc.PipelineFactory: one pipeline per browser.
 func (b *bot) newPipeline(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-	task, err := b.build(s.Input(), s.Output(), b.log.With(zap.String("session", s.ID())))
+	return b.session(ctx, "webrtc", s.ID(), s.Input(), s.Output())
+}
+
+// newWebSocketPipeline is the websocket.PipelineFactory: the same bot for
+// a browser on Pipecat's WebSocket transport.
+func (b *bot) newWebSocketPipeline(ctx context.Context, s *websocket.Session) (*pipeline.Task, error) {
+	return b.session(ctx, "websocket", s.ID(), s.Input(), s.Output())
+}
+
+// session builds the pipeline of session id between its transport's in
+// and out, and attaches telemetry and the inspector to it; transport
+// names the transport in the logs and the session span.
+func (b *bot) session(ctx context.Context, transport, id string, in, out pipeline.Processor) (*pipeline.Task, error) {
+	task, err := b.build(in, out, b.log.With(zap.String("session", id), zap.String("transport", transport)))
 	if err != nil {
 		return nil, err
 	}
-	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
-	b.ins.StartSession(ctx, s.ID()).Attach(task)
+	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: id,
+		Attributes: []attribute.KeyValue{attribute.String("framewire.transport", transport)}}).Attach(task)
+	b.ins.StartSession(ctx, id).Attach(task)
 	return task, nil
 }
 

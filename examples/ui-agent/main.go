@@ -21,6 +21,7 @@ import (
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 // config is what the server runs with.
@@ -122,8 +123,8 @@ func newLogger(verbose bool) *zap.Logger {
 	return zap.New(core)
 }
 
-// serve runs the demo until ctx ends, then ends the sessions gracefully
-// (webrtc.Serve). ready, when
+// serve runs the demo until ctx ends, then ends the sessions of both
+// transports gracefully (webrtc.Serve). ready, when
 // not nil, receives the address the server listens on (tests listen on
 // port 0).
 func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string) error {
@@ -162,11 +163,26 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	if err != nil {
 		return fmt.Errorf("starting the WebRTC server: %w", err)
 	}
-	h := handler(cfg, rtc, ins)
+	// The same bot over Pipecat's WebSocket transport, for the page opened
+	// with ?transport=websocket: POST /ws/connect, then the socket at /ws/ws.
+	ws, err := websocket.NewServer(websocket.Options{
+		NewPipeline:   b.newWebSocketPipeline,
+		MeterProvider: otel.MeterProvider(),
+		Logger:        log.Named("websocket"),
+		// The Host check is the demo's (handler); the server checks again.
+		AllowHosts:  cfg.allowlist().Hosts,
+		MaxSessions: 32,
+	})
+	if err != nil {
+		_ = rtc.Close()
+		return fmt.Errorf("starting the WebSocket server: %w", err)
+	}
+	h := handler(cfg, rtc, ws, ins)
 
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		_ = rtc.Close()
+		_ = ws.Close()
 		return fmt.Errorf("listening on %s: %w (another demo running? pass -addr or UI_AGENT_ADDR)", cfg.Addr, err)
 	}
 
@@ -192,13 +208,15 @@ func serve(ctx context.Context, cfg config, log *zap.Logger, ready chan<- string
 	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
 	// server.
 	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
-		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h})
+		// Serve ends the WebSocket sessions with the WebRTC ones.
+		return webrtc.Serve(ctx, ln, rtc, webrtc.ServeOptions{Handler: h, Also: []webrtc.Stopper{ws}})
 	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }
 
-// handler routes the page, its config, the signalling and, when on, the
+// handler routes the page, its config, the WebRTC signalling, the
+// WebSocket transport under /ws/ (when ws is not nil) and, when on, the
 // inspector, for the hosts of cfg.allowlist only.
-func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Handler {
+func handler(cfg config, rtc *webrtc.Server, ws *websocket.Server, ins *inspector.Inspector) http.Handler {
 	pub := cfg.public()
 	mux := http.NewServeMux()
 	if ins != nil {
@@ -207,6 +225,10 @@ func handler(cfg config, rtc *webrtc.Server, ins *inspector.Inspector) http.Hand
 	mux.Handle("/api/offer", rtc)
 	mux.Handle("/start", rtc)
 	mux.Handle("/sessions/", rtc)
+	if ws != nil {
+		// /ws/connect answers {"wsUrl": "ws://<host>/ws/ws?session=..."}.
+		mux.Handle("/ws/", http.StripPrefix("/ws", ws))
+	}
 	mux.HandleFunc("GET /api/config", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

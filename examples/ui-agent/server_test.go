@@ -11,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/telemetry/inspector"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket/wire"
 )
 
 func testHandler(t *testing.T, cfg config) http.Handler {
@@ -27,7 +29,7 @@ func testHandler(t *testing.T, cfg config) http.Handler {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = rtc.Shutdown(context.Background()) })
-	return handler(cfg, rtc, nil)
+	return handler(cfg, rtc, nil, nil)
 }
 
 // local is the demo's origin in the tests' requests: the Host the
@@ -243,7 +245,7 @@ func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
 	}
 	defer func() { _ = rtc.Shutdown(context.Background()) }()
 
-	on := handler(cfg, rtc, ins)
+	on := handler(cfg, rtc, nil, ins)
 	req := httptest.NewRequest(http.MethodGet, local+"/inspector/api/sessions", nil)
 	req.RemoteAddr = "127.0.0.1:5000"
 	rec := httptest.NewRecorder()
@@ -258,7 +260,7 @@ func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
 	if rec.Code != http.StatusForbidden {
 		t.Errorf("GET /inspector/ from another host: %d, want 403", rec.Code)
 	}
-	off := handler(cfg, rtc, nil)
+	off := handler(cfg, rtc, nil, nil)
 	if res, body := get(t, off, "/inspector/api/sessions"); strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 		t.Errorf("with the inspector off, /inspector/api/sessions answered JSON: %s", body)
 	}
@@ -279,5 +281,102 @@ func TestTheInspectorIsMountedOnlyWhenAskedFor(t *testing.T) {
 	}
 	if got := inspectorLink(off); got != "(absent)" {
 		t.Errorf("config's inspector with the inspector off: %q, want it absent", got)
+	}
+}
+
+// The demo serves Pipecat's WebSocket transport under /ws/ next to
+// WebRTC: POST /ws/connect answers exactly {"wsUrl"} (what client-js's
+// startBotAndConnect hands the transport), the socket there runs the same
+// bot (client-ready gets bot-ready and the greeting), and shutting the
+// demo down ends the WebSocket session too.
+func TestServeRunsTheBotOverWebSocket(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	errc := make(chan error, 1)
+	textChat := func(k string) string { return map[string]string{"UI_AGENT_VOICE": "off"}[k] }
+	cfg := config{Addr: "127.0.0.1:0", Brain: chooseBrain(func(string) string { return "" }), Voice: chooseVoice(context.Background(), textChat), ResearchStep: time.Second}
+	go func() { errc <- serve(ctx, cfg, zap.NewNop(), ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-errc:
+		t.Fatalf("serve: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not start")
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/ws/connect", strings.NewReader(`{"page":"test"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", "http://"+addr)
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer map[string]string
+	err = json.NewDecoder(res.Body).Decode(&answer)
+	_ = res.Body.Close()
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("POST /ws/connect: %d %v", res.StatusCode, err)
+	}
+	wsURL := answer["wsUrl"]
+	if len(answer) != 1 || !strings.HasPrefix(wsURL, "ws://"+addr+"/ws/ws?session=") {
+		t.Fatalf("POST /ws/connect answered %v, want only wsUrl, ws://%s/ws/ws?session=...", answer, addr)
+	}
+
+	dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+	defer dcancel()
+	c, _, err := websocket.Dial(dctx, wsURL, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {"http://" + addr}}})
+	if err != nil {
+		t.Fatalf("dial %s: %v", wsURL, err)
+	}
+	defer func() { _ = c.CloseNow() }()
+	clientReady := `{"label":"rtvi-ai","type":"client-ready","id":"1","data":{"version":"2.1.0","about":{"library":"go-test"}}}`
+	if err := c.Write(dctx, websocket.MessageBinary, wire.AppendMessage(nil, []byte(clientReady))); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for !seen["bot-ready"] || !seen["greeting"] {
+		typ, b, err := c.Read(dctx)
+		if err != nil {
+			t.Fatalf("reading after client-ready (seen %v): %v", seen, err)
+		}
+		if typ != websocket.MessageBinary {
+			t.Fatalf("the server sent a %v message; the browser client reads binary ones only", typ)
+		}
+		f, err := wire.Decode(b)
+		if err != nil {
+			t.Fatalf("decoding a server frame: %v", err)
+		}
+		if f.Kind != wire.KindMessage {
+			continue
+		}
+		var msg struct {
+			Label, Type string
+			Data        json.RawMessage
+		}
+		if err := json.Unmarshal(f.Data, &msg); err != nil || msg.Label != "rtvi-ai" {
+			t.Fatalf("message %s: not an RTVI envelope (%v)", f.Data, err)
+		}
+		seen[msg.Type] = true
+		if msg.Type == "bot-output" && strings.Contains(string(msg.Data), "I can see this page") {
+			seen["greeting"] = true
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Errorf("serve returned %v after a clean shutdown", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the server did not shut down with a WebSocket session open")
+	}
+	if _, _, err := c.Read(context.Background()); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+		t.Errorf("after the shutdown the socket read %v, want a close with going away", err)
 	}
 }
