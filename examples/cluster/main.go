@@ -498,7 +498,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 // bots are the worker's pipelines, by -bot.
 var bots = map[string]func(*webrtc.Session, *zap.Logger) *pipeline.Task{
 	"conformance": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
-		return conformancebot.New(s.Input(), s.Output(), log)
+		return conformancebot.New(s.Input(), s.Output(), log, conformancebot.Options{})
 	},
 	"echo": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
 		// Output at the input's 16 kHz: the echo passes audio through

@@ -18,10 +18,20 @@
 // empty, disables that).
 //
 // Routes: POST and PATCH /api/offer, POST /start, POST and PATCH
-// /sessions/<id>/api/offer, all served by transports/webrtc. Every session
-// runs the pipeline of examples/internal/conformancebot:
+// /sessions/<id>/api/offer, served by transports/webrtc; and Pipecat's
+// WebSocket transport (conformance-bot.md §14), served by
+// transports/websocket: GET /ws, the socket that client.connect({wsUrl})
+// opens, and POST /connect, whose answer {"wsUrl"} startBotAndConnect
+// hands to it. The second line it prints names both. Every session runs
+// the pipeline of examples/internal/conformancebot:
 //
-//	in → RTVI → task groups → user aggregator → echo LLM → out → assistant aggregator
+//	in → audio meter → RTVI → task groups → user aggregator → echo LLM → tone → out → assistant aggregator
+//
+// where the tone plays over the WebSocket transport only: a 440 Hz tone at
+// 24 kHz from client-ready on, which the client can hear (over WebRTC the
+// bot is silent). client-message {t:"audio-stats"} is answered, on either
+// transport, with server-response {t:"audio-stats", d:{samples,
+// sample_rate, num_channels, rms}} over the user's audio so far.
 //
 // and answers, by the spec's row numbers:
 //

@@ -101,7 +101,7 @@ func (passThrough) ProcessFrame(context.Context, *pipeline.Handle, frames.Frame,
 func startBot(t testing.TB) *bot {
 	t.Helper()
 	b := &bot{t: t, wire: newWire(), done: make(chan error, 1)}
-	b.task = conformancebot.New(passThrough{}, b.wire, zap.NewNop())
+	b.task = conformancebot.New(passThrough{}, b.wire, zap.NewNop(), conformancebot.Options{})
 	started := make(chan struct{})
 	b.task.OnStarted(func() { close(started) })
 	go func() { b.done <- b.task.Run(context.Background()) }()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 // defaultAddr is the address of the conformance bot (docs/protocol.md §10).
@@ -101,11 +103,44 @@ func newServer(cfg config) (*webrtc.Server, error) {
 			slog := log.With(zap.String("session", s.ID()))
 			// The server logs the session's end and its reason.
 			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			task := conformancebot.New(s.Input(), s.Output(), slog)
+			task := conformancebot.New(s.Input(), s.Output(), slog, conformancebot.Options{})
 			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
 			return task, nil
 		},
 	})
+}
+
+// newWebSocketServer returns the server of Pipecat's WebSocket transport
+// whose sessions each run the conformance bot with its tone
+// (conformance-bot.md §14): POST /connect answers {"wsUrl"}, GET /ws is the
+// socket.
+func newWebSocketServer(cfg config) (*websocket.Server, error) {
+	log := cfg.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return websocket.NewServer(websocket.Options{
+		Logger:        log.Named("websocket"),
+		AllowOrigins:  cfg.AllowOrigins,
+		MeterProvider: cfg.Telemetry.MeterProvider(),
+		NewPipeline: func(ctx context.Context, s *websocket.Session) (*pipeline.Task, error) {
+			slog := log.With(zap.String("session", s.ID()), zap.String("transport", "websocket"))
+			slog.Info("session started")
+			task := conformancebot.New(s.Input(), s.Output(), slog, conformancebot.Options{Tone: true})
+			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			return task, nil
+		},
+	})
+}
+
+// handler serves both transports: the WebSocket transport's two routes,
+// and everything else by the WebRTC server.
+func handler(rtc *webrtc.Server, ws *websocket.Server) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/ws", ws)
+	mux.Handle("/connect", ws)
+	mux.Handle("/", rtc)
+	return mux
 }
 
 // run serves the bot on cfg.Addr until ctx ends, then ends every session
@@ -131,18 +166,25 @@ func run(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ws, err := newWebSocketServer(cfg)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		_ = srv.Close()
+		_ = ws.Close()
 		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "websocket transport: ws://%s/ws (connect endpoint: POST http://%s/connect)\n", ln.Addr(), ln.Addr())
 	log := cfg.Logger
 	if log == nil {
 		log = zap.NewNop()
 	}
 	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
-		return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{})
+		return webrtc.Serve(ctx, ln, srv, webrtc.ServeOptions{Handler: handler(srv, ws), Also: []webrtc.Stopper{ws}})
 	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
 }
 

@@ -33,23 +33,32 @@ const (
 // stays bounded.
 const keepMessages = 32
 
+// Options configure a session's bot.
+type Options struct {
+	// Tone plays a 440 Hz tone at 24 kHz from client-ready on (over the
+	// WebSocket transport, whose client tests can only hear a signal:
+	// conformance-bot.md §14). Default: silence.
+	Tone bool
+}
+
 // New builds one session's pipeline of the conformance bot between the transport's input and
 // output processors:
 //
-//	in → RTVI → task groups → user aggregator → echo LLM → out → assistant aggregator
+//	in → audio meter → RTVI → task groups → user aggregator → echo LLM → tone → out → assistant aggregator
 //
 // with the RTVI observer, which turns what the bot says (LLM text, UI
 // commands, job-group cards) into RTVI messages in the client's own
 // vocabulary. The RTVI processor answers the handshake, disconnect-bot and
 // bad input itself; the handlers registered here answer the conformance
 // rows that are the application's to answer.
-func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
+func New(in, out pipeline.Processor, log *zap.Logger, opts Options) *pipeline.Task {
 	rt := rtvi.NewProcessor(rtvi.Options{Logger: log.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: log.Named("rtvi-observer")}})
 	groups := uiagent.NewTaskGroups(uiagent.TaskGroupsOptions{Logger: log.Named("groups")})
 	pair := llm.NewPair(llm.NewContext(), llm.PairOptions{BeforeInference: keepLast(keepMessages)})
 	echo := llm.NewService(echoLLM{}, llm.ServiceOptions{Name: "echo-llm"})
 
-	task := pipeline.NewTask(pipeline.New(in, rt, groups, pair.User(), echo, out, pair.Assistant()),
+	meter, tn := &audioMeter{}, &tone{}
+	task := pipeline.NewTask(pipeline.New(in, meter, rt, groups, pair.User(), echo, tn, out, pair.Assistant()),
 		pipeline.TaskOptions{
 			Logger: log.Named("pipeline"),
 		})
@@ -67,11 +76,16 @@ func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 	rt.OnClientReady(func(_ context.Context, r *rtvi.ClientReadyFrame) {
 		log.Info("client ready", zap.String("version", r.Version), zap.String("library", r.About.Library),
 			zap.String("library_version", r.About.LibraryVersion))
+		if opts.Tone {
+			tn.start()
+		}
 	})
 	rt.OnClientMessage(func(_ context.Context, m rtvi.ClientMessage) {
 		switch m.Type {
 		case echoType: // row 3
 			rt.SendServerResponse(m, m.Data)
+		case audioStatsType: // §14
+			rt.SendServerResponse(m, rtviwire.JSON(meter.stats()))
 		case uiCommandType: // row 4
 			f, err := parseUICommand(m.Data)
 			if err != nil {
@@ -91,8 +105,8 @@ func New(in, out pipeline.Processor, log *zap.Logger) *pipeline.Task {
 			}
 		default:
 			log.Warn("unknown client-message type", zap.String("t", m.Type), zap.String("id", m.ID))
-			rt.SendErrorResponse(m, fmt.Sprintf("unknown client-message type %q (this bot knows %q, %q and %q)",
-				m.Type, echoType, uiCommandType, startJobGroupType))
+			rt.SendErrorResponse(m, fmt.Sprintf("unknown client-message type %q (this bot knows %q, %q, %q and %q)",
+				m.Type, echoType, audioStatsType, uiCommandType, startJobGroupType))
 		}
 	})
 	return task
