@@ -12,8 +12,11 @@ import { ApplicationForm } from "./ApplicationForm.jsx";
 import { Assistant } from "./Assistant.jsx";
 
 const OFFER_ENDPOINT = "/api/offer";
+// The WebSocket transport's connect endpoint: it answers {"wsUrl": ...}.
+const WS_CONNECT_ENDPOINT = "/ws/connect";
 
-export function App({ client, media }) {
+// transportKind is "webrtc" or "websocket" (main.jsx, ?transport=).
+export function App({ client, media, transportKind = "webrtc" }) {
   const [config, setConfig] = useState(null);
   const [connectError, setConnectError] = useState(null);
   const [cart, setCart] = useState([]);
@@ -52,11 +55,15 @@ export function App({ client, media }) {
   const connect = useCallback(async () => {
     setConnectError(null);
     try {
-      await client.connect({ webrtcRequestParams: { endpoint: OFFER_ENDPOINT } });
+      if (transportKind === "websocket") {
+        await client.startBotAndConnect({ endpoint: WS_CONNECT_ENDPOINT, requestData: { page: "ui-agent" } });
+      } else {
+        await client.connect({ webrtcRequestParams: { endpoint: OFFER_ENDPOINT } });
+      }
     } catch (e) {
       setConnectError(String(e?.message ?? e));
     }
-  }, [client]);
+  }, [client, transportKind]);
 
   useEffect(() => {
     connect();
@@ -95,6 +102,17 @@ export function App({ client, media }) {
               Reconnect
             </button>
           )}
+          {/* The other transport is one click away; left out of the
+              snapshot: it is not part of the page the agent drives. */}
+          <a
+            id="transport-switch"
+            className="badge badge-link"
+            href={transportKind === "websocket" ? "?" : "?transport=websocket"}
+            data-a11y-exclude=""
+            title="The page reloads on the other transport; the server serves both"
+          >
+            {transportKind === "websocket" ? "WebSocket · switch to WebRTC" : "WebRTC · switch to WebSocket"}
+          </a>
           {config?.inspector && (
             // The operator's view of the live session (FRAMEWIRE_INSPECTOR=1);
             // left out of the snapshot: it is not part of the page the agent drives.

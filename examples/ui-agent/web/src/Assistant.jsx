@@ -33,6 +33,11 @@ export function Assistant({ client, media, config, connected, connectError }) {
   const [text, setText] = useState("");
   const [mic, setMic] = useState("off"); // off | starting | on | error
   const [micError, setMicError] = useState("");
+  // A disconnect stops the microphone (the media managers drop it): the
+  // button says so, and a reconnect starts with it off.
+  useEffect(() => {
+    if (!connected) setMic((m) => (m === "on" ? "off" : m));
+  }, [connected]);
   const seenSegments = useRef(new Set());
   const nextId = useRef(1);
   const logRef = useRef(null);
