@@ -99,7 +99,10 @@ func readFrame(ctx context.Context, c *websocket.Conn) (wire.Frame, error) {
 type echo struct {
 	mu  sync.Mutex
 	got []frames.Frame
+	in  *Input
 }
+
+func (e *echo) input() *Input { return e.in }
 
 func (e *echo) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, dir frames.Direction) error {
 	switch f := f.(type) {
@@ -124,7 +127,7 @@ func (e *echo) frames() []frames.Frame {
 // each new session's echo and request data are sent on the channels.
 func echoOptions(echoes chan<- *echo, data chan<- json.RawMessage) Options {
 	return Options{NewPipeline: func(_ context.Context, s *Session) (*pipeline.Task, error) {
-		e := &echo{}
+		e := &echo{in: s.Input()}
 		if echoes != nil {
 			echoes <- e
 		}

@@ -46,11 +46,9 @@ func newInput(s *Session) *Input {
 // Name implements pipeline.Namer.
 func (in *Input) Name() string { return "WebSocketInput#" + in.s.id[:8] }
 
-// Setup implements pipeline.Setupper: it attaches the input's outlet and
-// lets the session's reader start.
+// Setup implements pipeline.Setupper: it attaches the input's outlet.
 func (in *Input) Setup(_ context.Context, su pipeline.Setup) error {
 	su.Attach(&in.outlet)
-	in.s.attach()
 	return nil
 }
 
@@ -61,10 +59,13 @@ func (in *Input) Cleanup(context.Context) error {
 }
 
 // ProcessFrame implements pipeline.Processor: it learns the input rate
-// from Start and passes every frame through.
+// from Start, then lets the session's reader start, so that nothing the
+// client sends arrives before the pipeline can take it; every frame passes
+// through.
 func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 	if st, ok := f.(*frames.Start); ok {
 		in.format.Store(in.opts.Format(st.AudioInSampleRate))
+		in.s.attach()
 	}
 	return nil
 }

@@ -196,6 +196,10 @@ func TestAudioFasterThanRealTimeIsDroppedPastMaxAhead(t *testing.T) {
 	if h.srv.SessionCount() != 1 {
 		t.Error("the session ended")
 	}
+	// The dropped frames are counted: all but what was taken.
+	if in := e.input(); in.AudioDropped() == 0 || in.AudioDropped() > 312 {
+		t.Errorf("AudioDropped = %d, want the frames past MaxAhead", in.AudioDropped())
+	}
 }
 
 // closeCode reads until the server closes and returns its code.
@@ -438,5 +442,31 @@ func TestASocketOutlivesTheHTTPServersTimeouts(t *testing.T) {
 		if err != nil {
 			t.Fatalf("after %d ms: %v", (i+1)*100, err)
 		}
+	}
+}
+
+func TestConnectIDsAreForgottenAfterStartTTLOrPastMaxStarts(t *testing.T) {
+	srv, err := NewServer(Options{NewPipeline: echoOptions(nil, nil).NewPipeline, MaxStarts: 2, StartTTL: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	t0 := time.Unix(1000, 0)
+	srv.mu.Lock()
+	defer srv.mu.Unlock()
+	srv.putStartLocked("a", json.RawMessage(`1`), t0)
+	srv.putStartLocked("b", json.RawMessage(`2`), t0)
+	srv.putStartLocked("c", json.RawMessage(`3`), t0) // past MaxStarts: "a" goes
+	if _, ok := srv.takeStartLocked("a", t0); ok {
+		t.Error(`"a" was kept past MaxStarts`)
+	}
+	if d, ok := srv.takeStartLocked("b", t0.Add(59*time.Second)); !ok || string(d) != "2" {
+		t.Errorf(`"b" within its TTL: %s, %v`, d, ok)
+	}
+	if _, ok := srv.takeStartLocked("b", t0); ok {
+		t.Error(`"b" was taken twice`)
+	}
+	if _, ok := srv.takeStartLocked("c", t0.Add(time.Minute)); ok {
+		t.Error(`"c" was taken after its TTL`)
 	}
 }

@@ -66,8 +66,9 @@ type Session struct {
 	limiter    *transports.MessageLimiter
 	bg         sync.WaitGroup // the reader, writer, pinger and timers
 
-	// attached is closed when the input is set up: the reader waits for
-	// it, so no client message arrives before the pipeline can take it.
+	// attached is closed when the input has seen Start: the reader waits
+	// for it, so nothing the client sends arrives before the pipeline can
+	// take it (it waits in the socket meanwhile).
 	attached     chan struct{}
 	attachedOnce sync.Once
 
@@ -265,7 +266,7 @@ func (s *Session) announce(ev SessionEvent) {
 }
 
 // readLoop reads the client's messages until the socket fails or closes.
-// It waits for the input to be set up first: what the client sends before
+// It waits for the pipeline to start first: what the client sends before
 // that waits in the socket.
 func (s *Session) readLoop() {
 	select {
@@ -347,6 +348,12 @@ func (s *Session) readFailed(err error) {
 func (s *Session) pingLoop() {
 	every := s.srv.opts.PingInterval
 	if every < 0 {
+		return
+	}
+	// A pong is read by the reader, which starts with the pipeline.
+	select {
+	case <-s.attached:
+	case <-s.ctx.Done():
 		return
 	}
 	t := time.NewTicker(every)
@@ -488,7 +495,7 @@ func (s *Session) writeLoop() {
 	}
 }
 
-// attach is called by the input's Setup: the reader may start.
+// attach is called by the input at Start: the reader may start.
 func (s *Session) attach() { s.attachedOnce.Do(func() { close(s.attached) }) }
 
 // reportOutput reports what the session's output counted, at its end.
