@@ -19,6 +19,8 @@ const (
 	// Session.
 	KeySessionID     = attribute.Key("framewire.session.id")
 	KeySessionReason = attribute.Key("framewire.session.end_reason")
+	// KeySessionTransport is the session's transport: webrtc or websocket.
+	KeySessionTransport = attribute.Key("framewire.session.transport")
 
 	// Turns.
 	KeyTurnNumber      = attribute.Key("framewire.turn.number")

@@ -27,6 +27,9 @@ type SessionOptions struct {
 	// ID identifies the session; it is the span attribute
 	// framewire.session.id, never a metric label.
 	ID string
+	// Transport names the session's transport ("webrtc", "websocket"),
+	// the span attribute framewire.session.transport; "" leaves it out.
+	Transport string
 	// Attributes are added to the session span.
 	Attributes []attribute.KeyValue
 }
@@ -147,9 +150,12 @@ func (t *Telemetry) StartSession(ctx context.Context, o SessionOptions) *Session
 	if s.system == "" {
 		s.system = "_OTHER"
 	}
-	attrs := make([]attribute.KeyValue, 0, 1+len(o.Attributes))
+	attrs := make([]attribute.KeyValue, 0, 2+len(o.Attributes))
 	if o.ID != "" {
 		attrs = append(attrs, KeySessionID.String(o.ID))
+	}
+	if o.Transport != "" {
+		attrs = append(attrs, KeySessionTransport.String(o.Transport))
 	}
 	attrs = append(attrs, o.Attributes...)
 	s.ctx, s.span = s.tracer.Start(context.WithoutCancel(ctx), "session",

@@ -88,7 +88,7 @@ func newRig(t *testing.T, model *llmtest.Provider, fns []llm.Function, procs fun
 	pair := llm.NewPair(conv, llm.PairOptions{})
 	task := pipeline.NewTask(pipeline.New(procs(pair.User(), svc, pair.Assistant())...),
 		pipeline.TaskOptions{EnableMetrics: true, EnableUsageMetrics: true})
-	sess := tel.StartSession(t.Context(), telemetry.SessionOptions{ID: "sess-1"})
+	sess := tel.StartSession(t.Context(), telemetry.SessionOptions{ID: "sess-1", Transport: "websocket"})
 	sess.Attach(task)
 	r := &rig{rec: rec, tel: tel, task: task, done: make(chan error, 1)}
 	go func() { r.done <- task.Run(context.Background()) }()
@@ -211,10 +211,10 @@ func TestTextTurnWithToolCallGivesTheSpanTree(t *testing.T) {
 	r.waitSpan(t, "turn")
 	spans := r.end(t)
 
-	got := tree(spans, telemetry.KeySessionID, telemetry.KeyTurnKind, telemetry.KeyTurnInterrupted,
+	got := tree(spans, telemetry.KeySessionID, telemetry.KeySessionTransport, telemetry.KeyTurnKind, telemetry.KeyTurnInterrupted,
 		telemetry.KeyGenAIOperationName, telemetry.KeyGenAISystem, telemetry.KeyGenAIInputTokens, telemetry.KeyGenAIOutputTokens,
 		telemetry.KeyGenAIToolName, telemetry.KeyGenAIToolCallID, telemetry.KeyOutcome)
-	want := []node{{Name: "session", Attrs: map[string]any{"framewire.session.id": "sess-1"}, Children: []node{
+	want := []node{{Name: "session", Attrs: map[string]any{"framewire.session.id": "sess-1", "framewire.session.transport": "websocket"}, Children: []node{
 		{Name: "turn", Attrs: map[string]any{"framewire.turn.kind": "text", "framewire.turn.interrupted": false}, Children: []node{
 			{Name: "chat", Attrs: map[string]any{"gen_ai.operation.name": "chat", "gen_ai.system": "openai", "gen_ai.usage.input_tokens": int64(40),
 				"gen_ai.usage.output_tokens": int64(9), "framewire.outcome": "ok"}, Children: []node{

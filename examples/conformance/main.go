@@ -104,7 +104,7 @@ func newServer(cfg config) (*webrtc.Server, error) {
 			// The server logs the session's end and its reason.
 			slog.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
 			task := conformancebot.New(s.Input(), s.Output(), slog, conformancebot.Options{})
-			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID(), Transport: "webrtc"}).Attach(task)
 			return task, nil
 		},
 	})
@@ -127,7 +127,7 @@ func newWebSocketServer(cfg config) (*websocket.Server, error) {
 			slog := log.With(zap.String("session", s.ID()), zap.String("transport", "websocket"))
 			slog.Info("session started")
 			task := conformancebot.New(s.Input(), s.Output(), slog, conformancebot.Options{Tone: true})
-			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+			cfg.Telemetry.StartSession(ctx, telemetry.SessionOptions{ID: s.ID(), Transport: "websocket"}).Attach(task)
 			return task, nil
 		},
 	})

@@ -49,6 +49,9 @@ type instruments struct {
 	signal         *signalmetrics.Instruments
 
 	queueOutputAudio, queueOutbound []metric.RecordOption
+	// transport is the attribute the output's series carry,
+	// transport="webrtc", as every transport's do.
+	transport []metric.AddOption
 }
 
 func newInstruments(mp metric.MeterProvider) (*instruments, error) {
@@ -82,6 +85,7 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 		return nil, wrap(err)
 	}
 	in.queueOutputAudio = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutputAudio)))}
+	in.transport = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("transport", "webrtc")))}
 	in.queueOutbound = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutbound)))}
 	return &in, nil
 }
@@ -94,8 +98,8 @@ func (s *Session) reportOutput() {
 	// Late frames and underruns were counted as they happened; zero
 	// makes their series exist from the first session on, so a
 	// dashboard sees "none" rather than "no data".
-	m.lateFrames.Add(ctx, 0)
-	m.underruns.Add(ctx, 0)
+	m.lateFrames.Add(ctx, 0, m.transport...)
+	m.underruns.Add(ctx, 0, m.transport...)
 	if st.OpusComplexity >= 0 {
 		m.opusComplexity.Record(ctx, int64(st.OpusComplexity))
 	}

@@ -48,8 +48,8 @@ func TestTheTransportReportsItsMetrics(t *testing.T) {
 	// A session without late frames or underruns makes their series at
 	// zero: a dashboard sees "none", not "no data".
 	for _, name := range []string{"framewire.output.late_frames", "framewire.output.underruns"} {
-		if _, ok := m.Sums(t, name, "")[""]; !ok {
-			t.Errorf("%s has no series after a session ended", name)
+		if _, ok := m.Sums(t, name, "transport")["webrtc"]; !ok {
+			t.Errorf("%s has no series with transport=webrtc after a session ended", name)
 		}
 	}
 }
@@ -63,8 +63,8 @@ func TestNoMeterProviderCountsWithoutAllocating(t *testing.T) {
 	}
 	ctx := t.Context()
 	if n := testing.AllocsPerRun(100, func() {
-		in.lateFrames.Add(ctx, 1)
-		in.underruns.Add(ctx, 2)
+		in.lateFrames.Add(ctx, 1, in.transport...)
+		in.underruns.Add(ctx, 2, in.transport...)
 	}); n != 0 {
 		t.Errorf("%v allocations per count, want 0", n)
 	}

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/internal/metricstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/websocket/wire"
@@ -468,5 +469,29 @@ func TestConnectIDsAreForgottenAfterStartTTLOrPastMaxStarts(t *testing.T) {
 	}
 	if _, ok := srv.takeStartLocked("c", t0.Add(time.Minute)); ok {
 		t.Error(`"c" was taken after its TTL`)
+	}
+}
+
+// The transport's series carry transport="websocket", beside WebRTC's
+// under the same names; a session that ends makes them exist at zero.
+func TestTheTransportsMetricsCarryItsName(t *testing.T) {
+	m := metricstest.NewReader(t)
+	opts := echoOptions(nil, nil)
+	opts.MeterProvider = m.Provider
+	h := newHarness(t, opts)
+	c := dial(t, h.wsURL())
+	sendMessage(t, c, `{"label":"rtvi-ai","type":"x"}`)
+	if _, err := readFrame(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	c.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, 5*time.Second, "the session's end", func() bool { return h.srv.SessionCount() == 0 })
+	for _, name := range []string{"framewire.output.late_frames", "framewire.output.underruns", "framewire.output.dropped_frames"} {
+		if _, ok := m.Sums(t, name, "transport")["websocket"]; !ok {
+			t.Errorf("%s has no series with transport=websocket", name)
+		}
+	}
+	if got := m.Counts(t, "framewire.queue.high_water", "queue")["websocket.outbound"]; got != 1 {
+		t.Errorf("outbound high water reported %d times, want once", got)
 	}
 }
