@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -214,7 +215,7 @@ func externalWindow(ctx context.Context, cfg externalConfig, n int, httpc *http.
 	in0, out0 := packetTotals(clients)
 	each0 := packetsEach(clients)
 	cpu0, steal0, t0 := cpuTime(), stealTime(), time.Now()
-	gaps := watchGaps(clients)
+	gaps := watchGaps(packetCounters(clients))
 	sleep(ctx, cfg.duration)
 	g := gaps.stop()
 	in1, out1 := packetTotals(clients)
@@ -380,10 +381,11 @@ type gapWatcher struct {
 	res  chan gapStats
 }
 
-// watchGaps starts watching clients for stretches without an inbound
-// packet, until stop. It reads the counters the clients keep anyway, so
-// that it adds nothing to their packet path.
-func watchGaps(clients []*webrtctest.Client) *gapWatcher {
+// watchGaps starts watching clients' inbound counters (one a client:
+// packets, or frames) for stretches without a change, until stop. It
+// reads the counters the clients keep anyway, so that it adds nothing to
+// their packet path.
+func watchGaps(clients []*atomic.Uint64) *gapWatcher {
 	w := &gapWatcher{done: make(chan struct{}), res: make(chan gapStats, 1)}
 	go func() { w.res <- pollGaps(clients, w.done) }()
 	return w
@@ -396,14 +398,24 @@ func (w *gapWatcher) stop() gapStats {
 	return <-w.res
 }
 
-func pollGaps(clients []*webrtctest.Client, done <-chan struct{}) gapStats {
+// packetCounters returns the clients' inbound packet counters, for
+// watchGaps.
+func packetCounters(clients []*webrtctest.Client) []*atomic.Uint64 {
+	out := make([]*atomic.Uint64, len(clients))
+	for i, c := range clients {
+		out[i] = &c.PacketsIn
+	}
+	return out
+}
+
+func pollGaps(clients []*atomic.Uint64, done <-chan struct{}) gapStats {
 	var st gapStats
 	last := make([]uint64, len(clients))
 	since := make([]time.Time, len(clients))
 	gapped := make([]bool, len(clients))
 	now := time.Now()
 	for i, c := range clients {
-		last[i], since[i] = c.PacketsIn.Load(), now
+		last[i], since[i] = c.Load(), now
 	}
 	note := func(i int, gap time.Duration) {
 		st.max = max(st.max, gap)
@@ -432,7 +444,7 @@ func pollGaps(clients []*webrtctest.Client, done <-chan struct{}) gapStats {
 		st.pollLate = max(st.pollLate, now.Sub(prev)-gapPoll)
 		prev = now
 		for i, c := range clients {
-			if p := c.PacketsIn.Load(); p != last[i] {
+			if p := c.Load(); p != last[i] {
 				note(i, now.Sub(since[i]))
 				last[i], since[i] = p, now
 			}

@@ -1,4 +1,5 @@
-// Command loadbench measures the WebRTC transport under load. For each N it
+// Command loadbench measures the WebRTC transport (or, with -transport
+// websocket, the WebSocket transport) under load. For each N it
 // connects N simulated browser clients (transports/webrtc/webrtctest), each
 // streaming 20 ms Opus frames up and receiving the bot's audio, to a
 // server whose pipeline echoes the user's audio back (Input -> echo ->
@@ -41,6 +42,20 @@
 // bench runs 100 streaming voice sessions with the clients apart and a
 // bound of 1 MiB. (A sampled logger per session once took 0.9 MiB of heap
 // there: zap's sampler keeps 448 KiB of counters; see internal/logsample.)
+//
+// With -transport websocket the sessions are transports/websocket's and
+// the clients transports/websocket/websockettest's: each streams a 16 kHz
+// tone up as the browser's WebSocket client does (512-byte PCM frames
+// every 16 ms), and the output plays the echo back as 20 ms frames of the
+// browser player's 24 kHz PCM. Its JSON lines ("transport":"websocket",
+// websocket.go) have the server's figures under the WebRTC lines' names,
+// and what the clients saw in the window beside them: the audio frames
+// received against the 50 a second expected, and the inbound gaps (100 ms
+// or more without a frame). -separate, -idle, -voice, -vad, -metrics,
+// -alloc-per-frame, -max-heap-kb-per-session, -cpuprofile, -memprofile,
+// -trace and -flight apply to it; the Opus flags and -url do not:
+//
+//	go run ./cmd/loadbench -transport websocket -n 200 -duration 60s -separate
 //
 // With -url it starts no server: the clients connect to the signalling URL
 // of one already running (a framewire server, a cluster's front door or
@@ -106,6 +121,7 @@ import (
 )
 
 func main() {
+	transport := flag.String("transport", "webrtc", "the sessions' transport: webrtc (pion clients, Opus both ways) or websocket (Pipecat's WebSocket client's protobuf frames, 16 kHz PCM up, 24 kHz down)")
 	ns := flag.String("n", "25,50,100", "comma-separated session counts")
 	duration := flag.Duration("duration", 10*time.Second, "measurement window per N")
 	warmup := flag.Duration("warmup", 3*time.Second, "settling time before measuring")
@@ -128,6 +144,10 @@ func main() {
 	voice := flag.Bool("voice", false, "each session also runs the RTVI processor and an LLM service ahead of the echo, with info-level loggers, as a voice bot's does")
 	maxHeap := flag.Float64("max-heap-kb-per-session", 0, "exit with status 1 when a run's heap_kb_per_session is over this (0: no bound)")
 	flag.Parse()
+	if err := checkTransport(*transport, *url != "" && !*clientMode); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
 	if *cpuProfile != "" && !*clientMode {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
@@ -147,7 +167,11 @@ func main() {
 	}
 	if *clientMode {
 		n, _ := strconv.Atoi(*ns)
-		if err := runClientProcess(context.Background(), n, *url, *idle); err != nil {
+		run := runClientProcess
+		if *transport == "websocket" {
+			run = runWSClientProcess
+		}
+		if err := run(context.Background(), n, *url, *idle); err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench clients:", err)
 			os.Exit(1)
 		}
@@ -190,11 +214,45 @@ func main() {
 		defer func() { _ = tel.Shutdown(context.Background()) }()
 		cfg.tel = tel
 	}
-	if err := runServer(context.Background(), cfg); err != nil {
+	run := runServer
+	if *transport == "websocket" {
+		run = func(ctx context.Context, cfg config) error {
+			_, err := runWebSocket(ctx, cfg, os.Stdout)
+			return err
+		}
+	}
+	if err := run(context.Background(), cfg); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(1)
 	}
+}
+
+// checkTransport refuses a -transport other than webrtc and websocket,
+// and with websocket the flags only WebRTC has: the Opus ones and the
+// external mode (-url without -client).
+func checkTransport(transport string, external bool) error {
+	switch transport {
+	case "webrtc":
+		return nil
+	case "websocket":
+	default:
+		return fmt.Errorf("-transport %q: want webrtc or websocket", transport)
+	}
+	var webrtcOnly []string
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "opus-complexity", "fixed-complexity", "dial-parallel", "scrape", "settle":
+			webrtcOnly = append(webrtcOnly, "-"+f.Name)
+		}
+	})
+	if external {
+		webrtcOnly = append(webrtcOnly, "-url")
+	}
+	if len(webrtcOnly) > 0 {
+		return fmt.Errorf("%s: for -transport webrtc only", strings.Join(webrtcOnly, ", "))
+	}
+	return nil
 }
 
 // external runs the external mode of -url; serverFlags reports whether a
@@ -295,6 +353,39 @@ type config struct {
 	maxHeapKB float64
 }
 
+// newTask returns the task of session id: input, what the flags add
+// (-voice, -vad), the echo unless -idle, output. Its output takes audio at
+// the input's 16 kHz: the echo passes audio through unchanged, and each
+// transport's output converts it to its client's (libopus encodes from
+// 16 kHz itself; the WebSocket output resamples to its player's 24 kHz).
+func (cfg config) newTask(ctx context.Context, id string, input, output pipeline.Processor) (*pipeline.Task, error) {
+	procs := []pipeline.Processor{input}
+	taskLog := zap.NewNop()
+	if cfg.voice {
+		taskLog = discardLogger().With(zap.String("session", id))
+		procs = append(procs,
+			rtvi.NewProcessor(rtvi.Options{Logger: taskLog.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: taskLog.Named("rtvi-observer")}}),
+			llm.NewService(silentLLM{}, llm.ServiceOptions{Name: "silent-llm"}))
+	}
+	if cfg.newVAD != nil {
+		v, err := cfg.newVAD()
+		if err != nil {
+			return nil, err
+		}
+		procs = append(procs, audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: v}))
+	}
+	if !cfg.idle {
+		procs = append(procs, &echo{perFrame: cfg.allocPerFrame})
+	}
+	procs = append(procs, output)
+	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
+		Logger: taskLog, AudioOutSampleRate: 16000, IdleTimeout: -1,
+		EnableMetrics: cfg.tel != nil, EnableUsageMetrics: cfg.tel != nil,
+	})
+	cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: id}).Attach(task)
+	return task, nil
+}
+
 func runServer(ctx context.Context, cfg config) error {
 	var mu sync.Mutex
 	live := map[*webrtc.Session]bool{}
@@ -307,35 +398,13 @@ func runServer(ctx context.Context, cfg config) error {
 		MeterProvider:   cfg.tel.MeterProvider(), // the transport's metrics with -metrics; nil without
 		Output:          cfg.output,
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-			procs := []pipeline.Processor{s.Input()}
-			taskLog := zap.NewNop()
-			if cfg.voice {
-				taskLog = discardLogger().With(zap.String("session", s.ID()))
-				procs = append(procs,
-					rtvi.NewProcessor(rtvi.Options{Logger: taskLog.Named("rtvi"), Observer: rtvi.ObserverOptions{Logger: taskLog.Named("rtvi-observer")}}),
-					llm.NewService(silentLLM{}, llm.ServiceOptions{Name: "silent-llm"}))
+			task, err := cfg.newTask(ctx, s.ID(), s.Input(), s.Output())
+			if err != nil {
+				return nil, err
 			}
-			if cfg.newVAD != nil {
-				v, err := cfg.newVAD()
-				if err != nil {
-					return nil, err
-				}
-				procs = append(procs, audio.NewVADProcessor(audio.VADProcessorOptions{Analyzer: v}))
-			}
-			if !cfg.idle {
-				procs = append(procs, &echo{perFrame: cfg.allocPerFrame})
-			}
-			procs = append(procs, s.Output())
 			mu.Lock()
 			live[s] = true
 			mu.Unlock()
-			// Output at the input's 16 kHz: the echo passes audio through
-			// unchanged, and libopus encodes from 16 kHz itself.
-			task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{
-				Logger: taskLog, AudioOutSampleRate: 16000, IdleTimeout: -1,
-				EnableMetrics: cfg.tel != nil, EnableUsageMetrics: cfg.tel != nil,
-			})
-			cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
 			return task, nil
 		},
 	})
@@ -404,24 +473,10 @@ func runServer(ctx context.Context, cfg config) error {
 		sched0, pause0 := histograms()
 		start := totals()
 		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
-		stopFlight := func() error { return nil }
-		if cfg.flightFile != "" {
-			late := func() uint64 { return totals().underruns }
-			stopFlight = recordBurst(fmt.Sprintf("%s.n%d", cfg.flightFile, n), late)
-		}
-		if cfg.traceFile != "" {
-			if err := traceFor(cfg.traceFile, time.Second); err != nil {
-				_ = stopFlight()
-				return err
-			}
-			time.Sleep(cfg.duration - time.Second)
-		} else {
-			time.Sleep(cfg.duration)
-		}
-		end := totals()
-		if err := stopFlight(); err != nil {
+		if err := cfg.sleepWindow(n, func() uint64 { return totals().underruns }); err != nil {
 			return err
 		}
+		end := totals()
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1, steal1 := cpuTime(), time.Now(), cl.cpu(), stealTime()
 		heap1, g1 := heapNow()
@@ -476,6 +531,26 @@ func runServer(ctx context.Context, cfg config) error {
 		return errors.New(strings.Join(overHeap, "; "))
 	}
 	return nil
+}
+
+// sleepWindow waits out the measured window of n sessions, with -trace's
+// trace of its first second and -flight's recorder watching underruns (a
+// count of the sessions' late frames) in it.
+func (cfg config) sleepWindow(n int, underruns func() uint64) error {
+	stopFlight := func() error { return nil }
+	if cfg.flightFile != "" {
+		stopFlight = recordBurst(fmt.Sprintf("%s.n%d", cfg.flightFile, n), underruns)
+	}
+	if cfg.traceFile != "" {
+		if err := traceFor(cfg.traceFile, time.Second); err != nil {
+			_ = stopFlight()
+			return err
+		}
+		time.Sleep(cfg.duration - time.Second)
+	} else {
+		time.Sleep(cfg.duration)
+	}
+	return stopFlight()
 }
 
 // discardLogger is an info-level logger that writes to io.Discard: its
