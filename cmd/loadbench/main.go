@@ -353,12 +353,12 @@ type config struct {
 	maxHeapKB float64
 }
 
-// newTask returns the task of session id: input, what the flags add
+// newTask returns the task of session id over transport: input, what the flags add
 // (-voice, -vad), the echo unless -idle, output. Its output takes audio at
 // the input's 16 kHz: the echo passes audio through unchanged, and each
 // transport's output converts it to its client's (libopus encodes from
 // 16 kHz itself; the WebSocket output resamples to its player's 24 kHz).
-func (cfg config) newTask(ctx context.Context, id string, input, output pipeline.Processor) (*pipeline.Task, error) {
+func (cfg config) newTask(ctx context.Context, transport, id string, input, output pipeline.Processor) (*pipeline.Task, error) {
 	procs := []pipeline.Processor{input}
 	taskLog := zap.NewNop()
 	if cfg.voice {
@@ -382,7 +382,7 @@ func (cfg config) newTask(ctx context.Context, id string, input, output pipeline
 		Logger: taskLog, AudioOutSampleRate: 16000, IdleTimeout: -1,
 		EnableMetrics: cfg.tel != nil, EnableUsageMetrics: cfg.tel != nil,
 	})
-	cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: id}).Attach(task)
+	cfg.tel.StartSession(ctx, telemetry.SessionOptions{ID: id, Transport: transport}).Attach(task)
 	return task, nil
 }
 
@@ -398,7 +398,7 @@ func runServer(ctx context.Context, cfg config) error {
 		MeterProvider:   cfg.tel.MeterProvider(), // the transport's metrics with -metrics; nil without
 		Output:          cfg.output,
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
-			task, err := cfg.newTask(ctx, s.ID(), s.Input(), s.Output())
+			task, err := cfg.newTask(ctx, "webrtc", s.ID(), s.Input(), s.Output())
 			if err != nil {
 				return nil, err
 			}

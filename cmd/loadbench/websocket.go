@@ -116,7 +116,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		MeterProvider: cfg.tel.MeterProvider(),
 		MaxSessions:   -1,
 		NewPipeline: func(ctx context.Context, s *websocket.Session) (*pipeline.Task, error) {
-			return cfg.newTask(ctx, s.ID(), s.Input(), s.Output())
+			return cfg.newTask(ctx, "websocket", s.ID(), s.Input(), s.Output())
 		},
 		OnSession: func(ev websocket.SessionEvent) {
 			mu.Lock()
