@@ -131,7 +131,7 @@ func main() {
 	scrape := flag.String("scrape", "", "with -url: comma-separated Prometheus endpoints (the servers' /metrics) to read output underruns and late frames from")
 	parallel := flag.Int("dial-parallel", 8, "with -url: how many clients connect at a time (1: each offer alone, the signalling latency without queueing)")
 	settle := flag.Duration("settle", 30*time.Second, "with -url and -scrape: how long to wait after the clients close for the servers to count every session ended")
-	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here")
+	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile here (and with -transport websocket -separate, the clients' to it plus .clients)")
 	separate := flag.Bool("separate", false, "run the clients in a second process (the server's CPU is then measured apart)")
 	memProfile := flag.String("memprofile", "", "write a heap profile at the end of each window here")
 	traceFile := flag.String("trace", "", "write an execution trace of the first second of each window here")
@@ -148,7 +148,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
 		os.Exit(2)
 	}
-	if *cpuProfile != "" && !*clientMode {
+	// The server's profile, or, in a WebSocket client process, the
+	// clients' (the server passes its file name plus .clients).
+	if *cpuProfile != "" && (!*clientMode || *transport == "websocket") {
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -182,7 +184,7 @@ func main() {
 		idle: *idle, separate: *separate, allocPerFrame: *perFrame,
 		traceFile: *traceFile, memProfile: *memProfile, flightFile: *flight,
 		output: webrtc.OutputOptions{OpusComplexity: *complexity, FixedOpusComplexity: *fixed},
-		voice:  *voice, maxHeapKB: *maxHeap,
+		voice:  *voice, maxHeapKB: *maxHeap, cpuProfile: *cpuProfile,
 	}
 	switch *vad {
 	case "none":
@@ -351,6 +353,9 @@ type config struct {
 	voice bool
 	// maxHeapKB, when not 0, fails a run whose heap per session is over it.
 	maxHeapKB float64
+	// cpuProfile is -cpuprofile's file: a WebSocket client process
+	// writes its own profile to it plus .clients.
+	cpuProfile string
 }
 
 // newTask returns the task of session id over transport: input, what the flags add

@@ -168,7 +168,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		heap0, g0 := heapNow()
 		var cl wsLoad
 		if cfg.separate {
-			cl, err = startWSClientProcess(n, connectURL, cfg.idle)
+			cl, err = startWSClientProcess(n, connectURL, cfg.idle, cfg.cpuProfile)
 		} else {
 			cl, err = startWSClients(ctx, n, connectURL, cfg.idle)
 		}
@@ -358,8 +358,9 @@ func startWSClients(ctx context.Context, n int, connectURL string, idle bool) (w
 
 // startWSClientProcess connects n clients in a second process. The
 // window is signalled to it: SIGUSR1 begins it, SIGUSR2 ends it (the
-// process prints what its clients saw), SIGTERM closes the clients.
-func startWSClientProcess(n int, connectURL string, idle bool) (wsLoad, error) {
+// process prints what its clients saw), SIGTERM closes the clients. With
+// a cpuProfile, the process writes its CPU profile to it plus .clients.
+func startWSClientProcess(n int, connectURL string, idle bool, cpuProfile string) (wsLoad, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return wsLoad{}, err
@@ -367,6 +368,9 @@ func startWSClientProcess(n int, connectURL string, idle bool) (wsLoad, error) {
 	args := []string{"-client", "-transport", "websocket", "-n", strconv.Itoa(n), "-url", connectURL}
 	if idle {
 		args = append(args, "-idle")
+	}
+	if cpuProfile != "" {
+		args = append(args, "-cpuprofile", cpuProfile+".clients")
 	}
 	cmd := exec.Command(self, args...)
 	cmd.Stderr = os.Stderr
