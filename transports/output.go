@@ -60,6 +60,18 @@ type AudioFlusher interface {
 	FlushAudio()
 }
 
+// PlaybackReporter is implemented by a Conn whose client tells how far it
+// has played what it was sent (a telephony provider echoing marks). The
+// output then asks for acknowledgements (Tick.Mark) and holds the frames
+// queued behind audio (the text being spoken, End) until the client has
+// played that far, or OutputOptions.MaxPlaybackDelay after the audio was
+// written, so that what comes after the output (the assistant's context,
+// the end of the call) follows what the caller heard; BotStoppedSpeaking
+// waits for it too. The Conn reports with [Output.Played].
+type PlaybackReporter interface {
+	ReportsPlayback()
+}
+
 // Tick tells a Conn's WriteAudio how the output's clock stands.
 type Tick struct {
 	// Now is when the output's clock read the time for this frame.
@@ -77,6 +89,15 @@ type Tick struct {
 	// writes the frame, because the output's had not run in time (see
 	// Assist).
 	Assisted bool
+	// Position is the number of audio samples (at the Conn's rate)
+	// written before this frame since the output started; silent ticks
+	// count none. The frame ends at Position+len(pcm).
+	Position int64
+	// Mark, for a PlaybackReporter, asks the Conn to have the client
+	// acknowledge playback up to the end of this frame (a provider's
+	// mark, sent after the frame's audio, or alone on a silent tick), and
+	// to report it with Output.Played(Position+len(pcm)).
+	Mark bool
 }
 
 // OutputOptions configure an Output.
@@ -93,6 +114,11 @@ type OutputOptions struct {
 	// Assist, when not nil, is the server's Assist, which sends this
 	// output's frames from other goroutines when its own runs late.
 	Assist *Assist
+	// MaxPlaybackDelay bounds how long a PlaybackReporter's frames wait
+	// for the client's acknowledgement after their audio was written;
+	// past it they are released as if played (a client that lost a mark
+	// must not stall the pipeline). Default: 2s.
+	MaxPlaybackDelay time.Duration
 	// Name is the processor's name in logs and telemetry. Default:
 	// "Output".
 	Name string
@@ -107,6 +133,9 @@ func (o OutputOptions) withDefaults() OutputOptions {
 	}
 	if o.DefaultSampleRate <= 0 {
 		o.DefaultSampleRate = 24000
+	}
+	if o.MaxPlaybackDelay <= 0 {
+		o.MaxPlaybackDelay = 2 * time.Second
 	}
 	if o.Name == "" {
 		o.Name = "Output"
@@ -145,6 +174,12 @@ type Output struct {
 	speaking bool
 	stop     chan struct{}
 	done     chan struct{}
+	// reports is true for a PlaybackReporter Conn; held are the frames
+	// waiting for the client to play the audio ahead of them, in order,
+	// and played is how far it has (samples at the Conn's rate).
+	reports bool
+	held    []heldFrame
+	played  int64
 
 	sent      atomic.Uint64
 	underruns atomic.Uint64
@@ -154,7 +189,8 @@ type Output struct {
 
 // NewOutput returns an output that plays to conn.
 func NewOutput(conn Conn, opts OutputOptions) *Output {
-	o := &Output{conn: conn, opts: opts.withDefaults(), log: zap.NewNop()}
+	_, reports := conn.(PlaybackReporter)
+	o := &Output{conn: conn, opts: opts.withDefaults(), log: zap.NewNop(), reports: reports}
 	o.out = &o.outlet
 	return o
 }
@@ -223,11 +259,16 @@ func (o *Output) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Fr
 	case *frames.Cancel:
 		o.stopPlayer()
 		o.q.Clear()
+		o.mu.Lock()
+		clear(o.held)
+		o.held = o.held[:0]
+		o.mu.Unlock()
 		return nil
 	case *frames.Interruption:
 		o.mu.Lock()
 		o.epoch++
 		o.q.Reset()
+		o.dropHeldLocked()
 		o.stopSpeakingLocked()
 		h.Forward()
 		o.mu.Unlock()
@@ -302,6 +343,73 @@ func (o *Output) stopPlayer() {
 // push sends a frame on from the player; o.mu is held.
 func (o *Output) push(f frames.Frame, dir frames.Direction) { o.out.Push(f, dir) }
 
+// dropHeldLocked drops, for an interruption, the held frames the client
+// will not hear; uninterruptible ones are released on the next tick.
+// o.mu is held.
+func (o *Output) dropHeldLocked() {
+	kept := o.held[:0]
+	for _, h := range o.held {
+		if h.f.Lane() == frames.LaneUninterruptible {
+			h.pos, h.due = 0, time.Time{}
+			kept = append(kept, h)
+		}
+	}
+	clear(o.held[len(kept):])
+	o.held = kept
+}
+
+// heldFrame is a frame waiting for the client to play the audio ahead of
+// it: up to pos (samples at the Conn's rate). due is when it is released
+// anyway (MaxPlaybackDelay after the audio up to pos was written), zero
+// until then.
+type heldFrame struct {
+	f   frames.Frame
+	dir frames.Direction
+	pos int64
+	due time.Time
+}
+
+// Played tells the output of a PlaybackReporter that its client has
+// played the audio up to pos, a Tick's Position plus its frame's length
+// (a mark's echo); the frames waiting for it are released on the next
+// tick. Positions only move forward: an older one is ignored.
+func (o *Output) Played(pos int64) {
+	o.mu.Lock()
+	o.played = max(o.played, pos)
+	o.mu.Unlock()
+}
+
+// releaseLocked pushes the held frames the client has played past, or
+// whose wait is over, in order; it reports whether End or Stop was among
+// them. o.mu is held.
+func (o *Output) releaseLocked(now time.Time) (last bool) {
+	n := 0
+	for _, h := range o.held {
+		if h.pos > o.played && (h.due.IsZero() || now.Before(h.due)) {
+			break
+		}
+		n++
+		switch h.f.(type) {
+		case *frames.End, *frames.Stop:
+			o.stopSpeakingLocked()
+			last = true
+		}
+		o.push(h.f, h.dir)
+	}
+	if n > 0 {
+		rest := copy(o.held, o.held[n:])
+		clear(o.held[rest:])
+		o.held = o.held[:rest]
+	}
+	return last
+}
+
+// heardLocked reports whether the client has played (or had time to play)
+// everything written up to end, for BotStoppedSpeaking. o.mu is held.
+func (o *Output) heardLocked(end int64, due, now time.Time) bool {
+	return !o.reports || o.played >= end || (!due.IsZero() && !now.Before(due))
+}
+
 func (o *Output) startSpeakingLocked() {
 	if o.speaking {
 		return
@@ -333,6 +441,14 @@ type player struct {
 
 	pending []int16 // audio at rate, not yet played
 	mono    []int16 // scratch: one frame's samples, downmixed
+
+	// For a PlaybackReporter: the audio samples written so far, the end
+	// of the last acknowledgement asked for, when the last audio written
+	// counts as heard whatever the client says, and whether End waits.
+	written    int64
+	marked     int64
+	writtenDue time.Time
+	endHeld    bool
 	rs      resampler
 	rsRate  int
 
@@ -404,6 +520,10 @@ func (p *player) open() error {
 	rate, err := p.o.conn.OpenAudio(p.defaultRate)
 	if err != nil {
 		p.mute = true
+		// Nothing plays, so nothing will be acknowledged.
+		p.o.mu.Lock()
+		p.o.reports = false
+		p.o.mu.Unlock()
 		return err
 	}
 	if rate > 0 {
@@ -504,9 +624,9 @@ func (p *player) tick(t Tick) (finished bool) {
 			p.rs.Reset()
 		}
 	}
-	var last frames.Frame
+	last := o.reports && o.releaseLocked(t.Now)
 fill:
-	for len(p.pending) < n {
+	for !last && !p.endHeld && len(p.pending) < n {
 		f, dir, ok := o.q.Pop()
 		if !ok {
 			break
@@ -521,10 +641,18 @@ fill:
 		case *frames.OutputTransportMessage:
 			o.conn.SendMessage(f.Message, f.Supersede)
 		case *frames.End, *frames.Stop:
-			last = f
+			if p.hold(f, dir) {
+				p.endHeld = true
+				break fill
+			}
+			o.stopSpeakingLocked()
+			o.push(f, frames.Downstream)
+			last = true
 			break fill
 		default:
-			o.push(f, dir)
+			if !p.hold(f, dir) {
+				o.push(f, dir)
+			}
 		}
 	}
 	var frame []int16 // nil: silence
@@ -542,19 +670,42 @@ fill:
 		}
 	} else {
 		p.speakingTicks = 0
-		if p.silentTicks++; o.speaking && p.silentTicks*int(FrameDuration) >= int(o.opts.StopSpeakingAfter) {
+		if p.silentTicks++; o.speaking && p.silentTicks*int(FrameDuration) >= int(o.opts.StopSpeakingAfter) &&
+			o.heardLocked(p.written, p.writtenDue, t.Now) {
 			o.stopSpeakingLocked()
 		}
 	}
-	if last != nil {
-		o.stopSpeakingLocked()
-		o.push(last, frames.Downstream)
-	}
-	o.mu.Unlock()
 	write := frame
 	if p.mute {
 		write = nil
 	}
+	t.Position = p.written
+	end := p.written
+	if write != nil {
+		end += int64(n)
+		p.writtenDue = t.Now.Add(o.opts.MaxPlaybackDelay)
+	}
+	if o.reports {
+		// Ask for an acknowledgement where a held frame waits (on a
+		// silent tick too: a provider echoes a mark once what was sent
+		// before it has played), and where the audio runs out, for
+		// BotStoppedSpeaking.
+		t.Mark = write != nil && len(p.pending) == n
+		for i := range o.held {
+			h := &o.held[i]
+			if h.pos > p.marked && h.pos <= end {
+				t.Mark = true
+			}
+			if h.pos <= end && h.due.IsZero() {
+				h.due = t.Now.Add(o.opts.MaxPlaybackDelay)
+			}
+		}
+		if t.Mark {
+			p.marked = end
+		}
+	}
+	p.written = end
+	o.mu.Unlock()
 	if err := o.conn.WriteAudio(write, t); err != nil {
 		o.log.Debug("writing audio", zap.Error(err))
 	}
@@ -563,7 +714,23 @@ fill:
 		p.pending = p.pending[:rest]
 	}
 	o.sent.Add(1)
-	return last != nil
+	return last
+}
+
+// hold keeps f, queued behind the audio taken so far, until the client of
+// a PlaybackReporter has played that audio; it reports false, for f to go
+// at once, when there is nothing to wait for. o.mu is held.
+func (p *player) hold(f frames.Frame, dir frames.Direction) bool {
+	o := p.o
+	if !o.reports {
+		return false
+	}
+	pos := p.written + int64(len(p.pending))
+	if pos <= o.played && len(o.held) == 0 {
+		return false
+	}
+	o.held = append(o.held, heldFrame{f: f, dir: dir, pos: pos})
+	return true
 }
 
 // add converts one audio frame to mono at the Conn's rate and appends it
