@@ -449,8 +449,8 @@ type player struct {
 	marked     int64
 	writtenDue time.Time
 	endHeld    bool
-	rs      resampler
-	rsRate  int
+	rs         resampler
+	rsRate     int
 
 	silentTicks   int
 	speakingTicks int
