@@ -141,3 +141,35 @@ export const unconfigured = Object.fromEntries(
     "CARTESIA_API_KEY", "CARTESIA_VOICE_ID", "ELEVENLABS_API_KEY", "ELEVENLABS_VOICE_ID", "ELEVENLABS_BASE_URL",
   ].map((k) => [k, ""]),
 );
+
+// userSaid waits until a user entry of the page's conversation contains
+// part (a transcript or a typed message).
+export function userSaid(page, part, timeout = WAIT) {
+  return page.waitForFunction(
+    (part) => [...document.querySelectorAll('[data-testid=conversation] li[data-role="user"]')].some((li) => li.textContent.includes(part)),
+    part,
+    { timeout },
+  );
+}
+
+// answered waits until an agent entry of the page's conversation contains
+// part.
+export function answered(page, part, timeout = 40000) {
+  return page.waitForFunction(
+    (part) => [...document.querySelectorAll('[data-testid=conversation] li[data-role="assistant"] .bubble')].some((b) => b.textContent.includes(part)),
+    part,
+    { timeout },
+  );
+}
+
+// inViewport waits until the element of selector is wholly on screen.
+export function inViewport(page, selector, timeout = WAIT) {
+  return page.waitForFunction(
+    (sel) => {
+      const r = document.querySelector(sel)?.getBoundingClientRect();
+      return r && r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
+    },
+    selector,
+    { timeout },
+  );
+}

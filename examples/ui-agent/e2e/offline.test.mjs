@@ -13,7 +13,7 @@ import { test, before, after, describe } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { outDir, WAIT, startServer, launchBrowser, speechWav, unconfigured } from "./lib.mjs";
+import { outDir, WAIT, startServer, launchBrowser, speechWav, unconfigured, userSaid, answered, inViewport } from "./lib.mjs";
 
 let espeak = true;
 try {
@@ -48,31 +48,6 @@ function botEnergy(page) {
     });
     return energy;
   });
-}
-
-const userSaid = (page, part) =>
-  page.waitForFunction(
-    (part) => [...document.querySelectorAll('[data-testid=conversation] li[data-role="user"]')].some((li) => li.textContent.includes(part)),
-    part,
-    { timeout: WAIT },
-  );
-
-const answered = (page, part, timeout = 40000) =>
-  page.waitForFunction(
-    (part) => [...document.querySelectorAll('[data-testid=conversation] li[data-role="assistant"] .bubble')].some((b) => b.textContent.includes(part)),
-    part,
-    { timeout },
-  );
-
-function inViewport(page, selector) {
-  return page.waitForFunction(
-    (sel) => {
-      const r = document.querySelector(sel)?.getBoundingClientRect();
-      return r && r.top >= 0 && r.bottom <= window.innerHeight && r.height > 0;
-    },
-    selector,
-    { timeout: WAIT },
-  );
 }
 
 // speak opens the page in a browser whose microphone says text, lets

@@ -21,9 +21,12 @@ export function App({ client, media, transportKind = "webrtc" }) {
   const [connectError, setConnectError] = useState(null);
   const [cart, setCart] = useState([]);
   const transportState = usePipecatClientTransportState();
+  const connected = transportState === "ready";
 
   // The snapshot stream: the server's UI agent sees this page through it.
-  useUISnapshot({ debounceMs: 250 });
+  // It starts with each connection, so a new session (a reconnect) gets a
+  // snapshot at once instead of at the page's next change.
+  useUISnapshot({ debounceMs: 250, enabled: connected });
   // scroll_to, highlight, select_text, set_input_value, click and focus.
   useDefaultUICommandHandlers({
     scrollTo: { block: "center" },
@@ -72,7 +75,6 @@ export function App({ client, media, transportKind = "webrtc" }) {
     };
   }, [client, connect]);
 
-  const connected = transportState === "ready";
   const brain = config?.brain;
 
   return (
