@@ -439,8 +439,10 @@ func runServer(ctx context.Context, cfg config) error {
 		}
 		return out
 	}
-	totals := func() (t outputTotals) {
-		all := sessions()
+	// totals sums the counters of the sessions live at a window's start:
+	// a session that ends in the window keeps its counters, so none
+	// goes backwards.
+	totals := func(all []*webrtc.Session) (t outputTotals) {
 		for _, s := range all {
 			st := s.Output().Stats()
 			t.sent += st.FramesSent
@@ -476,12 +478,13 @@ func runServer(ctx context.Context, cfg config) error {
 		time.Sleep(cfg.warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
-		start := totals()
+		window := sessions()
+		start := totals(window)
 		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
-		if err := cfg.sleepWindow(n, func() uint64 { return totals().underruns }); err != nil {
+		if err := cfg.sleepWindow(n, func() uint64 { return totals(window).underruns }); err != nil {
 			return err
 		}
-		end := totals()
+		end := totals(window)
 		sched1, pause1 := histograms()
 		cpu1, t1, ccpu1, steal1 := cpuTime(), time.Now(), cl.cpu(), stealTime()
 		heap1, g1 := heapNow()

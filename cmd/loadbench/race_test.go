@@ -2,6 +2,5 @@
 
 package main
 
-// raceEnabled: the race detector slows the server about tenfold, enough
-// on a shared machine for an output's clock to miss a frame now and then.
+// raceEnabled: the race detector slows the server about tenfold.
 const raceEnabled = true

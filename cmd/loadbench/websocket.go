@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -79,10 +80,13 @@ type wsResult struct {
 	ExpectedFPS    float64 `json:"client_frames_in_expected_per_s"`
 	ClientInRatio  float64 `json:"client_frames_in_of_expected"` // received over expected, all clients
 	Lost           int     `json:"sessions_lost"`                // clients whose socket closed before the window's end
-	InGaps         int     `json:"inbound_gaps"`                 // stretches of gapThreshold or more without an audio frame, over all clients
-	InGapClients   int     `json:"inbound_gap_sessions"`
-	InGapMaxMS     float64 `json:"inbound_gap_max_ms"`
-	PollLateMS     float64 `json:"gap_poll_max_late_ms"`
+	// Ended counts the sessions the server ended in the window, by
+	// reason ("the client stopped answering pings", ...).
+	Ended        map[string]int `json:"sessions_ended_in_window,omitempty"`
+	InGaps       int            `json:"inbound_gaps"` // stretches of gapThreshold or more without an audio frame, over all clients
+	InGapClients int            `json:"inbound_gap_sessions"`
+	InGapMaxMS   float64        `json:"inbound_gap_max_ms"`
+	PollLateMS   float64        `json:"gap_poll_max_late_ms"`
 
 	SchedP99US   float64 `json:"sched_latency_p99_us"`
 	SchedP999US  float64 `json:"sched_latency_p999_us"`
@@ -111,6 +115,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 	}
 	var mu sync.Mutex
 	live := map[*websocket.Session]bool{}
+	ended := map[string]int{} // by reason, since the window's start
 	srv, err := websocket.NewServer(websocket.Options{
 		Logger:        zap.NewNop(),
 		MeterProvider: cfg.tel.MeterProvider(),
@@ -125,6 +130,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 				live[ev.Session] = true
 			} else {
 				delete(live, ev.Session)
+				ended[ev.Reason]++
 			}
 		},
 	})
@@ -146,10 +152,20 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		defer mu.Unlock()
 		return len(live)
 	}
-	totals := func() (t wsTotals) {
+	sessions := func() []*websocket.Session {
 		mu.Lock()
 		defer mu.Unlock()
+		out := make([]*websocket.Session, 0, len(live))
 		for s := range live {
+			out = append(out, s)
+		}
+		return out
+	}
+	// totals sums the counters of the sessions live at a window's start:
+	// a session that ends in the window keeps its counters, so none
+	// goes backwards.
+	totals := func(window []*websocket.Session) (t wsTotals) {
+		for _, s := range window {
 			st := s.Output().Stats()
 			t.sent += st.FramesSent
 			t.underruns += st.Underruns
@@ -178,17 +194,24 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		time.Sleep(cfg.warmup)
 		load := loadAvg()
 		sched0, pause0 := histograms()
-		start := totals()
+		window := sessions()
+		mu.Lock()
+		clear(ended)
+		mu.Unlock()
+		start := totals(window)
 		if err := cl.begin(); err != nil {
 			cl.stop()
 			return results, err
 		}
 		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
-		if err := cfg.sleepWindow(n, func() uint64 { return totals().underruns }); err != nil {
+		if err := cfg.sleepWindow(n, func() uint64 { return totals(window).underruns }); err != nil {
 			cl.stop()
 			return results, err
 		}
-		end := totals()
+		end := totals(window)
+		mu.Lock()
+		endedInWindow := maps.Clone(ended)
+		mu.Unlock()
 		seen, err := cl.end()
 		if err != nil {
 			cl.stop()
@@ -218,6 +241,9 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		r.SchedP999US = 1e6 * quantile(sched0, sched1, 0.999)
 		r.SchedMaxUS = 1e6 * quantile(sched0, sched1, 1)
 		r.GCPauseMaxUS = 1e6 * quantile(pause0, pause1, 1)
+		if len(endedInWindow) > 0 {
+			r.Ended = endedInWindow
+		}
 		held[n] = r.OK
 		results = append(results, r)
 		b, _ := json.Marshal(r)

@@ -31,7 +31,9 @@ func TestWebSocketModeStreamsAHandfulOfSessionsBothWays(t *testing.T) {
 	if r.Lost != 0 || r.InGaps != 0 {
 		t.Errorf("%d sessions lost, %d inbound gaps; want none", r.Lost, r.InGaps)
 	}
-	// Under the race detector, a late frame in a hundred is let pass.
+	// A neighbour on a shared machine can hold the output's clock past a
+	// frame now and then: a late frame in a hundred is let pass (three
+	// under the race detector, which slows the server tenfold).
 	if limit := tolerated(r); r.Underruns > limit {
 		t.Errorf("%d underruns, want at most %d", r.Underruns, limit)
 	}
@@ -67,10 +69,11 @@ func TestWebSocketModeStreamsAHandfulOfSessionsBothWays(t *testing.T) {
 
 // tolerated is how many underruns the test lets pass in r's window.
 func tolerated(r wsResult) uint64 {
-	if !raceEnabled {
-		return 0
+	frames := r.OutFPS * r.WindowS * float64(r.N)
+	if raceEnabled {
+		return uint64(frames * 3 / 100)
 	}
-	return uint64(r.OutFPS * r.WindowS * float64(r.N) / 100)
+	return uint64(frames / 100)
 }
 
 func TestWebSocketIdleSessionsExpectNoAudio(t *testing.T) {
