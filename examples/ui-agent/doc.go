@@ -3,8 +3,11 @@
 // that sees the page and acts on it while it talks to the user.
 //
 // The Go server serves the page (built from the real @pipecat-ai browser
-// packages by build.sh and embedded) and the SmallWebRTC signalling on
-// http://127.0.0.1:7860. Each browser session gets a pipeline:
+// packages by build.sh and embedded) on http://127.0.0.1:7860, with two
+// transports: the SmallWebRTC signalling (the page's default), and
+// Pipecat's WebSocket transport under /ws/ (POST /ws/connect, the socket
+// at /ws/ws) for the page opened with ?transport=websocket. Each browser
+// session, on either, gets the same pipeline:
 //
 //	transport in → RTVI → (STT) → UI agent → user aggregator → LLM → (TTS) → transport out → assistant aggregator
 //

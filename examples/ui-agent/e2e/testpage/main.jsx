@@ -1,19 +1,29 @@
 // The page of agent.test.mjs: a React app on @pipecat-ai/client-react
 // whose only agent plumbing is the library's own snapshot hook and
-// default command handlers, connected with small-webrtc-transport to the
-// server that serves it (same origin). It has a tall filler, a target
-// card far below the fold, and a form with two labelled text inputs and
-// a labelled checkbox. window.__agent is what the test reads.
+// default command handlers, connected to the server that serves it (same
+// origin) with small-webrtc-transport, or with websocket-transport when
+// opened with ?transport=websocket (the demo page's media managers). It
+// has a tall filler, a target card far below the fold, and a form with
+// two labelled text inputs and a labelled checkbox. window.__agent is what
+// the test reads.
 import { createRoot } from "react-dom/client";
 import { useEffect } from "react";
 import { PipecatClient } from "@pipecat-ai/client-js";
 import { SmallWebRTCTransport } from "@pipecat-ai/small-webrtc-transport";
+import { WebSocketTransport } from "@pipecat-ai/websocket-transport";
 import { PipecatClientProvider, useDefaultUICommandHandlers, useUISnapshot } from "@pipecat-ai/client-react";
 import { DemoMediaManager } from "../../web/src/media.js";
+import { WebSocketMediaManager } from "../../web/src/wsmedia.js";
 
-const media = new DemoMediaManager();
-const transport = new SmallWebRTCTransport({ mediaManager: media });
-media.attach(transport);
+const websocket = new URLSearchParams(location.search).get("transport") === "websocket";
+let transport;
+if (websocket) {
+  transport = new WebSocketTransport({ mediaManager: new WebSocketMediaManager() });
+} else {
+  const media = new DemoMediaManager();
+  transport = new SmallWebRTCTransport({ mediaManager: media });
+  media.attach(transport);
+}
 
 const agent = (window.__agent = { ready: false, sent: [], snapshots: 0, botOutput: [], commands: [], errors: [], highlighted: false });
 
@@ -56,7 +66,10 @@ function App() {
       if (target.classList.contains("ui-highlight")) agent.highlighted = true;
     });
     seen.observe(target, { attributes: true, attributeFilter: ["class"] });
-    client.connect({ webrtcRequestParams: { endpoint: "/api/offer" } }).catch((e) => agent.errors.push(String(e?.message ?? e)));
+    const connecting = websocket
+      ? client.startBotAndConnect({ endpoint: "/ws/connect" })
+      : client.connect({ webrtcRequestParams: { endpoint: "/api/offer" } });
+    connecting.catch((e) => agent.errors.push(String(e?.message ?? e)));
     return () => {
       seen.disconnect();
       client.disconnect();
