@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-var wireUpdate = flag.Bool("update", false, "rewrite testdata/wire-out-*.json from the encoder")
+var wireUpdate = flag.Bool("update-wire", false, "rewrite testdata/wire-out-*.json from the encoder")
 
 const wireSID = "MZXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXXX"
 
