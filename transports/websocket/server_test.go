@@ -495,3 +495,18 @@ func TestTheTransportsMetricsCarryItsName(t *testing.T) {
 		t.Errorf("outbound high water reported %d times, want once", got)
 	}
 }
+
+func TestAPipelineThatCannotBeBuiltClosesTheSocketWithInternalError(t *testing.T) {
+	h := newHarness(t, Options{NewPipeline: func(context.Context, *Session) (*pipeline.Task, error) {
+		return nil, fmt.Errorf("no model configured")
+	}})
+	start := time.Now()
+	c := dial(t, h.wsURL())
+	if got := closeCode(t, c); got != CloseInternalError {
+		t.Errorf("closed with %v, want internal error", got)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("the close took %v", d)
+	}
+	waitFor(t, 5*time.Second, "the session's end", func() bool { return h.srv.SessionCount() == 0 })
+}
