@@ -367,6 +367,17 @@ func TestServeRunsTheBotOverWebSocket(t *testing.T) {
 		}
 	}
 
+	// The client reads on, as a browser does, so it answers the server's
+	// close at once.
+	closed := make(chan error, 1)
+	go func() {
+		for {
+			if _, _, err := c.Read(context.Background()); err != nil {
+				closed <- err
+				return
+			}
+		}
+	}()
 	cancel()
 	select {
 	case err := <-errc:
@@ -376,7 +387,7 @@ func TestServeRunsTheBotOverWebSocket(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("the server did not shut down with a WebSocket session open")
 	}
-	if _, _, err := c.Read(context.Background()); websocket.CloseStatus(err) != websocket.StatusGoingAway {
+	if err := <-closed; websocket.CloseStatus(err) != websocket.StatusGoingAway {
 		t.Errorf("after the shutdown the socket read %v, want a close with going away", err)
 	}
 }
