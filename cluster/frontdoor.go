@@ -396,17 +396,39 @@ func (f *FrontDoor) live(id string) bool {
 	return ok
 }
 
-// pick returns the live worker with the most room that is not draining,
-// not full and not in tried.
-func (f *FrontDoor) pick(tried map[string]bool) (string, bool) {
+// transport is the transport a new session asks for.
+type transport int
+
+const (
+	webRTC    transport = iota // an offer, a /start
+	webSocket                  // a /connect
+)
+
+// room returns how many more sessions of t hb's worker takes.
+func (hb heartbeat) room(t transport) int {
+	l := Load{hb.Sessions, hb.Capacity}
+	switch {
+	case t == webSocket && hb.WebSocket == nil:
+		return 0 // it does not serve WebSocket
+	case t == webSocket:
+		l = *hb.WebSocket
+	case hb.WebRTC != nil:
+		l = *hb.WebRTC
+	}
+	return l.Capacity - l.Sessions
+}
+
+// pick returns the live worker with the most room for a session of t that
+// is not draining, not full and not in tried.
+func (f *FrontDoor) pick(tried map[string]bool, t transport) (string, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var best *workerState
 	for id, ws := range f.workers {
-		if tried[id] || ws.hb.Draining || ws.hb.Sessions >= ws.hb.Capacity {
+		if tried[id] || ws.hb.Draining || ws.hb.room(t) <= 0 {
 			continue
 		}
-		if best == nil || ws.hb.Capacity-ws.hb.Sessions > best.hb.Capacity-best.hb.Sessions {
+		if best == nil || ws.hb.room(t) > best.hb.room(t) {
 			best = ws
 		}
 	}
@@ -437,7 +459,11 @@ func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeDetail(w, http.StatusNotFound, "not found")
 		return
 	case routeBadMethod:
-		w.Header().Set("Allow", "POST, PATCH")
+		allow := "POST, PATCH"
+		if path == "/connect" || path == "/start" {
+			allow = "POST"
+		}
+		w.Header().Set("Allow", allow)
 		writeDetail(w, http.StatusMethodNotAllowed, r.Method+" is not allowed here")
 		return
 	}
@@ -468,14 +494,16 @@ func (f *FrontDoor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch kind {
 	case routeAny:
-		f.dispatchNew(w, r, req)
+		f.dispatchNew(w, r, req, webRTC)
+	case routeConnect:
+		f.dispatchNew(w, r, req, webSocket)
 	case routeOffer:
 		if id := pcIDOf(req.Body); id != "" && f.route(w, r, req, keyPC+":"+id) {
 			return
 		}
 		if r.Method == http.MethodPost {
 			// An unknown pc_id is a new connection (docs/protocol.md §1).
-			f.dispatchNew(w, r, req)
+			f.dispatchNew(w, r, req, webRTC)
 			return
 		}
 		writeDetail(w, http.StatusNotFound, "Peer connection not found")
@@ -515,11 +543,16 @@ const (
 	routeAny              // any worker may answer: /start, CORS preflights
 	routeOffer            // /api/offer: by pc_id
 	routeSession          // /sessions/{id}/...: by sessionId
+	routeConnect          // /connect and its preflight: any worker serving WebSocket
 )
 
 func routeOf(method, path string) int {
 	session := strings.HasPrefix(path, "/sessions/")
 	switch {
+	case path == "/connect" && (method == http.MethodPost || method == http.MethodOptions):
+		return routeConnect
+	case path == "/connect":
+		return routeBadMethod
 	case !session && path != "/api/offer" && path != "/start":
 		return routeNone
 	case method == http.MethodOptions:
@@ -606,16 +639,21 @@ func (f *FrontDoor) send(ctx context.Context, subject string, req request) (repl
 	return decodeReply(m.Data, f.opts.MaxReplyBytes)
 }
 
-// dispatchNew hands req to a worker that takes it: first the one NATS
-// picks from the queue group, then, if it declines, the live workers with
-// the most room, MaxAttempts in all, within one RequestTimeout. When none
-// takes it the client gets a 503 with Retry-After, which it retries.
-func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req request) {
+// dispatchNew hands req, a new session of transport t, to a worker that
+// takes it: first the one NATS picks from t's queue group, then, if it
+// declines, the live workers with the most room for t, MaxAttempts in
+// all, within one RequestTimeout. When none takes it the client gets a 503
+// with Retry-After, which it retries.
+func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req request, t transport) {
 	req.Kind = kindNew
 	ctx, cancel := context.WithTimeout(r.Context(), f.opts.RequestTimeout)
 	defer cancel()
 	tried := map[string]bool{}
-	subject := f.subj.newSession()
+	queue := f.subj.newSession()
+	if t == webSocket {
+		queue = f.subj.newWebSocket()
+	}
+	subject := queue
 	retryAfter := 2
 	for range f.opts.MaxAttempts {
 		rep, err := f.send(ctx, subject, req)
@@ -636,9 +674,9 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 			f.reqLog.Warn("no worker answered a new session in time", zap.Duration("timeout", f.opts.RequestTimeout))
 			unavailable(w, retryAfter, "no worker answered in time; retry later")
 			return
-		case errors.Is(err, nats.ErrNoResponders) && subject == f.subj.newSession():
-			// No worker is in the queue group: none takes sessions.
-			f.reqLog.Warn("no worker takes sessions")
+		case errors.Is(err, nats.ErrNoResponders) && subject == queue:
+			// No worker is in the queue group: none takes sessions (of t).
+			f.reqLog.Warn("no worker takes sessions", zap.String("subject", queue))
 			f.metrics.Refused(r.Context(), limitCapacity)
 			unavailable(w, retryAfter, "no worker can take a session now; retry later")
 			return
@@ -648,7 +686,7 @@ func (f *FrontDoor) dispatchNew(w http.ResponseWriter, r *http.Request, req requ
 				tried[id] = true
 			}
 		}
-		next, ok := f.pick(tried)
+		next, ok := f.pick(tried, t)
 		if !ok {
 			break
 		}
@@ -756,12 +794,34 @@ func writeDetail(w http.ResponseWriter, status int, detail string) {
 
 // WorkerStatus is what a front door knows of one live worker.
 type WorkerStatus struct {
-	ID       string `json:"id"`
-	Sessions int    `json:"sessions"`
-	Capacity int    `json:"capacity"`
-	Draining bool   `json:"draining"`
+	ID string `json:"id"`
+	// Sessions and Capacity count every transport the worker serves.
+	Sessions int `json:"sessions"`
+	Capacity int `json:"capacity"`
+	// WebRTC and WebSocket are each transport's share, when the worker
+	// serves WebSocket as well; nil otherwise.
+	WebRTC    *Load `json:"webrtc,omitempty"`
+	WebSocket *Load `json:"websocket,omitempty"`
+	Draining  bool  `json:"draining"`
 	// LastSeenMS is the age of its last heartbeat.
 	LastSeenMS int64 `json:"last_seen_ms"`
+}
+
+// Load is one transport's live sessions on a worker and the number it
+// takes at most.
+type Load struct {
+	Sessions int `json:"sessions"`
+	Capacity int `json:"capacity"`
+}
+
+// copyLoad returns a copy of l, nil for nil: a Status shares nothing with
+// the front door's table.
+func copyLoad(l *Load) *Load {
+	if l == nil {
+		return nil
+	}
+	c := *l
+	return &c
 }
 
 // Status is the cluster's state as a front door sees it.
@@ -782,6 +842,7 @@ func (f *FrontDoor) Status() Status {
 	f.mu.Lock()
 	for _, ws := range f.workers {
 		st.Workers = append(st.Workers, WorkerStatus{ID: ws.hb.Worker, Sessions: ws.hb.Sessions, Capacity: ws.hb.Capacity,
+			WebRTC: copyLoad(ws.hb.WebRTC), WebSocket: copyLoad(ws.hb.WebSocket),
 			Draining: ws.hb.Draining, LastSeenMS: now.Sub(ws.seen).Milliseconds()})
 		st.Sessions += ws.hb.Sessions
 		if !ws.hb.Draining {

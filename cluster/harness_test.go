@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,6 +25,7 @@ import (
 	"github.com/framewire/framewire/internal/natstest"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 // wait bounds every wait of the tests.
@@ -62,7 +64,11 @@ func loopbackOnly(se *pion.SettingEngine) {
 // testWorker is a Worker with its Server and its own NATS connection.
 type testWorker struct {
 	*Worker
-	srv    *webrtc.Server
+	srv *webrtc.Server
+	// ws is its websocket.Server, wsURL the socket's public URL, when it
+	// serves WebSocket.
+	ws     *websocket.Server
+	wsURL  string
 	nc     *nats.Conn
 	cancel context.CancelFunc
 	done   chan error
@@ -86,14 +92,55 @@ func testServer(capacity int) webrtc.Options {
 // startWorker runs a worker named id taking capacity sessions.
 func startWorker(t testing.TB, url, id string, capacity int) *testWorker {
 	t.Helper()
+	return startWorkerWith(t, url, id, capacity, nil)
+}
+
+// testWebSocket returns the options of a worker's websocket.Server taking
+// capacity sessions, whose pipelines echo as testServer's, on a loopback
+// listener of its own.
+func testWebSocket(t testing.TB, capacity int) *WebSocketOptions {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &WebSocketOptions{
+		Listener: ln,
+		Server: websocket.Options{
+			Logger:        zap.NewNop(),
+			MaxSessions:   capacity,
+			AllowOrigins:  []string{"https://app.example"},
+			PublicURL:     "ws://" + ln.Addr().String() + "/ws",
+			ShutdownGrace: 2 * time.Second,
+			NewPipeline: func(_ context.Context, s *websocket.Session) (*pipeline.Task, error) {
+				return pipeline.NewTask(pipeline.New(s.Input(), echo{}, s.Output()), pipeline.TaskOptions{Logger: zap.NewNop()}), nil
+			},
+		},
+	}
+}
+
+// startWebSocketWorker runs a worker named id taking capacity WebRTC
+// sessions and wsCapacity WebSocket sessions.
+func startWebSocketWorker(t testing.TB, url, id string, capacity, wsCapacity int) *testWorker {
+	t.Helper()
+	return startWorkerWith(t, url, id, capacity, testWebSocket(t, wsCapacity))
+}
+
+// startWorkerWith runs a worker named id taking capacity WebRTC sessions,
+// serving WebSocket as ws says when it is not nil.
+func startWorkerWith(t testing.TB, url, id string, capacity int, ws *WebSocketOptions) *testWorker {
+	t.Helper()
 	nc := natstest.Connect(t, url)
 	w, err := NewWorker(nc, testServer(capacity), WorkerOptions{ID: id, HeartbeatInterval: heartbeatEvery,
-		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id)})
+		DrainTimeout: 5 * time.Second, Logger: testLogger(t).Named(id), WebSocket: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tw := &testWorker{Worker: w, srv: w.Server(), nc: nc, cancel: cancel, done: make(chan error, 1)}
+	tw := &testWorker{Worker: w, srv: w.Server(), ws: w.WebSocketServer(), nc: nc, cancel: cancel, done: make(chan error, 1)}
+	if ws != nil {
+		tw.wsURL = ws.Server.PublicURL
+	}
 	go func() { tw.done <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()

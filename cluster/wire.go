@@ -24,9 +24,9 @@ const queueGroup = "workers"
 
 // Request kinds.
 const (
-	// kindNew asks a worker to take a new session (or a /start, or a CORS
-	// preflight: anything no session owns yet). A worker at capacity or
-	// draining declines it.
+	// kindNew asks a worker to take a new session (or a /start, a
+	// /connect, or a CORS preflight: anything no session owns yet). A
+	// worker at capacity or draining declines it.
 	kindNew = "new"
 	// kindRoute carries a request for a session the worker owns; it is
 	// never declined.
@@ -45,6 +45,11 @@ type subjects struct {
 }
 
 func (s subjects) newSession() string { return s.prefix + ".v1.sessions.new" }
+
+// newWebSocket is the subject of a new WebSocket session (a /connect):
+// only the workers that serve the WebSocket transport are in its queue
+// group.
+func (s subjects) newWebSocket() string { return s.prefix + ".v1.sessions.websocket" }
 func (s subjects) worker(id string) string {
 	return s.prefix + ".v1.worker." + id
 }
@@ -81,7 +86,8 @@ func validWorkerID(id string) error {
 }
 
 // request is what a front door sends a worker: one HTTP request of the
-// signalling routes, to replay into its webrtc.Server.
+// signalling routes, to replay into its webrtc.Server, or, for /connect,
+// into its websocket.Server.
 type request struct {
 	V    int    `json:"v"`
 	Kind string `json:"kind"`
@@ -134,9 +140,16 @@ type heartbeat struct {
 	V      int    `json:"v"`
 	Worker string `json:"worker"`
 	// Sessions is the number of live sessions, Capacity the number the
-	// worker takes at most.
+	// worker takes at most, of every transport it serves (at most
+	// math.MaxInt32, which also stands for no limit).
 	Sessions int `json:"sessions"`
 	Capacity int `json:"capacity"`
+	// WebRTC and WebSocket are each transport's share, sent by a worker
+	// that serves the WebSocket transport (one serving WebRTC only sends
+	// neither: its Sessions and Capacity are WebRTC's). A worker without
+	// WebSocket is never sent a /connect.
+	WebRTC    *Load `json:"webrtc,omitempty"`
+	WebSocket *Load `json:"websocket,omitempty"`
 	// Draining is set once the worker stops taking sessions; Leaving on
 	// its last heartbeat, when it unsubscribes.
 	Draining bool `json:"draining,omitempty"`
@@ -214,8 +227,10 @@ func decodeHeartbeat(data []byte) (heartbeat, error) {
 	if err := validWorkerID(h.Worker); err != nil {
 		return heartbeat{}, err
 	}
-	if h.Sessions < 0 || h.Capacity < 0 {
-		return heartbeat{}, fmt.Errorf("cluster: heartbeat of %s with %d sessions and capacity %d", h.Worker, h.Sessions, h.Capacity)
+	for _, l := range []*Load{{h.Sessions, h.Capacity}, h.WebRTC, h.WebSocket} {
+		if l != nil && (l.Sessions < 0 || l.Capacity < 0) {
+			return heartbeat{}, fmt.Errorf("cluster: heartbeat of %s with %d sessions and capacity %d", h.Worker, l.Sessions, l.Capacity)
+		}
 	}
 	return h, nil
 }

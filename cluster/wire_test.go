@@ -61,7 +61,8 @@ func TestDecodersRefuseWhatTheyCannotServe(t *testing.T) {
 	if r, err := decodeReply([]byte(`{"v":1,"worker":"a","declined":"full"}`), 1<<20); err != nil || r.Declined != "full" {
 		t.Errorf("a decline: %+v, %v", r, err)
 	}
-	for _, data := range []string{`{"v":1,"worker":"a","sessions":-1}`, `{"v":1,"worker":"a.b"}`, `{"v":0,"worker":"a"}`} {
+	for _, data := range []string{`{"v":1,"worker":"a","sessions":-1}`, `{"v":1,"worker":"a.b"}`, `{"v":0,"worker":"a"}`,
+		`{"v":1,"worker":"a","websocket":{"sessions":-1,"capacity":2}}`, `{"v":1,"worker":"a","webrtc":{"sessions":0,"capacity":-2}}`} {
 		if _, err := decodeHeartbeat([]byte(data)); err == nil {
 			t.Errorf("decodeHeartbeat(%q) succeeded", data)
 		}
@@ -178,14 +179,55 @@ func FuzzDecodeReply(f *testing.F) {
 
 func FuzzDecodeSmall(f *testing.F) {
 	f.Add([]byte(`{"v":1,"worker":"a","sessions":1,"capacity":2,"interval_ms":1000}`))
+	f.Add([]byte(`{"v":1,"worker":"a","sessions":3,"capacity":7,"webrtc":{"sessions":1,"capacity":2},"websocket":{"sessions":2,"capacity":5},"interval_ms":1000}`))
 	f.Add([]byte(`{"v":1,"kind":"pc","id":"x"}`))
 	f.Add([]byte(`{"v":1,"worker":"a","owns":true}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if h, err := decodeHeartbeat(data); err == nil && (h.Sessions < 0 || h.Capacity < 0) {
-			t.Errorf("heartbeat %+v accepted", h)
+		if h, err := decodeHeartbeat(data); err == nil {
+			for _, l := range []*Load{{h.Sessions, h.Capacity}, h.WebRTC, h.WebSocket} {
+				if l != nil && (l.Sessions < 0 || l.Capacity < 0) {
+					t.Errorf("heartbeat %+v accepted", h)
+				}
+			}
 		}
 		_, _ = decodeWho(data)
 		_, _ = decodeWhoReply(data)
 		_ = pcIDOf(data)
 	})
+}
+
+// A heartbeat's room for a new session is its transport's: a worker
+// serving WebRTC alone has no room for a /connect, and one serving both
+// says how much each takes.
+func TestHeartbeatRoomIsPerTransport(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		hb        heartbeat
+		rtc, sock int
+	}{
+		{"WebRTC only", heartbeat{Sessions: 3, Capacity: 10}, 7, 0},
+		{"both", heartbeat{Sessions: 4, Capacity: 15, WebRTC: &Load{1, 10}, WebSocket: &Load{3, 5}}, 9, 2},
+		{"WebSocket full", heartbeat{Sessions: 5, Capacity: 15, WebRTC: &Load{0, 10}, WebSocket: &Load{5, 5}}, 10, 0},
+	} {
+		if got := [2]int{tc.hb.room(webRTC), tc.hb.room(webSocket)}; got != [2]int{tc.rtc, tc.sock} {
+			t.Errorf("%s: room for WebRTC and WebSocket %v, want %v", tc.name, got, [2]int{tc.rtc, tc.sock})
+		}
+	}
+}
+
+func TestHeartbeatOfAWorkerServingBothTransports(t *testing.T) {
+	// The wire shape of docs/decisions/cluster.md.
+	data := `{"v":1,"worker":"w1","sessions":12,"capacity":150,"webrtc":{"sessions":10,"capacity":100},` +
+		`"websocket":{"sessions":2,"capacity":50},"interval_ms":1000}`
+	h, err := decodeHeartbeat([]byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := heartbeat{V: 1, Worker: "w1", Sessions: 12, Capacity: 150, WebRTC: &Load{10, 100}, WebSocket: &Load{2, 50}, IntervalMS: 1000}
+	if diff := cmp.Diff(want, h); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
+	}
+	if b, _ := json.Marshal(want); string(b) != data {
+		t.Errorf("encoded %s, want %s", b, data)
+	}
 }

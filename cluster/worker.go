@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 // WorkerOptions configure a [Worker]. Every zero field takes the default
@@ -52,6 +55,50 @@ type WorkerOptions struct {
 	// Default: 30s (the Server's ShutdownGrace, 10s by default, plus the
 	// time cancelled pipelines take to close).
 	DrainTimeout time.Duration
+	// WebSocket, if set, makes the worker serve Pipecat's WebSocket
+	// transport beside WebRTC: the front doors relay a /connect to it and
+	// the browser opens its socket straight to the worker. Default: nil,
+	// WebRTC only.
+	WebSocket *WebSocketOptions
+}
+
+// WebSocketOptions make a [Worker] serve Pipecat's WebSocket transport
+// (package transports/websocket) as well as WebRTC.
+//
+// A /connect reaches the worker through a front door, as a new session
+// does; the worker replays it into its websocket.Server, which answers
+// {"wsUrl": Server.PublicURL + "?session=<id>"}. The socket then goes
+// from the browser to the worker directly, on Listener: media never
+// passes through a front door or NATS.
+type WebSocketOptions struct {
+	// Server configures the worker's websocket.Server, whose sessions the
+	// worker counts in its load: its MaxSessions bounds them (the worker
+	// declines a /connect once the Server is full). Server.PublicURL is
+	// required: the socket's URL as browsers reach this worker
+	// ("wss://w1.voice.example.com/ws"), which only the worker knows. The
+	// worker adds its Admit hook to the application's (it calls the
+	// application's after its own) and the URL's host to AllowHosts.
+	Server websocket.Options
+	// Listener is where the worker serves the sockets (GET /ws, and
+	// nothing else: signalling goes through the front doors); PublicURL
+	// must lead there, through whatever proxy or load balancer forwards
+	// to this worker's /ws. Required.
+	// Run serves it and closes it once the worker has drained; a worker
+	// whose Run is never called leaves it to the caller.
+	Listener net.Listener
+}
+
+// maxWebSocketSessions is the number of live sessions s takes, as
+// websocket.Options documents MaxSessions: 0 takes its default of 500, a
+// negative value none (math.MaxInt32 here).
+func maxWebSocketSessions(o websocket.Options) int {
+	switch {
+	case o.MaxSessions == 0:
+		return 500
+	case o.MaxSessions < 0:
+		return math.MaxInt32
+	}
+	return o.MaxSessions
 }
 
 func (o WorkerOptions) withDefaults() WorkerOptions {
@@ -108,6 +155,14 @@ type Worker struct {
 	srv  *webrtc.Server
 	subj subjects
 
+	// ws is the WebSocket transport's Server, nil without
+	// WorkerOptions.WebSocket; wsMax its session limit, sockets the HTTP
+	// server of its listener.
+	ws      *websocket.Server
+	wsMax   int
+	sockets *http.Server
+	wsLn    net.Listener
+
 	// slots bounds the requests replayed at once.
 	slots    chan struct{}
 	draining atomic.Bool
@@ -143,7 +198,7 @@ func NewWorker(nc *nats.Conn, server webrtc.Options, opts WorkerOptions) (*Worke
 	}
 	appAdmit, appOnSession := server.Admit, server.OnSession
 	server.Admit = func(r *http.Request) error {
-		if err := w.admit(r); err != nil || appAdmit == nil {
+		if err := w.admit(r, w.rtcFull); err != nil || appAdmit == nil {
 			return err
 		}
 		return appAdmit(r)
@@ -154,12 +209,60 @@ func NewWorker(nc *nats.Conn, server webrtc.Options, opts WorkerOptions) (*Worke
 			appOnSession(ev)
 		}
 	}
+	if ws := opts.WebSocket; ws != nil {
+		if err := w.newWebSocket(*ws); err != nil {
+			return nil, err
+		}
+	}
 	srv, err := webrtc.NewServer(server)
 	if err != nil {
+		if w.ws != nil {
+			_ = w.ws.Close()
+		}
 		return nil, err
 	}
 	w.srv = srv
 	return w, nil
+}
+
+// newWebSocket builds the worker's websocket.Server and the HTTP server of
+// its listener.
+func (w *Worker) newWebSocket(o WebSocketOptions) error {
+	if o.Listener == nil {
+		return errors.New("cluster: WebSocketOptions.Listener is required: the browsers' sockets come to the worker")
+	}
+	u, err := url.Parse(o.Server.PublicURL)
+	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("cluster: WebSocketOptions.Server.PublicURL %q must be a ws:// or wss:// URL without a query, "+
+			"the worker's socket as browsers reach it", o.Server.PublicURL)
+	}
+	server := o.Server
+	if server.Logger == nil {
+		server.Logger = w.log.Named("websocket")
+	}
+	// The browsers' handshakes name the public host.
+	server.AllowHosts = append(slices.Clone(server.AllowHosts), u.Hostname())
+	appAdmit := server.Admit
+	server.Admit = func(r *http.Request) error {
+		if err := w.admit(r, w.wsFull); err != nil || appAdmit == nil {
+			return err
+		}
+		return appAdmit(r)
+	}
+	ws, err := websocket.NewServer(server)
+	if err != nil {
+		return err
+	}
+	w.ws, w.wsMax, w.wsLn = ws, maxWebSocketSessions(o.Server), o.Listener
+	// The listener serves the sockets only; a socket outlives the HTTP
+	// server's timeouts (the hijacked connection drops them), so the
+	// header timeout bounds only a client that never finishes its
+	// handshake.
+	mux := http.NewServeMux()
+	mux.Handle("GET /ws", ws)
+	w.sockets = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: zap.NewStdLog(w.log.Named("http"))}
+	return nil
 }
 
 // ID returns the worker's id.
@@ -170,13 +273,49 @@ func (w *Worker) ID() string { return w.opts.ID }
 // at its sessions.
 func (w *Worker) Server() *webrtc.Server { return w.srv }
 
-// capacity is the number of live sessions the worker takes, as its
-// heartbeats announce it: the Server's MaxSessions.
-func (w *Worker) capacity() int {
+// WebSocketServer returns the worker's websocket.Server, nil when it
+// serves WebRTC only: to look at its sessions.
+func (w *Worker) WebSocketServer() *websocket.Server { return w.ws }
+
+// rtcCapacity is the number of live WebRTC sessions the worker takes: the
+// Server's MaxSessions.
+func (w *Worker) rtcCapacity() int {
 	if n := w.srv.MaxSessions(); n > 0 {
 		return n
 	}
 	return math.MaxInt32 // no limit
+}
+
+// load returns the worker's sessions and capacity over its transports, and
+// each transport's when it serves WebSocket.
+func (w *Worker) load() (total Load, rtc, ws *Load) {
+	total = Load{Sessions: w.srv.SessionCount(), Capacity: w.rtcCapacity()}
+	if w.ws == nil {
+		return total, nil, nil
+	}
+	rtc = &Load{Sessions: total.Sessions, Capacity: total.Capacity}
+	ws = &Load{Sessions: w.ws.SessionCount(), Capacity: w.wsMax}
+	total.Sessions += ws.Sessions
+	total.Capacity = int(min(int64(total.Capacity)+int64(ws.Capacity), math.MaxInt32))
+	return total, rtc, ws
+}
+
+// sessions returns the live sessions of both transports.
+func (w *Worker) sessions() int {
+	l, _, _ := w.load()
+	return l.Sessions
+}
+
+// wsFull reports whether the websocket.Server is at its MaxSessions, for
+// a /connect: its socket would come here, where there is no room.
+func (w *Worker) wsFull(r *http.Request) bool {
+	return r.URL.Path == "/connect" && w.ws.SessionCount() >= w.wsMax
+}
+
+// rtcFull reports whether the webrtc.Server is at its MaxSessions, for a
+// /start: its offer would come here, where there is no room.
+func (w *Worker) rtcFull(r *http.Request) bool {
+	return r.URL.Path == "/start" && w.srv.MaxSessions() > 0 && w.srv.SessionCount() >= w.srv.MaxSessions()
 }
 
 // ErrConnectionClosed is returned by [Worker.Run] when its NATS
@@ -185,28 +324,52 @@ func (w *Worker) capacity() int {
 var ErrConnectionClosed = errors.New("cluster: the NATS connection was closed")
 
 // Run serves until ctx ends, then drains: it stops taking sessions (it
-// leaves the queue group and declines what still reaches it), lets the
-// Server end its sessions gracefully within DrainTimeout
-// (webrtc.Server.Shutdown; their signalling keeps working meanwhile),
-// cancels those left (Close), says it is leaving and returns nil. Cancel
-// ctx on SIGTERM. If the NATS connection is closed under it, Run closes
-// the Server at once and returns ErrConnectionClosed. Run may be called
-// once.
+// leaves the queue groups and declines what still reaches it), lets the
+// Servers end their sessions gracefully within DrainTimeout
+// (webrtc.Server.Shutdown, whose sessions' signalling keeps working
+// meanwhile, and websocket.Server.Shutdown, whose sockets close with 1001,
+// going away), cancels those left (Close), says it is leaving and returns
+// nil. Cancel ctx on SIGTERM. If the NATS connection is closed under it,
+// Run closes the Servers at once and returns ErrConnectionClosed. With
+// WorkerOptions.WebSocket, Run serves its Listener from the start and
+// closes it once the sessions are gone. Run may be called once.
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.ran.CompareAndSwap(false, true) {
 		return errors.New("cluster: Worker.Run called twice")
 	}
 	if err := w.claimID(ctx); err != nil {
-		_ = w.srv.Close()
+		w.closeServers()
+		if w.wsLn != nil {
+			_ = w.wsLn.Close()
+		}
 		return err
 	}
+	// The sockets' listener serves before any front door can hand out
+	// its URL.
+	served := make(chan struct{})
+	if w.sockets != nil {
+		go func() {
+			defer close(served)
+			if err := w.sockets.Serve(w.wsLn); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				w.log.Error("the WebSocket listener failed", zap.Error(err))
+			}
+		}()
+	} else {
+		close(served)
+	}
+	closeSockets := func() {
+		if w.sockets != nil {
+			_ = w.sockets.Close()
+		}
+		<-served
+	}
 	base := context.WithoutCancel(ctx)
-	var subs []*nats.Subscription
+	var subs, queues []*nats.Subscription
 	unsubscribe := func() {
-		for _, s := range subs {
+		for _, s := range append(subs, queues...) {
 			_ = s.Unsubscribe()
 		}
-		subs = nil
+		subs, queues = nil, nil
 	}
 	subscribe := func(s *nats.Subscription, err error) error {
 		if err == nil {
@@ -214,32 +377,43 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	queue, err := w.nc.QueueSubscribe(w.subj.newSession(), queueGroup, func(m *nats.Msg) { w.dispatch(base, m) })
-	err = errors.Join(err,
-		subscribe(w.nc.Subscribe(w.subj.worker(w.opts.ID), func(m *nats.Msg) { w.dispatch(base, m) })),
+	dispatch := func(m *nats.Msg) { w.dispatch(base, m) }
+	// The queue groups' subscriptions, which a drain leaves first.
+	join := func(subject string) error {
+		s, err := w.nc.QueueSubscribe(subject, queueGroup, dispatch)
+		if err == nil {
+			queues = append(queues, s)
+		}
+		return err
+	}
+	err := errors.Join(join(w.subj.newSession()),
+		subscribe(w.nc.Subscribe(w.subj.worker(w.opts.ID), dispatch)),
 		subscribe(w.nc.Subscribe(w.subj.who(), w.answerWho)),
 		subscribe(w.nc.Subscribe(w.subj.announce(), func(m *nats.Msg) { _ = m.Respond(w.heartbeat(false)) })))
+	if err == nil && w.ws != nil {
+		err = join(w.subj.newWebSocket())
+	}
 	if err == nil {
 		// The subscriptions must reach the server before the heartbeat
 		// that makes front doors route here.
 		err = w.nc.Flush()
 	}
 	if err != nil {
-		if queue != nil {
-			_ = queue.Unsubscribe()
-		}
 		unsubscribe()
-		_ = w.srv.Close()
+		w.closeServers()
+		closeSockets()
 		return fmt.Errorf("cluster: worker %s subscribing: %w", w.opts.ID, err)
 	}
-	w.log.Info("worker serving", zap.Int("capacity", w.capacity()))
+	total, _, _ := w.load()
+	w.log.Info("worker serving", zap.Int("capacity", total.Capacity), zap.Bool("websocket", w.ws != nil))
 	w.beat(false)
 
 	tick := time.NewTicker(w.opts.HeartbeatInterval)
 	defer tick.Stop()
 	lost := func() error {
-		w.log.Warn("NATS connection closed: closing the sessions", zap.Int("sessions", w.srv.SessionCount()))
-		_ = w.srv.Close()
+		w.log.Warn("NATS connection closed: closing the sessions", zap.Int("sessions", w.sessions()))
+		w.closeServers()
+		closeSockets()
 		w.stop()
 		return ErrConnectionClosed
 	}
@@ -255,27 +429,29 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 
-	// Drain: out of the queue group first, so NATS stops picking this
+	// Drain: out of the queue groups first, so NATS stops picking this
 	// worker; what is already on its way is declined.
 	w.draining.Store(true)
-	// Drain, not Unsubscribe: the requests NATS has already handed this
-	// subscription are declined instead of dropped (their front doors
+	// Drain, not Unsubscribe: the requests NATS has already handed these
+	// subscriptions are declined instead of dropped (their front doors
 	// would wait out their timeout).
-	if err := queue.Drain(); err != nil {
-		_ = queue.Unsubscribe()
+	for _, q := range queues {
+		if err := q.Drain(); err != nil {
+			_ = q.Unsubscribe()
+		}
 	}
-	w.log.Info("worker draining", zap.Int("sessions", w.srv.SessionCount()), zap.Duration("timeout", w.opts.DrainTimeout))
+	w.log.Info("worker draining", zap.Int("sessions", w.sessions()), zap.Duration("timeout", w.opts.DrainTimeout))
 	w.beat(false)
 	sctx, cancel := context.WithTimeout(base, w.opts.DrainTimeout)
 	defer cancel()
 	drained := make(chan error, 1)
-	w.wg.Go(func() { drained <- w.srv.Shutdown(sctx) })
+	w.wg.Go(func() { drained <- w.shutdown(sctx) })
 	for waiting := true; waiting; {
 		select {
 		case err := <-drained:
 			if err != nil {
 				w.log.Warn("sessions did not end in time: cancelling them", zap.Error(err))
-				_ = w.srv.Close()
+				w.closeServers()
 			}
 			waiting = false
 		case <-tick.C:
@@ -286,12 +462,34 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.beat(false)
 		}
 	}
+	closeSockets()
 	w.beat(true)
 	unsubscribe()
 	_ = w.nc.Flush()
 	w.stop()
 	w.log.Info("worker left")
 	return nil
+}
+
+// shutdown ends the sessions of both Servers gracefully, at once.
+func (w *Worker) shutdown(ctx context.Context) error {
+	if w.ws == nil {
+		return w.srv.Shutdown(ctx)
+	}
+	var wsErr error
+	var wg sync.WaitGroup
+	wg.Go(func() { wsErr = w.ws.Shutdown(ctx) })
+	err := w.srv.Shutdown(ctx)
+	wg.Wait()
+	return errors.Join(err, wsErr)
+}
+
+// closeServers ends the sessions of both Servers at once.
+func (w *Worker) closeServers() {
+	_ = w.srv.Close()
+	if w.ws != nil {
+		_ = w.ws.Close()
+	}
 }
 
 // ErrDuplicateID is returned by [Worker.Run] when another worker of the
@@ -320,9 +518,10 @@ func (w *Worker) claimID(ctx context.Context) error {
 
 // heartbeat returns the encoded heartbeat of now.
 func (w *Worker) heartbeat(leaving bool) []byte {
+	total, rtc, ws := w.load()
 	b, _ := json.Marshal(heartbeat{
 		V: Version, Worker: w.opts.ID,
-		Sessions: w.srv.SessionCount(), Capacity: w.capacity(),
+		Sessions: total.Sessions, Capacity: total.Capacity, WebRTC: rtc, WebSocket: ws,
 		Draining: w.draining.Load(), Leaving: leaving,
 		IntervalMS: int(w.opts.HeartbeatInterval / time.Millisecond),
 	})
@@ -379,8 +578,9 @@ func (w *Worker) stop() {
 	w.wg.Wait()
 }
 
-// serve replays one request into the Server and replies with its
-// response.
+// serve replays one request into the Server it is for (a /connect into
+// the websocket.Server, anything else into the webrtc.Server) and replies
+// with its response.
 func (w *Worker) serve(base context.Context, m *nats.Msg) {
 	req, err := decodeRequest(m.Data, w.opts.MaxRequestBytes)
 	if err != nil {
@@ -393,6 +593,16 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 	// once; the Server's own limits and the worker's Admit hook decide
 	// the others.
 	taking := req.Kind == kindNew && req.Method != http.MethodOptions
+	var srv http.Handler = w.srv
+	if req.Path == "/connect" {
+		if w.ws == nil {
+			// A front door sends a /connect only to the workers whose
+			// heartbeats say they serve WebSocket.
+			w.respond(m, reply{Declined: "no websocket transport"})
+			return
+		}
+		srv = w.ws
+	}
 	if taking && w.draining.Load() {
 		w.respond(m, reply{Declined: "draining"})
 		return
@@ -406,7 +616,7 @@ func (w *Worker) serve(base context.Context, m *nats.Msg) {
 		return
 	}
 	rec := newRecorder(w.opts.MaxReplyBytes)
-	w.srv.ServeHTTP(rec, hr)
+	srv.ServeHTTP(rec, hr)
 	rep := reply{Status: rec.status(), Header: rec.header, Body: rec.body.Bytes()}
 	if rec.over {
 		w.log.Error("response over MaxReplyBytes", zap.String("path", req.Path), zap.Int("limit", w.opts.MaxReplyBytes))
@@ -452,17 +662,19 @@ func exchangeOf(r *http.Request) *exchange {
 // Server's 503, the front door the reason in the exchange.
 var errNotTaking = errors.New("cluster: the worker takes no new sessions now")
 
-// admit is the worker's part of the Server's Admit hook. A draining worker
-// takes nothing new (the front doors no longer send it new sessions, but
-// a /start flow's offer still comes where its sessionId was issued). A
-// full one takes no /start: its offer would come here, where the Server
-// has no room, so the front door had better ask another worker.
-func (w *Worker) admit(r *http.Request) error {
+// admit is the worker's part of the Servers' Admit hooks. A draining
+// worker takes nothing new (the front doors no longer send it new
+// sessions, but a /start flow's offer or a /connect's socket still comes
+// where its id was issued). A full one takes no /start nor /connect (full
+// says which request, on which Server): its offer or socket would come
+// here, where the Server has no room, so the front door had better ask
+// another worker.
+func (w *Worker) admit(r *http.Request, full func(*http.Request) bool) error {
 	reason := ""
 	switch {
 	case w.draining.Load():
 		reason = "draining"
-	case r.URL.Path == "/start" && w.srv.MaxSessions() > 0 && w.srv.SessionCount() >= w.srv.MaxSessions():
+	case full(r):
 		reason = "full"
 	default:
 		return nil
