@@ -1,0 +1,60 @@
+package plivo
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzDecode holds Decode to its promises on any input: no panic; an error
+// wraps one of the package's causes and comes with no payload; a decoded
+// media payload is within the limit and in the caller's buffer when it
+// fits; a known kind is never reported as unknown with an error.
+func FuzzDecode(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	for _, s := range []string{
+		``, `{}`, `null`, `[]`, `{"event":null}`, `{"event":"media"}`,
+		`{"event":"media","media":{"payload":"\u0041AAA"}}`,
+		`{"event":"media","media":{"payload":"AAA"}}`,
+		`{"event":"start","start":{"streamId":"S","tracks":[1]}}`,
+		`{"event":"dtmf","dtmf":{"digit":"#"}}`,
+		`{"event":"playedStream","name":null}`,
+		`{"event":"stop","sequenceNumber":"99999999999999999999"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	d := Decoder{Limits: Limits{MaxMessage: 4096, MaxPayload: 256, MaxExtraHeaders: 64}}
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		buf := make([]byte, 0, 256)
+		ev, err := d.Decode(msg, buf)
+		if err != nil {
+			if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrBadMessage) && !errors.Is(err, ErrBadPayload) {
+				t.Fatalf("error %v wraps none of the package's causes", err)
+			}
+			if ev.Media.Payload != nil || ev.Start.Tracks != nil {
+				t.Fatalf("refused with %v but returned %+v", err, ev)
+			}
+			return
+		}
+		if len(ev.Media.Payload) > 256 {
+			t.Fatalf("payload of %d bytes passed a limit of 256", len(ev.Media.Payload))
+		}
+		if ev.Kind == KindMedia && len(ev.Media.Payload) > 0 && &ev.Media.Payload[0] != &buf[:1][0] {
+			t.Fatal("a payload that fits was not decoded into the caller's buffer")
+		}
+		if len(ev.ExtraHeaders) > 64 {
+			t.Fatalf("extra headers of %d bytes passed a limit of 64", len(ev.ExtraHeaders))
+		}
+	})
+}
