@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
@@ -68,8 +67,7 @@ func (b *bot) session(ctx context.Context, transport, id string, in, out pipelin
 	if err != nil {
 		return nil, err
 	}
-	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: id,
-		Attributes: []attribute.KeyValue{attribute.String("framewire.transport", transport)}}).Attach(task)
+	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: id, Transport: transport}).Attach(task)
 	b.ins.StartSession(ctx, id).Attach(task)
 	return task, nil
 }
