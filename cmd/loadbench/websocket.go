@@ -64,6 +64,7 @@ type wsResult struct {
 	ClientCPUPct      float64 `json:"client_process_cpu_pct"`
 	LoadAvg           string  `json:"loadavg_before"`
 	StealPct          float64 `json:"host_steal_pct_of_cpu"`
+	OthersCPUPct      float64 `json:"others_cpu_pct"` // what the machine's other processes ran in the window, in % of one core (of runtime.NumCPU()*100)
 	HeapKBPerSession  float64 `json:"heap_kb_per_session"`
 	GoroutinesPerSess float64 `json:"goroutines_per_session"`
 	Underruns         uint64  `json:"output_underruns"`
@@ -203,7 +204,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 			cl.stop()
 			return results, err
 		}
-		cpu0, t0, ccpu0, steal0 := cpuTime(), time.Now(), cl.cpu(), stealTime()
+		cpu0, t0, ccpu0, steal0, busy0 := cpuTime(), time.Now(), cl.cpu(), stealTime(), busyTime()
 		if err := cfg.sleepWindow(n, func() uint64 { return totals(window).underruns }); err != nil {
 			cl.stop()
 			return results, err
@@ -218,7 +219,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 			return results, err
 		}
 		sched1, pause1 := histograms()
-		cpu1, t1, ccpu1, steal1 := cpuTime(), time.Now(), cl.cpu(), stealTime()
+		cpu1, t1, ccpu1, steal1, busy1 := cpuTime(), time.Now(), cl.cpu(), stealTime(), busyTime()
 		heap1, g1 := heapNow()
 		if cfg.memProfile != "" {
 			if err := writeHeapProfile(cfg.memProfile); err != nil {
@@ -235,6 +236,7 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		r.ClientCPUPct = 100 * (ccpu1 - ccpu0).Seconds() / r.WindowS
 		r.LoadAvg = load
 		r.StealPct = 100 * (steal1 - steal0).Seconds() / r.WindowS
+		r.OthersCPUPct = 100*(busy1-busy0).Seconds()/r.WindowS - r.CPUPctTotal - r.ClientCPUPct
 		r.HeapKBPerSession = float64(int64(heap1)-int64(heap0)) / 1024 / float64(n)
 		r.GoroutinesPerSess = float64(g1-g0) / float64(n)
 		r.SchedP99US = 1e6 * quantile(sched0, sched1, 0.99)
@@ -262,6 +264,32 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		return results, errors.New(strings.Join(overHeap, "; "))
 	}
 	return results, nil
+}
+
+// busyTime returns the CPU time this machine's CPUs have spent on any
+// process (user, nice, system, irq, softirq: /proc/stat's first line less
+// idle, iowait and steal), summed over the CPUs; 0 where it is not known.
+func busyTime() time.Duration {
+	b, _ := os.ReadFile("/proc/stat")
+	return busyIn(string(b))
+}
+
+// busyIn reads the busy time from the text of /proc/stat.
+func busyIn(stat string) time.Duration {
+	line, _, _ := strings.Cut(stat, "\n")
+	f := strings.Fields(line)
+	if len(f) < 9 || f[0] != "cpu" {
+		return 0
+	}
+	var busy int64
+	for i, v := range f[1:8] {
+		if i == 3 || i == 4 { // idle, iowait
+			continue
+		}
+		n, _ := strconv.ParseInt(v, 10, 64)
+		busy += n
+	}
+	return clockTicks(busy)
 }
 
 // wsReport makes the figures of a window of wall seconds in which the

@@ -86,3 +86,14 @@ func TestWebSocketIdleSessionsExpectNoAudio(t *testing.T) {
 		t.Errorf("streaming: %.3f of the expected frames passed", r.ClientInRatio)
 	}
 }
+
+func TestBusyIsTheCPULineLessIdleIowaitAndSteal(t *testing.T) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	stat := "cpu  100 20 30 4000 50 6 7 8 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n"
+	if got, want := busyIn(stat), 163*10*time.Millisecond; got != want {
+		t.Errorf("busy %v, want %v", got, want)
+	}
+	if got := busyIn("intr 1 2 3"); got != 0 {
+		t.Errorf("busy of no cpu line = %v, want 0", got)
+	}
+}
