@@ -78,6 +78,11 @@ add("unicode parameter", "POST", "https://bot.example.com/twilio/voice",
     form([("CallerName", "Zoë Ångström"), ("CallSid", "CA2")]),
     "application/x-www-form-urlencoded")
 
+# Twilio signs the media stream's WebSocket upgrade too (twilio.com/docs/
+# global-infrastructure/firewall-configurations/media-streams-configuration):
+# a GET of the wss URL, no parameters.
+add("media stream upgrade", "GET", "wss://bot.example.com/twilio/media?token=one-time-abc")
+
 jbody = '{"CallSid":"CA3","event":"answered"}'
 h = hashlib.sha256(jbody.encode()).hexdigest()
 add("JSON body with bodySHA256", "POST",
