@@ -112,29 +112,24 @@ type Verifier struct {
 // Check verifies r's token. It reads the body (at most MaxBody bytes) and
 // puts it back for the handlers after it.
 func (v Verifier) Check(r *http.Request) error {
-	_, err := v.check(r)
-	return err
-}
-
-func (v Verifier) check(r *http.Request) (*Claims, error) {
 	if v.Insecure {
-		return &Claims{}, nil
+		return nil
 	}
 	token, err := BearerToken(r.Header.Get("Authorization"))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	body, err := readBody(r, v.MaxBody)
+	payload, err := readBody(r, v.MaxBody)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	payload := body
-	if r.Method == http.MethodGet && len(body) == 0 && !v.IgnorePayloadHash {
+	if r.Method == http.MethodGet && len(payload) == 0 && !v.IgnorePayloadHash {
 		if payload, err = QueryPayload(r.URL.RawQuery); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return v.Verify(token, payload)
+	_, err = v.Verify(token, payload)
+	return err
 }
 
 // Handler returns next behind the check: a request that fails it is
