@@ -29,6 +29,13 @@
 // -public-ip). On SIGTERM a worker stops taking sessions, lets its
 // sessions end within -grace, then cancels them and leaves.
 //
+// With -ws-addr a worker also serves Pipecat's WebSocket transport: the
+// front door relays POST /connect to a worker with room, which answers
+// {"wsUrl": its -ws-public-url with the session's id}, and the browser
+// opens its socket straight to that worker's -ws-addr listener (it prints
+// "worker ID websocket on URL"). local -ws-addr numbers its workers'
+// socket listeners as -worker-addr does.
+//
 // Telemetry is as in the other example servers (docs/observability.md):
 // OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set, Prometheus metrics at
 // /metrics on -metrics-addr (default $FRAMEWIRE_METRICS_ADDR). local gives

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -19,17 +20,20 @@ import (
 	pion "github.com/pion/webrtc/v4"
 
 	"github.com/framewire/framewire/cluster"
+	"github.com/framewire/framewire/transports/websocket/websockettest"
 )
 
 // TestLocalRunsAFrontDoorAndItsWorkers runs "cluster local" as a child
 // process: the front door announces its address, both workers show up in
-// /cluster, a /start flow's offer is answered by a worker, and SIGTERM
-// stops everything with exit status 0.
+// /cluster with both transports, a /start flow's offer is answered by a
+// worker, a /connect's socket by another (or the same), and SIGTERM stops
+// everything with exit status 0.
 func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	cmd := exec.Command(os.Args[0], "local", "-addr", "127.0.0.1:0", "-status-addr", "127.0.0.1:0", "-workers", "2", "-capacity", "5", "-loopback-only")
+	cmd := exec.Command(os.Args[0], "local", "-addr", "127.0.0.1:0", "-status-addr", "127.0.0.1:0", "-workers", "2", "-capacity", "5", "-loopback-only",
+		"-ws-addr", "127.0.0.1:0")
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -85,7 +89,9 @@ func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var st cluster.Status
-		if getJSON(t, client, status+"/cluster", &st) == http.StatusOK && len(st.Workers) == 2 && st.Capacity == 10 {
+		// Each worker takes 5 sessions of each transport.
+		if getJSON(t, client, status+"/cluster", &st) == http.StatusOK && len(st.Workers) == 2 && st.Capacity == 20 &&
+			st.Workers[0].WebSocket != nil && st.Workers[0].WebSocket.Capacity == 5 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -109,6 +115,20 @@ func TestLocalRunsAFrontDoorAndItsWorkers(t *testing.T) {
 	if status := postJSON(t, client, base+"/sessions/"+start.SessionID+"/api/offer", offer, &ans); status != http.StatusOK || ans.Type != "answer" || ans.PCID == "" {
 		t.Fatalf("the /start flow's offer: %d %+v", status, ans)
 	}
+
+	var connect struct {
+		WSURL string `json:"wsUrl"`
+	}
+	if status := postJSON(t, client, base+"/connect", map[string]any{}, &connect); status != http.StatusOK || !strings.HasPrefix(connect.WSURL, "ws://127.0.0.1:") {
+		t.Fatalf("POST /connect: %d %+v", status, connect)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ws, err := websockettest.Dial(ctx, websockettest.Options{URL: connect.WSURL})
+	if err != nil {
+		t.Fatalf("the /connect's socket: %v", err)
+	}
+	ws.Close()
 
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

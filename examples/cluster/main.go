@@ -36,13 +36,14 @@ import (
 	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 const usage = `usage: cluster <command> [flags]
 
 commands:
   frontdoor  serve the signalling routes and route them to the workers over NATS
-  worker     run sessions (the conformance bot) for the front doors
+  worker     run sessions (the conformance bot) for the front doors, over WebRTC and, with -ws-addr, WebSocket
   local      an embedded NATS server, a front door and N workers as child processes
 
 Run "cluster <command> -h" for the flags of a command.
@@ -346,6 +347,7 @@ func frontdoorCommand(ctx context.Context, args []string, stdout, stderr io.Writ
 		return fmt.Errorf("listening on %s: %w", *addr, err)
 	}
 	fmt.Fprintf(stdout, "listening on http://%s\n", ln.Addr())
+	fmt.Fprintf(stdout, "websocket connect endpoint: POST http://%s/connect (to the workers run with -ws-addr)\n", ln.Addr())
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -371,8 +373,11 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.SetOutput(stderr)
 	nf := natsFlags(fs)
 	id := fs.String("id", "", "worker id (letters, digits, '_', '-'; default: random)")
-	capacity := fs.Int("capacity", 100, "sessions the worker takes at most")
+	capacity := fs.Int("capacity", 100, "WebRTC sessions the worker takes at most")
 	addr := fs.String("addr", "", "optional HTTP address serving the worker's signalling directly and /healthz (default: none; the front doors reach it over NATS)")
+	wsAddr := fs.String("ws-addr", "", "HTTP listen address of the worker's WebSocket transport: the browsers' sockets (GET /ws) come here straight, after a /connect through a front door (default: none, WebRTC only)")
+	wsPublicURL := fs.String("ws-public-url", "", "the socket's URL as browsers reach this worker, which /connect answers (wss://w1.voice.example.com/ws behind TLS or a load balancer; default ws://<the -ws-addr listener's address>/ws)")
+	wsCapacity := fs.Int("ws-capacity", 100, "WebSocket sessions the worker takes at most (with -ws-addr)")
 	metricsAddr := metricsAddrFlag(fs)
 	portMin := fs.Uint("port-min", 0, "lowest UDP port for media (0: any)")
 	portMax := fs.Uint("port-max", 0, "highest UDP port for media (0: any)")
@@ -399,6 +404,12 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	newBot, ok := bots[*bot]
 	if !ok {
 		return fmt.Errorf("-bot %q: want conformance or echo", *bot)
+	}
+	if *wsAddr == "" && *wsPublicURL != "" {
+		return errors.New("-ws-public-url needs -ws-addr, where the sockets are served")
+	}
+	if *wsCapacity < 1 {
+		return errors.New("-ws-capacity must be at least 1")
 	}
 	log := newLogger(stderr, *verbose, "worker")
 	defer func() { _ = log.Sync() }()
@@ -448,23 +459,67 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 		NewPipeline: func(ctx context.Context, s *webrtc.Session) (*pipeline.Task, error) {
 			sl := slog.With(zap.String("session", s.ID()))
 			sl.Info("session started", zap.String("pc_id", s.PCID()), zap.String("start_id", s.StartID()))
-			task := newBot(s, sl)
+			task := newBot(s.Input(), s.Output(), sl, false)
 			// The session's spans and metrics; nothing when telemetry is off.
 			tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
 			return task, nil
 		},
 	}
+	var ws *cluster.WebSocketOptions
+	if *wsAddr != "" {
+		// The sockets' listener is the worker's own: media goes straight
+		// to it. The worker serves and closes it (Run).
+		ln, err := net.Listen("tcp", *wsAddr)
+		if err != nil {
+			return fmt.Errorf("listening for WebSocket sessions on %s: %w", *wsAddr, err)
+		}
+		public := *wsPublicURL
+		if public == "" {
+			public = "ws://" + ln.Addr().String() + "/ws"
+		}
+		ws = &cluster.WebSocketOptions{Listener: ln, Server: websocket.Options{
+			Logger:        slog.Named("websocket"),
+			AllowOrigins:  splitList(*origins),
+			PublicURL:     public,
+			MaxSessions:   *wsCapacity,
+			ShutdownGrace: *grace,
+			MeterProvider: otel.MeterProvider(),
+			NewPipeline: func(ctx context.Context, s *websocket.Session) (*pipeline.Task, error) {
+				sl := slog.With(zap.String("session", s.ID()), zap.String("transport", "websocket"))
+				sl.Info("session started")
+				task := newBot(s.Input(), s.Output(), sl, true)
+				tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID()}).Attach(task)
+				return task, nil
+			},
+		}}
+		fmt.Fprintf(stdout, "worker %s websocket on %s (listening on %s)\n", *id, public, ln.Addr())
+	}
+	closeWS := func() {
+		if ws != nil {
+			_ = ws.Listener.Close()
+		}
+	}
 	nc, err := nf.connect("framewire-worker", log)
 	if err != nil {
+		closeWS()
 		return err
 	}
 	defer nc.Close()
 	w, err := cluster.NewWorker(nc, server, cluster.WorkerOptions{ID: *id, Logger: log,
-		DrainTimeout: *grace + 10*time.Second})
+		DrainTimeout: *grace + 10*time.Second, WebSocket: ws})
 	if err != nil {
+		closeWS()
 		return err
 	}
 	srv := w.Server()
+	// Until Run serves it, the sockets' listener is this function's.
+	closeEarly := func() {
+		_ = srv.Close()
+		if wss := w.WebSocketServer(); wss != nil {
+			_ = wss.Close()
+		}
+		closeWS()
+	}
 
 	// The HTTP listeners live until the worker has drained: a session's
 	// counters are reported when it ends, so they are scraped after.
@@ -473,7 +528,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMetrics()
 	if err := serveMetrics(mctx, &wg, otel, *metricsAddr, "worker "+*id, stdout, log); err != nil {
-		_ = srv.Close()
+		closeEarly()
 		return err
 	}
 	if *addr != "" {
@@ -485,7 +540,7 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 			WriteTimeout: 40 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10}
 		ln, err := net.Listen("tcp", *addr)
 		if err != nil {
-			_ = srv.Close()
+			closeEarly()
 			return fmt.Errorf("listening on %s: %w", *addr, err)
 		}
 		fmt.Fprintf(stdout, "worker %s signalling on http://%s\n", *id, ln.Addr())
@@ -495,15 +550,18 @@ func workerCommand(ctx context.Context, args []string, stdout, stderr io.Writer)
 	return w.Run(ctx)
 }
 
-// bots are the worker's pipelines, by -bot.
-var bots = map[string]func(*webrtc.Session, *zap.Logger) *pipeline.Task{
-	"conformance": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
-		return conformancebot.New(s.Input(), s.Output(), log, conformancebot.Options{})
+// bots are the worker's pipelines, by -bot, between a session's input and
+// output; ws says the session is over WebSocket.
+var bots = map[string]func(in, out pipeline.Processor, log *zap.Logger, ws bool) *pipeline.Task{
+	"conformance": func(in, out pipeline.Processor, log *zap.Logger, ws bool) *pipeline.Task {
+		// Over WebSocket the bot plays its tone, as examples/conformance
+		// does (conformance-bot.md §14).
+		return conformancebot.New(in, out, log, conformancebot.Options{Tone: ws})
 	},
-	"echo": func(s *webrtc.Session, log *zap.Logger) *pipeline.Task {
+	"echo": func(in, out pipeline.Processor, log *zap.Logger, _ bool) *pipeline.Task {
 		// Output at the input's 16 kHz: the echo passes audio through
 		// unchanged.
-		return pipeline.NewTask(pipeline.New(s.Input(), &echo{}, s.Output()), pipeline.TaskOptions{
+		return pipeline.NewTask(pipeline.New(in, &echo{}, out), pipeline.TaskOptions{
 			Logger: log.Named("pipeline"), AudioOutSampleRate: 16000,
 		})
 	},
@@ -541,6 +599,7 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"the front door's metrics address HOST:PORT; worker i serves its metrics on PORT+i (default $"+otelsetup.EnvMetricsAddr+"; empty: no metrics; port 0: any free ports, printed)")
 	bot := fs.String("bot", "conformance", `the workers' pipeline: "conformance" or "echo" (see worker -h)`)
 	workerAddr := fs.String("worker-addr", "", "the first worker's direct signalling address HOST:PORT; worker i listens on PORT+i-1 (default: none; port 0: any free ports, printed)")
+	wsAddr := fs.String("ws-addr", "", "the first worker's WebSocket listen address HOST:PORT (see worker -ws-addr); worker i listens on PORT+i-1 (default: none, WebRTC only; port 0: any free ports, printed)")
 	verbose := fs.Bool("v", false, "debug logs")
 	loopbackOnly := fs.Bool("loopback-only", false, "the workers' ICE on IPv4 loopback only (tests)")
 	pingTimeout := fs.Duration("ping-timeout", 3*time.Second, "the workers' -ping-timeout")
@@ -560,6 +619,10 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	workerAt, err := portSeries(*workerAddr, *workers)
 	if err != nil {
 		return fmt.Errorf("-worker-addr: %w", err)
+	}
+	wsAt, err := portSeries(*wsAddr, *workers)
+	if err != nil {
+		return fmt.Errorf("-ws-addr: %w", err)
 	}
 	log := newLogger(stderr, *verbose, "local")
 	defer func() { _ = log.Sync() }()
@@ -648,6 +711,9 @@ func localCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		args = append(args, "-metrics-addr", metricsAt(i+1), "-addr", workerAt(i), "-bot", *bot,
 			"-ping-timeout", pingTimeout.String(), "-restart-grace", restartGrace.String())
+		if *wsAddr != "" {
+			args = append(args, "-ws-addr", wsAt(i), "-ws-capacity", strconv.Itoa(*capacity))
+		}
 		if err := startChild("worker "+id, args...); err != nil {
 			return err
 		}
