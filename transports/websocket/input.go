@@ -65,7 +65,7 @@ func (in *Input) Cleanup(context.Context) error {
 func (in *Input) ProcessFrame(_ context.Context, _ *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 	if st, ok := f.(*frames.Start); ok {
 		in.format.Store(in.opts.Format(st.AudioInSampleRate))
-		in.s.attach()
+		in.s.sock.Start()
 	}
 	return nil
 }

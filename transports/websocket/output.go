@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"time"
 
+	"github.com/coder/websocket"
+
 	"github.com/framewire/framewire/transports"
 	"github.com/framewire/framewire/transports/websocket/wire"
 )
@@ -52,7 +54,7 @@ func newOutput(s *Session) (*transports.Output, *outputConn) {
 type outputConn struct {
 	s        *Session
 	rate     int
-	frameCap int    // the size of one encoded frame, for the writer's reuse
+	frameCap int    // the size of one encoded frame
 	pcm      []byte // scratch: one frame's little-endian PCM
 }
 
@@ -78,7 +80,7 @@ func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
 	for i, v := range pcm {
 		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
 	}
-	s.queueAudio(wire.AppendAudio(s.audioBuffer(c.frameCap), b, c.rate, 1))
+	s.sock.SendFrame(wire.AppendAudio(s.sock.Frame(websocket.MessageBinary, c.frameCap), b, c.rate, 1))
 	return nil
 }
 

@@ -511,7 +511,6 @@ func (s *Server) handleSocket(w http.ResponseWriter, r *http.Request) {
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
 		s.reqLog.Info("websocket handshake failed", zap.Error(err))
-		sess.cancel()
 		return
 	}
 	sess.serve(r, c)
