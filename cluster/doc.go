@@ -1,4 +1,4 @@
-// Package cluster spreads framewire's WebRTC sessions over processes with
+// Package cluster spreads framewire's sessions over processes with
 // NATS, without a sticky load balancer or a broker of framewire's own.
 //
 // A [Worker] wraps a transports/webrtc Server, which runs the sessions and
@@ -11,6 +11,12 @@
 // the worker that owns its pc_id or sessionId. Workers announce their load
 // on a heartbeat subject; front doors forget a worker that missed three
 // beats. Media flows between the browser and the worker directly.
+//
+// A worker may also serve Pipecat's WebSocket transport
+// ([WorkerOptions.WebSocket]): the front door relays a POST /connect, as a
+// new session, to a worker of the WebSocket queue group with room, and
+// returns its answer, {"wsUrl": ...} naming the worker's own socket
+// listener, so the browser's socket goes straight to the worker too.
 //
 // The subjects, payloads and their version are in docs/decisions/cluster.md;
 // docs/deploying.md explains how to run a cluster, and examples/cluster is

@@ -194,7 +194,10 @@ func (o FrontDoorOptions) withDefaults() FrontDoorOptions {
 // when it declines; every later request (candidates, renegotiation,
 // restart, the /start flow's offers) goes to the worker that owns its
 // pc_id or sessionId, learnt from the worker's reply or, when this front
-// door did not see it, by asking all workers.
+// door did not see it, by asking all workers. It also serves the WebSocket
+// transport's POST /connect (and its preflight): a new session for the
+// workers that serve WebSocket, whose answer names the worker's own
+// socket URL.
 //
 // It is an http.Handler; [FrontDoor.StatusHandler] serves /healthz and
 // /cluster. Close it to stop following the workers.
