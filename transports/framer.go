@@ -179,3 +179,39 @@ var resamplerOptions = dsp.ResamplerOptions{Attenuation: 70, Passband: 0.85}
 func NewResampler(in, out int) (*dsp.Resampler, error) {
 	return dsp.NewResampler(in, out, 1, resamplerOptions)
 }
+
+// An AudioIn is a client's audio on its way into the pipeline, for a
+// transport whose audio is cheap to decode (PCM, G.711 on a socket): paced
+// to real time plus the Pacer's MaxAhead, then framed to the pipeline's
+// input format, the framer remade when the format or the stream's rate
+// changes. (WebRTC paces before decoding instead, since Opus is not
+// cheap.) An AudioIn is owned by the stream's reader.
+type AudioIn struct {
+	// Pacer holds the stream to real time; set its MaxAhead.
+	Pacer Pacer
+
+	framer *AudioFramer
+	format *InputFormat
+}
+
+// Write takes samples, mono at rate, for the pipeline's input format f
+// (nil before the pipeline has started: the samples are dropped), and
+// pushes the frames they complete into out. It returns the frames pushed
+// and false when the Pacer dropped the samples for arriving too far ahead
+// of real time; an error says the rate cannot be converted.
+func (a *AudioIn) Write(f *InputFormat, samples []int16, rate int, out pipeline.Pusher) (int, bool, error) {
+	if f == nil || len(samples) == 0 || rate <= 0 {
+		return 0, true, nil
+	}
+	if !a.Pacer.Admit(time.Duration(len(samples)) * time.Second / time.Duration(rate)) {
+		return 0, false, nil
+	}
+	if a.framer == nil || a.format != f || a.framer.InRate() != rate {
+		fr, err := NewAudioFramer(*f, rate)
+		if err != nil {
+			return 0, true, err
+		}
+		a.framer, a.format = fr, f
+	}
+	return a.framer.Write(samples, out), true, nil
+}

@@ -126,3 +126,40 @@ func TestFramerAllocatesLessThanOncePerFrame(t *testing.T) {
 		t.Fatalf("%.2f allocations per 20 ms frame, want at most one per second of frames", allocs)
 	}
 }
+
+func TestAudioInDropsBeforeStartPacesAndFollowsTheStreamsRate(t *testing.T) {
+	clock := time.Unix(1000, 0)
+	a := AudioIn{Pacer: Pacer{MaxAhead: 100 * time.Millisecond, Now: func() time.Time { return clock }}}
+	var out collect
+	if n, ok, err := a.Write(nil, ramp(160), 8000, &out); n != 0 || !ok || err != nil {
+		t.Fatalf("before Start: %d frames, %v, %v; want the samples dropped quietly", n, ok, err)
+	}
+	f := &InputFormat{SampleRate: 16000, Channels: 1}
+	// 20 ms of 8 kHz at a time: the first 100 ms ahead pass, the next are
+	// dropped until the clock moves.
+	pushed, dropped := 0, 0
+	for range 10 {
+		n, ok, err := a.Write(f, ramp(160), 8000, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pushed += n
+		if !ok {
+			dropped++
+		}
+	}
+	if dropped == 0 || dropped > 5 {
+		t.Errorf("%d of 10 frames sent at once dropped, want those past MaxAhead", dropped)
+	}
+	if len(out) != pushed || pushed == 0 || out[0].Audio.SampleRate != 16000 {
+		t.Fatalf("%d frames pushed (%d counted), want 16 kHz frames", len(out), pushed)
+	}
+	// The stream's rate changes: the framer follows.
+	clock = clock.Add(time.Second)
+	if _, ok, err := a.Write(f, ramp(320), 16000, &out); !ok || err != nil {
+		t.Fatalf("16 kHz after 8 kHz: %v, %v", ok, err)
+	}
+	if a.framer.InRate() != 16000 {
+		t.Errorf("the framer converts from %d Hz, want the stream's new 16000", a.framer.InRate())
+	}
+}

@@ -31,15 +31,13 @@ type Input struct {
 	paced  atomic.Uint64
 
 	// The reader's own: the audio path's state.
-	pacer     transports.Pacer
-	framer    *transports.AudioFramer
-	framerFor *transports.InputFormat
-	samples   []int16
+	audioIn transports.AudioIn
+	samples []int16
 }
 
 func newInput(s *Session) *Input {
 	in := &Input{s: s, opts: s.srv.opts.Input}
-	in.pacer.MaxAhead = in.opts.MaxAhead
+	in.audioIn.Pacer.MaxAhead = in.opts.MaxAhead
 	return in
 }
 
@@ -149,7 +147,8 @@ func (s *Session) endAfter(reason string, d time.Duration) {
 	}()
 }
 
-// audio paces, converts and frames one audio frame of the client's.
+// audio converts one audio frame of the client's to mono samples and
+// hands them to the pipeline, paced and framed.
 func (in *Input) audio(f *wire.Frame) {
 	format := in.format.Load()
 	if format == nil {
@@ -157,21 +156,6 @@ func (in *Input) audio(f *wire.Frame) {
 	}
 	ch := max(f.Channels, 1)
 	count := len(f.Audio) / (2 * ch)
-	if count == 0 {
-		return
-	}
-	if !in.pacer.Admit(time.Duration(count) * time.Second / time.Duration(f.SampleRate)) {
-		in.paced.Add(1)
-		return
-	}
-	if in.framer == nil || in.framerFor != format || in.framer.InRate() != f.SampleRate {
-		fr, err := transports.NewAudioFramer(*format, f.SampleRate)
-		if err != nil {
-			in.s.msgLog.Warn("cannot take the client's audio", zap.Int("rate", f.SampleRate), zap.Error(err))
-			return
-		}
-		in.framer, in.framerFor = fr, format
-	}
 	in.samples = in.samples[:0]
 	for i := range count {
 		var sum int32
@@ -180,5 +164,12 @@ func (in *Input) audio(f *wire.Frame) {
 		}
 		in.samples = append(in.samples, int16(sum/int32(ch)))
 	}
-	in.frames.Add(uint64(in.framer.Write(in.samples, &in.outlet)))
+	n, admitted, err := in.audioIn.Write(format, in.samples, f.SampleRate, &in.outlet)
+	switch {
+	case err != nil:
+		in.s.msgLog.Warn("cannot take the client's audio", zap.Int("rate", f.SampleRate), zap.Error(err))
+	case !admitted:
+		in.paced.Add(1)
+	}
+	in.frames.Add(uint64(n))
 }
