@@ -72,6 +72,35 @@ func BenchmarkStart(b *testing.B) {
 	}
 }
 
+// BenchmarkConnect is BenchmarkStart for the WebSocket transport's POST
+// /connect: straight to the worker's websocket.Server and through a front
+// door, which relays it on the WebSocket queue group. The socket that
+// follows goes to the worker either way and is not measured.
+func BenchmarkConnect(b *testing.B) {
+	url := natstest.Embedded(b)
+	w := startWebSocketWorker(b, url, "w", 10, 10)
+	direct := httptest.NewServer(w.WebSocketServer())
+	b.Cleanup(direct.Close)
+	fd := startFrontDoor(b, url)
+	fd.waitWorkers(b, "w")
+	for _, tc := range []struct{ name, url string }{
+		{"direct", direct.URL + "/connect"},
+		{"frontdoor", fd.url("/connect")},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for range b.N {
+				start := time.Now()
+				if status, raw := do(b, http.MethodPost, tc.url, map[string]any{}); status != http.StatusOK {
+					b.Fatalf("POST /connect: %d %s", status, raw)
+				}
+				lat = append(lat, time.Since(start))
+			}
+			reportPercentiles(b, lat)
+		})
+	}
+}
+
 func reportPercentiles(b *testing.B, lat []time.Duration) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
