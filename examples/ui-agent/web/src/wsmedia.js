@@ -348,16 +348,20 @@ export class WebSocketMediaManager {
   }
 
   async _startCapture(stream) {
-    let ctx;
+    // At the target rate the browser resamples the microphone (well) and
+    // the worklet passes the samples through. A browser that cannot
+    // connect a microphone to a context at another rate (Firefox) gets
+    // one at the device's rate, and the worklet resamples.
+    let ctx, source;
     try {
-      // At the target rate the browser resamples (well); the worklet then
-      // passes the samples through.
       ctx = new AudioContext({ sampleRate: this._recorderRate });
+      source = ctx.createMediaStreamSource(stream);
     } catch {
+      ctx?.close().catch(() => {});
       ctx = new AudioContext();
+      source = ctx.createMediaStreamSource(stream);
     }
     await ctx.audioWorklet.addModule(this._workletURL());
-    const source = ctx.createMediaStreamSource(stream);
     const node = new AudioWorkletNode(ctx, "framewire-capture", {
       numberOfOutputs: 0,
       channelCount: 1,
