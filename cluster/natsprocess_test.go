@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	pion "github.com/pion/webrtc/v4"
 
 	"github.com/framewire/framewire/internal/natstest"
+	"github.com/framewire/framewire/transports/websocket/websockettest"
 )
 
 // The tests of this file back docs/deploying.md's table of what fails:
@@ -144,14 +146,16 @@ func TestWorkerThatLosesNATSForGoodEndsItsSessionsAndStops(t *testing.T) {
 
 // TestMainWorkerProcess is not a test: it is the worker process of
 // TestWorkerProcessKilledLosesOnlyItsSessions (the test binary run again
-// by natstest.StartChild): worker "a", capacity 1, until killed.
+// and TestWorkerProcessKilledClosesItsSockets (the test binary run again
+// by natstest.StartChild): worker "a", capacity 1 of each transport,
+// until killed.
 func TestMainWorkerProcess(t *testing.T) {
 	url := natstest.ChildURL()
 	if url == "" {
 		t.Skip("the worker process of the kill -9 test")
 	}
 	nc := natstest.Connect(t, url)
-	w, err := NewWorker(nc, testServer(1), WorkerOptions{ID: "a", HeartbeatInterval: heartbeatEvery})
+	w, err := NewWorker(nc, testServer(1), WorkerOptions{ID: "a", HeartbeatInterval: heartbeatEvery, WebSocket: testWebSocket(t, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,5 +202,41 @@ func TestWorkerProcessKilledLosesOnlyItsSessions(t *testing.T) {
 	}
 	if err := dial(t, fd.url("/api/offer")).echo("new"); err != nil {
 		t.Errorf("a new session after the kill: %v", err)
+	}
+}
+
+// A worker process killed with SIGKILL takes its sockets with it: its
+// clients see them close, the front door forgets it, the other worker's
+// sockets go on and new /connects go there.
+func TestWorkerProcessKilledClosesItsSockets(t *testing.T) {
+	url := natstest.Embedded(t)
+	child := natstest.StartChild(t, "TestMainWorkerProcess", url, "serving")
+	b := startWebSocketWorker(t, url, "b", 10, 10)
+	fd := startFrontDoor(t, url)
+	fd.waitWorkers(t, "a", "b")
+	var onA, onB *websockettest.Client
+	for onA == nil || onB == nil { // a takes one socket
+		wsURL := connect(t, fd)
+		c := dialSocket(t, wsURL)
+		if !strings.HasPrefix(wsURL, b.wsURL+"?") {
+			onA = c
+		} else if onB == nil {
+			onB = c
+		}
+	}
+	if err := echoSocket(onA, "on a"); err != nil {
+		t.Fatal(err)
+	}
+
+	child.Kill9(t) // no word to anyone
+	waitClosed(t, onA)
+	fd.waitWorkers(t, "b")
+	if err := echoSocket(onB, "still here"); err != nil {
+		t.Errorf("a socket on the live worker: %v", err)
+	}
+	wsURL := connect(t, fd)
+	ownerOf(t, wsURL, b)
+	if err := echoSocket(dialSocket(t, wsURL), "new"); err != nil {
+		t.Errorf("a new socket after the kill: %v", err)
 	}
 }
