@@ -179,8 +179,12 @@ func TestConnectThroughTheFrontDoorOpensASocketStraightToAWorker(t *testing.T) {
 		t.Errorf("POST /connect on the worker's socket listener: %d, want 404", status)
 	}
 	// The /connect id is used once.
-	if _, err := websockettest.Dial(t.Context(), websockettest.Options{URL: wsURL}); err == nil {
+	var se *websockettest.StatusError
+	if again, err := websockettest.Dial(t.Context(), websockettest.Options{URL: wsURL}); err == nil {
+		again.Close()
 		t.Error("a second socket on the same /connect id was accepted")
+	} else if !errors.As(err, &se) || se.Code != http.StatusNotFound {
+		t.Errorf("a second socket on the same /connect id: %v, want a 404", err)
 	}
 }
 
@@ -277,7 +281,10 @@ func TestDrainingWorkerDeclinesAConnectSentToIt(t *testing.T) {
 	}
 	// Nor does it take the socket of a /connect issued before.
 	var se *websockettest.StatusError
-	if _, err := websockettest.Dial(t.Context(), websockettest.Options{URL: wsURL}); !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable {
+	if c, err := websockettest.Dial(t.Context(), websockettest.Options{URL: wsURL}); err == nil {
+		c.Close()
+		t.Error("a draining worker took a socket")
+	} else if !errors.As(err, &se) || se.Code != http.StatusServiceUnavailable {
 		t.Errorf("a socket for a draining worker: %v, want a 503", err)
 	}
 }
