@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -14,6 +15,7 @@ import (
 	"github.com/framewire/framewire/cluster"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports/webrtc"
+	"github.com/framewire/framewire/transports/websocket"
 )
 
 // A worker process: the application's webrtc.Server, put at the
@@ -39,6 +41,50 @@ func ExampleWorker() {
 		panic(err)
 	}
 	if err := w.Run(ctx); err != nil {
+		panic(err)
+	}
+}
+
+// A worker that serves Pipecat's WebSocket transport beside WebRTC: the
+// front doors relay a /connect to it, and the browser opens its socket to
+// the worker's own listener, under the worker's public name.
+func ExampleWebSocketOptions() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.MaxReconnects(-1))
+	if err != nil {
+		panic(err)
+	}
+	defer nc.Close()
+	// The sockets' listener, behind a TLS proxy that sends
+	// wss://w1.voice.example.com/ws to it.
+	ln, err := net.Listen("tcp", ":7881")
+	if err != nil {
+		panic(err)
+	}
+	bot := func(in, out pipeline.Processor) *pipeline.Task {
+		return pipeline.NewTask(pipeline.New(in, out), pipeline.TaskOptions{})
+	}
+	w, err := cluster.NewWorker(nc, webrtc.Options{
+		MaxSessions: 100,
+		NewPipeline: func(_ context.Context, s *webrtc.Session) (*pipeline.Task, error) {
+			return bot(s.Input(), s.Output()), nil
+		},
+	}, cluster.WorkerOptions{ID: "w1", WebSocket: &cluster.WebSocketOptions{
+		Listener: ln,
+		Server: websocket.Options{
+			PublicURL:    "wss://w1.voice.example.com/ws",
+			AllowOrigins: []string{"https://voice.example.com"},
+			MaxSessions:  100,
+			NewPipeline: func(_ context.Context, s *websocket.Session) (*pipeline.Task, error) {
+				return bot(s.Input(), s.Output()), nil
+			},
+		},
+	}})
+	if err != nil {
+		panic(err)
+	}
+	if err := w.Run(ctx); err != nil { // serves ln, and closes it once drained
 		panic(err)
 	}
 }
