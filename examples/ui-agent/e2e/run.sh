@@ -4,7 +4,8 @@
 # a fake of the OpenAI Realtime API (fakerealtime/), and voice.test.mjs
 # with espeak-ng, offline.test.mjs with no configuration: PocketSphinx and
 # espeak-ng, when TAGS has pocketsphinx, and websocket.test.mjs, the same
-# voice over Pipecat's WebSocket transport) from any directory: it installs Debian's
+# voice over Pipecat's WebSocket transport; wsmedia.test.mjs, the page's
+# WebSocket media manager in node) from any directory: it installs Debian's
 # Chromium and espeak-ng when they are missing (as root),
 # builds the page (../build.sh: npm ci and esbuild when needed), then runs
 # node's test runner. Screenshots and the server log go to E2E_OUT_DIR
@@ -28,4 +29,4 @@ if ! command -v espeak-ng >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v ap
 fi
 "$here/../build.sh"
 cd "$here/../../.."
-exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/offline.test.mjs" "$here/websocket.test.mjs" "$here/inspector.test.mjs" "$here/realtime.test.mjs"
+exec node --test --test-concurrency=1 --test-reporter=spec "$here/demo.test.mjs" "$here/voice.test.mjs" "$here/agent.test.mjs" "$here/failure.test.mjs" "$here/offline.test.mjs" "$here/websocket.test.mjs" "$here/wsmedia.test.mjs" "$here/inspector.test.mjs" "$here/realtime.test.mjs"

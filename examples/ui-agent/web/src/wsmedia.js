@@ -23,8 +23,9 @@
 // stops sending); userStartedSpeaking() drops what is still queued, and
 // the page calls it when the server says the user started speaking.
 
-// The worklets' code, loaded from a Blob URL: the page is one bundle.
-const WORKLETS = `
+// The worklets' code, loaded from a Blob URL: the page is one bundle
+// (exported for e2e/wsmedia.test.mjs).
+export const WORKLETS = `
 // Mic capture: resamples the input (the context's rate, sampleRate) to
 // the target rate by linear interpolation and posts Int16 chunks.
 class FramewireCapture extends AudioWorkletProcessor {
@@ -163,7 +164,7 @@ export class WebSocketMediaManager {
     // A page that connects on load has no user gesture yet: the browser
     // may start the player suspended, so the first gesture resumes it.
     this._resume = () => this._player?.ctx.resume().catch(() => {});
-    for (const ev of ["pointerdown", "keydown"]) document.addEventListener(ev, this._resume, { capture: true });
+    for (const ev of ["pointerdown", "keydown"]) globalThis.document?.addEventListener(ev, this._resume, { capture: true });
   }
 
   _resetStats() {
