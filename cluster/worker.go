@@ -254,13 +254,15 @@ func (w *Worker) newWebSocket(o WebSocketOptions) error {
 		return err
 	}
 	w.ws, w.wsMax, w.wsLn = ws, maxWebSocketSessions(o.Server), o.Listener
-	// The listener serves the sockets only; a socket outlives the HTTP
-	// server's timeouts (the hijacked connection drops them), so the
-	// header timeout bounds only a client that never finishes its
-	// handshake.
+	// The listener serves the sockets only. A socket outlives the HTTP
+	// server's timeouts (net/http clears a connection's deadlines when
+	// the handshake hijacks it), so they bound only what comes before: a
+	// client that never finishes its handshake, or idles on a connection
+	// it opened.
 	mux := http.NewServeMux()
 	mux.Handle("GET /ws", ws)
-	w.sockets = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+	w.sockets = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second, MaxHeaderBytes: 64 << 10,
 		ErrorLog: zap.NewStdLog(w.log.Named("http"))}
 	return nil
 }
