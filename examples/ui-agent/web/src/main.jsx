@@ -46,6 +46,7 @@ const client = new PipecatClient({
     // server stops sending): the page drops the bot's audio still queued.
     onUserStartedSpeaking: () => {
       demo.userSpeaking.push({ started: performance.now() });
+      if (demo.userSpeaking.length > 100) demo.userSpeaking.shift(); // the newest turns only
       if (kind === "websocket") media.userStartedSpeaking();
     },
     onUserStoppedSpeaking: () => {
