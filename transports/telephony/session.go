@@ -41,6 +41,7 @@ type Session struct {
 	streamID    string
 	startedOnce sync.Once
 	running     atomic.Bool // the pipeline is built: events go to it
+	hungUp      atomic.Bool // the stream stopped: the caller hung up
 
 	mu   sync.Mutex
 	task *pipeline.Task
@@ -132,6 +133,24 @@ func (s *Session) serve(_ *http.Request, c *websocket.Conn) {
 	}
 	s.sock.End("pipeline ended", code, false)
 	s.sock.Close()
+	s.hangUp()
+}
+
+// hangUpTimeout bounds the provider's hang-up request.
+const hangUpTimeout = 10 * time.Second
+
+// hangUp ends, through the provider's REST API, a call whose pipeline
+// ended before the caller hung up.
+func (s *Session) hangUp() {
+	h, ok := s.srv.provider.(HangUpper)
+	if !ok || s.hungUp.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), hangUpTimeout)
+	defer cancel()
+	if err := h.HangUp(ctx, s.call); err != nil {
+		s.log.Warn("hanging up the call failed", zap.Error(err))
+	}
 }
 
 // ended is the socket's OnEnd: the call's pipeline ends.
@@ -187,6 +206,7 @@ func (s *Session) receive(typ websocket.MessageType, msg []byte) {
 			s.out.Played(pos)
 		}
 	case EventStop:
+		s.hungUp.Store(true)
 		s.sock.End("the call hung up", ws.CloseNormal, true) // nothing more will play
 	}
 }

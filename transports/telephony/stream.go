@@ -1,6 +1,8 @@
 package telephony
 
 import (
+	"context"
+
 	"github.com/coder/websocket"
 )
 
@@ -13,6 +15,13 @@ type Provider interface {
 	Name() string
 	// NewStream returns the state of one call's stream.
 	NewStream() Stream
+}
+
+// HangUpper is implemented by a Provider that can end a call through its
+// REST API: the Server hangs up a call whose pipeline ended before the
+// caller did.
+type HangUpper interface {
+	HangUp(ctx context.Context, call Call) error
 }
 
 // A Stream is one call's media stream as its provider speaks it. Decode

@@ -16,6 +16,11 @@ import (
 type Provider struct {
 	// Limits bound each incoming message.
 	Limits Limits
+	// REST, if set, hangs the call up when its pipeline ends before the
+	// caller did. Default: nil, the stream just closes (Twilio then goes
+	// on with the TwiML after <Connect>, which ends the call when there
+	// is none).
+	REST *REST
 }
 
 // Name implements telephony.Provider.

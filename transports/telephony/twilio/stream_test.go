@@ -57,6 +57,10 @@ func (b *phoneBot) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.
 			h.Push(&frames.Interruption{}, frames.Downstream)
 			return nil
 		}
+		if f.Button == "0" { // the bot is done with the call
+			h.Push(&frames.End{Reason: "goodbye"}, frames.Downstream)
+			return nil
+		}
 		pcm := make([]byte, 2*7200) // 300 ms at 24 kHz
 		for i := range 7200 {
 			binary.LittleEndian.PutUint16(pcm[2*i:], uint16(int16(8000*math.Sin(2*math.Pi*440*float64(i)/24000))))
@@ -86,10 +90,12 @@ type rig struct {
 	bots chan *phoneBot
 }
 
-func newRig(t *testing.T) *rig {
+func newRig(t *testing.T) *rig { return newRigWith(t, Provider{}) }
+
+func newRigWith(t *testing.T, p Provider) *rig {
 	t.Helper()
 	r := &rig{bots: make(chan *phoneBot, 4)}
-	srv, err := telephony.NewServer(Provider{}, telephony.Options{
+	srv, err := telephony.NewServer(p, telephony.Options{
 		Logger: zap.NewNop(),
 		NewPipeline: func(_ context.Context, s *telephony.Session) (*pipeline.Task, error) {
 			b := &phoneBot{call: s.Call(), release: make(chan time.Time, 1)}
@@ -384,5 +390,79 @@ func TestAnInterruptionClearsWhatTheCallerHasNotHeard(t *testing.T) {
 	case <-b.release:
 		t.Error(`"answered", behind audio the caller did not hear, came out after the interruption`)
 	case <-time.After(500 * time.Millisecond):
+	}
+}
+
+// The shape of Twilio's "Update a Call resource" (twilio.com/docs/voice/api/call-resource#update-a-call-resource):
+// POST /2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}.json, form
+// Status=completed, basic auth with the account SID and auth token.
+func TestABotThatEndsTheCallHangsItUpThroughTheRESTAPI(t *testing.T) {
+	type hangUp struct{ path, status, user, pass, contentType string }
+	got := make(chan hangUp, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		user, pass, _ := r.BasicAuth()
+		_ = r.ParseForm()
+		got <- hangUp{r.Method + " " + r.URL.Path, r.PostForm.Get("Status"), user, pass, r.Header.Get("Content-Type")}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"sid":"CA123","status":"completed"}`))
+	}))
+	defer api.Close()
+	r := newRigWith(t, Provider{REST: &REST{BaseURL: api.URL, AccountSID: "AC1", AuthToken: "secret"}})
+	k := r.dial(t, nil)
+	<-r.bots
+	go func() { // Twilio reads on, and answers the close
+		for {
+			if _, _, err := k.c.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}()
+	k.send(map[string]any{"event": "dtmf", "streamSid": k.sid, "dtmf": map[string]any{"digit": "0"}})
+	select {
+	case h := <-got:
+		want := hangUp{"POST /2010-04-01/Accounts/AC1/Calls/CA123.json", "completed", "AC1", "secret", "application/x-www-form-urlencoded"}
+		if h != want {
+			t.Errorf("hang-up request %+v, want %+v", h, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call was not hung up")
+	}
+}
+
+func TestACallerWhoHungUpIsNotHungUpAgain(t *testing.T) {
+	calls := make(chan struct{}, 1)
+	api := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { calls <- struct{}{} }))
+	defer api.Close()
+	r := newRigWith(t, Provider{REST: &REST{BaseURL: api.URL, AccountSID: "AC1", AuthToken: "secret"}})
+	k := r.dial(t, nil)
+	<-r.bots
+	k.send(map[string]any{"event": "stop", "streamSid": k.sid, "stop": map[string]any{}})
+	deadline := time.Now().Add(5 * time.Second)
+	for r.srv.SessionCount() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case <-calls:
+		t.Error("a call the caller hung up was hung up again")
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestAHangUpWithoutCredentialsSaysSo(t *testing.T) {
+	t.Setenv("TWILIO_ACCOUNT_SID", "")
+	t.Setenv("TWILIO_AUTH_TOKEN", "")
+	if err := (&REST{}).HangUp(context.Background(), "CA1"); err != ErrNoCredentials {
+		t.Errorf("HangUp = %v, want ErrNoCredentials", err)
+	}
+}
+
+func TestAHangUpThatFailsReportsTheStatusNotTheBody(t *testing.T) {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, `{"message":"secret upstream detail"}`, http.StatusNotFound)
+	}))
+	defer api.Close()
+	err := (&REST{BaseURL: api.URL, AccountSID: "AC1", AuthToken: "t"}).HangUp(context.Background(), "CA1")
+	if err == nil || !strings.Contains(err.Error(), "404") || strings.Contains(err.Error(), "secret upstream") {
+		t.Errorf("HangUp = %v, want the status without the body", err)
 	}
 }
