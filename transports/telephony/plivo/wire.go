@@ -163,9 +163,14 @@ type DTMF struct {
 }
 
 // Decoder reads Plivo's incoming messages. Its zero value uses the
-// default [Limits]; it keeps no state between messages and may be shared.
+// default [Limits]. A Decoder belongs to one connection: it remembers the
+// last stream id it read, to hand the same string back without
+// allocating, so it is not safe for concurrent use.
 type Decoder struct {
 	Limits Limits
+
+	sid   string // the last stream id read
+	extra string // the last extra_headers read
 }
 
 // Decode reads one text message. A media message's payload is decoded
@@ -180,6 +185,15 @@ func (d *Decoder) Decode(msg []byte, payload []byte) (Event, error) {
 	if len(msg) > lim.MaxMessage {
 		return Event{}, fmt.Errorf("plivo: message of %d bytes: %w (%d)", len(msg), ErrTooLarge, lim.MaxMessage)
 	}
+	if ev, ok := d.decodeMedia(msg, payload, lim); ok {
+		return ev, nil
+	}
+	return d.decodeJSON(msg, payload, lim)
+}
+
+// decodeJSON is Decode's path through encoding/json, for every message the
+// fast path does not take.
+func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 	var w wireMessage
 	w.Media.Payload = payloadField{buf: payload, limit: lim.MaxPayload}
 	if err := json.Unmarshal(msg, &w); err != nil {
@@ -241,6 +255,91 @@ func (d *Decoder) Decode(msg []byte, payload []byte) (Event, error) {
 		return Event{Kind: KindUnknown, Name: ev.Name, Sequence: ev.Sequence, StreamID: ev.StreamID}, nil
 	}
 	return ev, nil
+}
+
+// decodeMedia is Decode's fast path: a well-formed media message read
+// without encoding/json. It gives up (false) on anything else, errors
+// included, for encoding/json's path to read.
+func (d *Decoder) decodeMedia(msg, payload []byte, lim Limits) (Event, bool) {
+	s := scanner{b: msg}
+	var (
+		isMedia bool
+		seq     number
+		sid     []byte
+		m       wireMedia
+		track   []byte
+		extra   []byte
+	)
+	m.Payload = payloadField{buf: payload, limit: lim.MaxPayload}
+	ok := s.members(func(key []byte) bool {
+		switch string(key) {
+		case "event":
+			v, ok := s.plainString()
+			isMedia = ok && string(v) == "media"
+			return isMedia
+		case "sequenceNumber":
+			v, ok := s.value()
+			return ok && seq.UnmarshalJSON(v) == nil
+		case "streamId":
+			v, ok := s.plainString()
+			sid = v
+			return ok
+		case "extra_headers":
+			v, ok := s.plainString()
+			extra = v
+			return ok && len(v) <= lim.MaxExtraHeaders
+		case "media":
+			return s.members(func(key []byte) bool {
+				switch string(key) {
+				case "track":
+					v, ok := s.plainString()
+					track = v
+					return ok
+				case "chunk":
+					v, ok := s.value()
+					return ok && m.Chunk.UnmarshalJSON(v) == nil
+				case "timestamp":
+					v, ok := s.value()
+					return ok && m.Timestamp.UnmarshalJSON(v) == nil
+				case "payload":
+					v, ok := s.value()
+					return ok && m.Payload.UnmarshalJSON(v) == nil
+				}
+				if foreign(key, "track", "chunk", "timestamp", "payload") {
+					return false
+				}
+				_, ok := s.value()
+				return ok
+			})
+		case "name", "start", "dtmf":
+			return false // another event's field: encoding/json's path decides
+		}
+		if foreign(key, "event", "sequenceNumber", "streamId", "media", "extra_headers", "name", "start", "dtmf") {
+			return false
+		}
+		_, ok := s.value()
+		return ok
+	})
+	if !ok || !s.end() || !isMedia || !m.Payload.set {
+		return Event{}, false
+	}
+	ev := Event{Kind: KindMedia, Name: "media", Sequence: int64(seq),
+		Media: Media{Chunk: int64(m.Chunk), Timestamp: int64(m.Timestamp), Payload: m.Payload.out}}
+	if sid != nil {
+		ev.StreamID = intern(&d.sid, sid)
+	}
+	if extra != nil {
+		ev.ExtraHeaders = intern(&d.extra, extra)
+	}
+	switch string(track) {
+	case "inbound":
+		ev.Media.Track = "inbound"
+	case "outbound":
+		ev.Media.Track = "outbound"
+	default:
+		ev.Media.Track = string(track)
+	}
+	return ev, true
 }
 
 // wireMessage is every incoming message's fields; Plivo's names.
@@ -368,6 +467,270 @@ func validDigit(d string) bool {
 	}
 	c := d[0]
 	return c >= '0' && c <= '9' || c == '*' || c == '#' || c >= 'A' && c <= 'D'
+}
+
+// scanner walks one JSON text for Decode's media fast path: the media
+// messages, nearly all of a call's, are read without encoding/json and
+// without allocating. It is strict: at anything it does not read exactly
+// as encoding/json would (an escaped key or string, non-ASCII, a key that
+// matches a field only case-insensitively, a field of another event), the
+// fast path gives up and Decode takes encoding/json's path, which also
+// reports the errors. FuzzDecodeFastPath holds the two paths equal.
+type scanner struct {
+	b     []byte
+	i     int
+	depth int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// consume skips space and then c, if c is next.
+func (s *scanner) consume(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// plainString reads a string of printable ASCII without escapes and
+// returns its contents, a subslice of the message.
+func (s *scanner) plainString() ([]byte, bool) {
+	s.space()
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return nil, false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.b[start:j], true
+		case c < 0x20 || c == '\\' || c >= 0x80:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// value skips one JSON value, checking its grammar, and returns its text.
+func (s *scanner) value() ([]byte, bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return nil, false
+	}
+	start := s.i
+	ok := false
+	switch c := s.b[s.i]; {
+	case c == '"':
+		ok = s.skipString()
+	case c == '{':
+		ok = s.skipObject()
+	case c == '[':
+		ok = s.skipArray()
+	case c == 't':
+		ok = s.literal("true")
+	case c == 'f':
+		ok = s.literal("false")
+	case c == 'n':
+		ok = s.literal("null")
+	case c == '-' || c >= '0' && c <= '9':
+		ok = s.skipNumber()
+	}
+	if !ok {
+		return nil, false
+	}
+	return s.b[start:s.i], true
+}
+
+func (s *scanner) literal(word string) bool {
+	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
+		return false
+	}
+	s.i += len(word)
+	return true
+}
+
+func (s *scanner) skipString() bool {
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch c := s.b[j]; {
+		case c == '"':
+			s.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			j++
+			if j >= len(s.b) {
+				return false
+			}
+			switch s.b[j] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if j+4 >= len(s.b) {
+					return false
+				}
+				for _, h := range s.b[j+1 : j+5] {
+					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+						return false
+					}
+				}
+				j += 4
+			default:
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func (s *scanner) skipNumber() bool {
+	digits := func() int {
+		n := 0
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+			n++
+		}
+		return n
+	}
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if digits() == 0 {
+		return false
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *scanner) skipObject() bool {
+	if s.depth++; s.depth > 32 {
+		return false
+	}
+	defer func() { s.depth-- }()
+	s.i++ // {
+	if s.consume('}') {
+		return true
+	}
+	for {
+		s.space()
+		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.skipString() || !s.consume(':') {
+			return false
+		}
+		if _, ok := s.value(); !ok {
+			return false
+		}
+		if s.consume('}') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+func (s *scanner) skipArray() bool {
+	if s.depth++; s.depth > 32 {
+		return false
+	}
+	defer func() { s.depth-- }()
+	s.i++ // [
+	if s.consume(']') {
+		return true
+	}
+	for {
+		if _, ok := s.value(); !ok {
+			return false
+		}
+		if s.consume(']') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+// members calls member for each key of the object that comes next, with
+// the scanner at the key's value; member reads the value or returns false
+// to give up.
+func (s *scanner) members(member func(key []byte) bool) bool {
+	if !s.consume('{') {
+		return false
+	}
+	if s.consume('}') {
+		return true
+	}
+	for {
+		key, ok := s.plainString()
+		if !ok || !s.consume(':') || !member(key) {
+			return false
+		}
+		if s.consume('}') {
+			return true
+		}
+		if !s.consume(',') {
+			return false
+		}
+	}
+}
+
+// end reports whether only space is left.
+func (s *scanner) end() bool {
+	s.space()
+	return s.i == len(s.b)
+}
+
+// foreign reports whether encoding/json could match key to one of fields
+// other than exactly (it folds case, and some non-ASCII letters): the fast
+// path then gives up.
+func foreign(key []byte, fields ...string) bool {
+	for _, c := range key {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	for _, f := range fields {
+		if bytes.EqualFold(key, []byte(f)) {
+			return true
+		}
+	}
+	return false
+}
+
+// intern returns b as a string, the one it returned last time when b is
+// the same, so that a stream id repeated in every message costs nothing.
+func intern(last *string, b []byte) string {
+	if string(b) != *last {
+		*last = string(b)
+	}
+	return *last
 }
 
 // AppendPlayAudio appends a playAudio message to dst: payload, raw audio

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzDecode holds Decode to its promises on any input: no panic; an error
@@ -56,6 +58,40 @@ func FuzzDecode(f *testing.F) {
 		}
 		if len(ev.Start.CustomParameters) > 8 {
 			t.Fatalf("%d custom parameters passed a limit of 8", len(ev.Start.CustomParameters))
+		}
+	})
+}
+
+// FuzzDecodeFastPath holds the media fast path to encoding/json's: what
+// the fast path reads, encoding/json reads to the same Event.
+func FuzzDecodeFastPath(f *testing.F) {
+	for _, seed := range wireFastPathSeeds {
+		f.Add([]byte(seed))
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "wire-in-*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	lim := Limits{MaxPayload: 256}.withDefaults()
+	f.Fuzz(func(t *testing.T, msg []byte) {
+		var fast, slow Decoder
+		got, ok := fast.decodeMedia(msg, make([]byte, 0, 256), lim)
+		if !ok {
+			return
+		}
+		want, err := slow.decodeJSON(msg, make([]byte, 0, 256), lim)
+		if err != nil {
+			t.Fatalf("the fast path read %q, encoding/json refused it: %v", msg, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("the fast path read %q differently (-json +fast):\n%s", msg, diff)
 		}
 	})
 }
