@@ -92,11 +92,14 @@ type rig struct {
 
 func newRig(t *testing.T) *rig { return newRigWith(t, Provider{}) }
 
-func newRigWith(t *testing.T, p Provider) *rig {
+func newRigWith(t *testing.T, p Provider) *rig { return newRigOpts(t, p, telephony.Options{}) }
+
+func newRigOpts(t *testing.T, p Provider, opts telephony.Options) *rig {
 	t.Helper()
 	r := &rig{bots: make(chan *phoneBot, 4)}
+	opts.Logger = zap.NewNop()
 	srv, err := telephony.NewServer(p, telephony.Options{
-		Logger: zap.NewNop(),
+		Logger: opts.Logger, StartTimeout: opts.StartTimeout, MaxSessions: opts.MaxSessions,
 		NewPipeline: func(_ context.Context, s *telephony.Session) (*pipeline.Task, error) {
 			b := &phoneBot{call: s.Call(), release: make(chan time.Time, 1)}
 			r.bots <- b
@@ -464,5 +467,54 @@ func TestAHangUpThatFailsReportsTheStatusNotTheBody(t *testing.T) {
 	err := (&REST{BaseURL: api.URL, AccountSID: "AC1", AuthToken: "t"}).HangUp(context.Background(), "CA1")
 	if err == nil || !strings.Contains(err.Error(), "404") || strings.Contains(err.Error(), "secret upstream") {
 		t.Errorf("HangUp = %v, want the status without the body", err)
+	}
+}
+
+func TestAMessageForAnotherStreamEndsTheCall(t *testing.T) {
+	r := newRig(t)
+	k := r.dial(t, nil)
+	<-r.bots
+	k.send(map[string]any{"event": "dtmf", "streamSid": "MZ-someone-else", "dtmf": map[string]any{"digit": "1"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, err := k.read(ctx); err != nil {
+			if got := websocket.CloseStatus(err); got != websocket.StatusPolicyViolation {
+				t.Errorf("closed with %v, want 1008", err)
+			}
+			return
+		}
+	}
+}
+
+func TestAStreamThatDoesNotStartInTimeIsClosed(t *testing.T) {
+	r := newRigOpts(t, Provider{}, telephony.Options{StartTimeout: 200 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.http.URL, "http")+"/stream", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.CloseNow()
+	k := &caller{t: t, c: c}
+	k.send(map[string]any{"event": "connected", "protocol": "Call", "version": "1.0.0"})
+	start := time.Now()
+	if _, err := k.read(ctx); websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+		t.Errorf("no start: %v, want 1008", err)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("closed after %v, want StartTimeout (200 ms)", d)
+	}
+}
+
+func TestCallsPastMaxSessionsAreRefusedBeforeTheUpgrade(t *testing.T) {
+	r := newRigOpts(t, Provider{}, telephony.Options{MaxSessions: 1})
+	r.dial(t, nil)
+	<-r.bots
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(r.http.URL, "http")+"/stream", nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a second call: %v, %v; want a 503", err, resp)
 	}
 }
