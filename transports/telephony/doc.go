@@ -1,6 +1,12 @@
-// Package telephony is the home of framewire's phone transports: one
-// package per provider, each speaking that provider's bidirectional media
-// stream over a WebSocket the provider dials when a call is answered.
+// Package telephony is framewire's phone transport: a call's media stream,
+// the WebSocket a telephony provider dials when a call is answered, carried
+// into a pipeline on the transport base (package transports).
+//
+// This package holds what every provider shares: the [Server] that takes
+// one provider's streams (the one-time token of the stream URL, the
+// session limit), the call's [Session] with its input and the base's paced
+// output, and the [Provider] and [Stream] interfaces a provider implements.
+// Each provider is a package of its own below it:
 //
 //   - telephony/twilio: Twilio Media Streams (<Connect><Stream>), base64
 //     μ-law at 8 kHz in JSON messages;
@@ -13,15 +19,14 @@
 //   - telephony/vonage: the Vonage Voice API's WebSocket endpoint, binary
 //     16-bit linear PCM frames beside JSON text events.
 //
-// Each package's wire.go is that provider's message set as its
+// A provider package's wire.go is that provider's message set as its
 // documentation defines it: a decoder that turns one incoming message into
-// a small typed event within explicit bounds, and functions that append
-// the outgoing media, mark (checkpoint, notify) and clear messages to a
-// caller's buffer without allocating. The transports are built on them and
-// on the transport base (package transports): the base paces and frames the
-// audio and plays the bot's answer on its media clock; the provider package
-// carries it over the wire, sends the provider's clear on an interruption
-// and reads the provider's mark echoes to know how far the caller heard it.
+// a small typed event within explicit bounds (media messages without
+// allocating), and functions that append the outgoing media, mark
+// (checkpoint, notify) and clear messages to a caller's buffer without
+// allocating. On them the provider's Stream sends the provider's clear on
+// an interruption and reads its mark echoes, so the base knows how far the
+// caller heard the bot's answer.
 //
 // Audio conversion (μ-law, A-law, big- and little-endian L16) is in dsp;
 // resampling to and from the pipeline's rates is the base's resampler.
