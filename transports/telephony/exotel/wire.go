@@ -463,10 +463,14 @@ func (p *payloadField) UnmarshalJSON(b []byte) error {
 	return p.err
 }
 
-// decodeBase64 decodes standard base64 into buf's spare capacity, refusing
-// more than limit decoded bytes before decoding any.
+// decodeBase64 decodes standard base64, padded or not, into buf's spare
+// capacity, refusing more than limit decoded bytes before decoding any.
 func decodeBase64(b64, buf []byte, limit int) ([]byte, error) {
-	n := base64.StdEncoding.DecodedLen(len(b64))
+	enc := base64.StdEncoding
+	if len(b64)%4 != 0 {
+		enc = base64.RawStdEncoding // the padding left out
+	}
+	n := enc.DecodedLen(len(b64))
 	if n > limit+2 { // DecodedLen counts padding as data
 		return nil, fmt.Errorf("%d base64 bytes: %w (%d decoded)", len(b64), ErrTooLarge, limit)
 	}
@@ -474,7 +478,7 @@ func decodeBase64(b64, buf []byte, limit int) ([]byte, error) {
 		buf = make([]byte, 0, n)
 	}
 	out := buf[:n]
-	m, err := base64.StdEncoding.Decode(out, b64)
+	m, err := enc.Decode(out, b64)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
 	}

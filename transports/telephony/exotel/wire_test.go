@@ -337,3 +337,19 @@ func TestDecodeReusesTheStreamID(t *testing.T) {
 		t.Error("the stream id of consecutive media messages is not the same string")
 	}
 }
+
+func TestDecodeTakesBase64WithoutPadding(t *testing.T) {
+	for _, b64 := range []string{"AP8=", "AP8"} {
+		msg := `{"event":"media","stream_sid":"S1","media":{"payload":"` + b64 + `"}}`
+		ev, err := (&Decoder{}).Decode([]byte(msg), nil)
+		if err != nil {
+			t.Fatalf("%s: %v", b64, err)
+		}
+		if diff := cmp.Diff([]byte{0x00, 0xFF}, ev.Media.Payload); diff != "" {
+			t.Errorf("%s: payload (-want +got):\n%s", b64, diff)
+		}
+	}
+	if _, err := (&Decoder{}).Decode([]byte(`{"event":"media","media":{"payload":"AP8=="}}`), nil); !errors.Is(err, ErrBadPayload) {
+		t.Errorf("too much padding: error %v, want %v", err, ErrBadPayload)
+	}
+}
