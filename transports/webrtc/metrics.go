@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
+	"github.com/framewire/framewire/internal/outputmetrics"
 	"github.com/framewire/framewire/internal/signalmetrics"
 )
 
@@ -33,25 +33,15 @@ const (
 	limitAdmit           = "admit"               // Options.Admit
 )
 
-// queueBuckets are the bounds of framewire.queue.high_water, in frames
-// (the same as telemetry's, so the series of the pipeline's queue and the
-// transport's merge).
-var queueBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096}
-
 // instruments are the transport's metrics, created from
 // Options.MeterProvider; without one they are no-ops that cost a method
 // call and nothing else, so the frame path needs no checks.
 type instruments struct {
-	lateFrames     metric.Int64Counter
-	underruns      metric.Int64Counter
+	output         *outputmetrics.Instruments
 	opusComplexity metric.Int64Gauge
-	queueHighWater metric.Int64Histogram
 	signal         *signalmetrics.Instruments
 
 	queueOutputAudio, queueOutbound []metric.RecordOption
-	// transport is the attribute the output's series carry,
-	// transport="webrtc", as every transport's do.
-	transport []metric.AddOption
 }
 
 func newInstruments(mp metric.MeterProvider) (*instruments, error) {
@@ -64,29 +54,18 @@ func newInstruments(mp metric.MeterProvider) (*instruments, error) {
 		err error
 	)
 	wrap := func(err error) error { return fmt.Errorf("webrtc: instruments: %w", err) }
-	if in.lateFrames, err = m.Int64Counter("framewire.output.late_frames", metric.WithUnit("{frame}"),
-		metric.WithDescription("Output audio frames sent later than their deadline.")); err != nil {
-		return nil, wrap(err)
-	}
-	if in.underruns, err = m.Int64Counter("framewire.output.underruns", metric.WithUnit("{underrun}"),
-		metric.WithDescription("Times the output had no audio ready while the bot was speaking.")); err != nil {
+	if in.output, err = outputmetrics.New(m, "webrtc"); err != nil {
 		return nil, wrap(err)
 	}
 	if in.opusComplexity, err = m.Int64Gauge("framewire.opus.complexity", metric.WithUnit("{level}"),
 		metric.WithDescription("The Opus encoder complexity level now in force (0-10).")); err != nil {
 		return nil, wrap(err)
 	}
-	if in.queueHighWater, err = m.Int64Histogram("framewire.queue.high_water", metric.WithUnit("{frame}"),
-		metric.WithDescription("The deepest a queue got during a session, by queue."),
-		metric.WithExplicitBucketBoundaries(queueBuckets...)); err != nil {
-		return nil, wrap(err)
-	}
 	if in.signal, err = signalmetrics.New(m); err != nil {
 		return nil, wrap(err)
 	}
-	in.queueOutputAudio = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutputAudio)))}
-	in.transport = []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("transport", "webrtc")))}
-	in.queueOutbound = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(attribute.String("queue", queueOutbound)))}
+	in.queueOutputAudio = outputmetrics.Queue(queueOutputAudio)
+	in.queueOutbound = outputmetrics.Queue(queueOutbound)
 	return &in, nil
 }
 
@@ -98,14 +77,13 @@ func (s *Session) reportOutput() {
 	// Late frames and underruns were counted as they happened; zero
 	// makes their series exist from the first session on, so a
 	// dashboard sees "none" rather than "no data".
-	m.lateFrames.Add(ctx, 0, m.transport...)
-	m.underruns.Add(ctx, 0, m.transport...)
+	m.output.SessionEnded(ctx)
 	if st.OpusComplexity >= 0 {
 		m.opusComplexity.Record(ctx, int64(st.OpusComplexity))
 	}
-	m.queueHighWater.Record(ctx, int64(st.QueueHighWater), m.queueOutputAudio...)
+	m.output.HighWater(ctx, int64(st.QueueHighWater), m.queueOutputAudio)
 	s.mu.Lock()
 	outbound := s.ob.HighWater()
 	s.mu.Unlock()
-	m.queueHighWater.Record(ctx, int64(outbound), m.queueOutbound...)
+	m.output.HighWater(ctx, int64(outbound), m.queueOutbound)
 }

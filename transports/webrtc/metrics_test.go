@@ -63,8 +63,8 @@ func TestNoMeterProviderCountsWithoutAllocating(t *testing.T) {
 	}
 	ctx := t.Context()
 	if n := testing.AllocsPerRun(100, func() {
-		in.lateFrames.Add(ctx, 1, in.transport...)
-		in.underruns.Add(ctx, 2, in.transport...)
+		in.output.LateFrames(ctx, 1)
+		in.output.Underruns(ctx, 2)
 	}); n != 0 {
 		t.Errorf("%v allocations per count, want 0", n)
 	}

@@ -142,7 +142,7 @@ func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
 	m := s.srv.metrics
 	if t.Underruns > 0 {
 		// Counted as they happen, so a scrape during a session sees them.
-		m.underruns.Add(s.ctx, int64(t.Underruns), m.transport...)
+		m.output.Underruns(s.ctx, int64(t.Underruns))
 	}
 	if t.Skipped > 0 {
 		s.skipAudio(t.Skipped)
@@ -151,7 +151,7 @@ func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
 		c.setComplexity(g.tick(t.Now, t.Late, t.Assisted))
 	}
 	if t.Assisted {
-		m.lateFrames.Add(s.ctx, 1, m.transport...)
+		m.output.LateFrames(s.ctx, 1)
 	}
 	payload := c.c.Silence
 	if pcm != nil && c.enc != nil {

@@ -68,10 +68,10 @@ func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
 	s := c.s
 	m := s.srv.metrics
 	if t.Underruns > 0 {
-		m.underruns.Add(s.ctx, int64(t.Underruns), m.transport...)
+		m.output.Underruns(s.ctx, int64(t.Underruns))
 	}
 	if t.Assisted {
-		m.lateFrames.Add(s.ctx, 1, m.transport...)
+		m.output.LateFrames(s.ctx, 1)
 	}
 	if pcm == nil {
 		return nil

@@ -202,9 +202,8 @@ func (s *Session) receive(typ websocket.MessageType, msg []byte) {
 func (s *Session) reportOutput() {
 	m := s.srv.metrics
 	ctx := context.WithoutCancel(s.ctx)
-	m.lateFrames.Add(ctx, 0, m.transport...)
-	m.underruns.Add(ctx, 0, m.transport...)
+	m.output.SessionEnded(ctx)
 	st := s.sock.Stats()
-	m.droppedAudio.Add(ctx, int64(st.Dropped), m.transport...)
-	m.queueHighWater.Record(ctx, int64(st.QueueHighWater), m.outbound...)
+	m.output.DroppedFrames(ctx, int64(st.Dropped))
+	m.output.HighWater(ctx, int64(st.QueueHighWater), m.outbound)
 }
