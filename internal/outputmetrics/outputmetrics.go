@@ -61,10 +61,14 @@ func New(m metric.Meter, transport string) (*Instruments, error) {
 
 // LateFrames counts frames another goroutine sent because the output's
 // own had not run in time.
-func (in *Instruments) LateFrames(ctx context.Context, n int64) { in.lateFrames.Add(ctx, n, in.transport...) }
+func (in *Instruments) LateFrames(ctx context.Context, n int64) {
+	in.lateFrames.Add(ctx, n, in.transport...)
+}
 
 // Underruns counts frames the client may have heard as a gap.
-func (in *Instruments) Underruns(ctx context.Context, n int64) { in.underruns.Add(ctx, n, in.transport...) }
+func (in *Instruments) Underruns(ctx context.Context, n int64) {
+	in.underruns.Add(ctx, n, in.transport...)
+}
 
 // DroppedFrames counts audio frames dropped for a client not reading.
 func (in *Instruments) DroppedFrames(ctx context.Context, n int64) {
