@@ -151,10 +151,12 @@ func (o OutputOptions) withDefaults() OutputOptions {
 // BotSpeaking.
 //
 // Ordered frames wait in one queue behind the audio ahead of them and are
-// released downstream when that audio has been played, so processors after
-// the output see text as it is spoken. An interruption clears the queue at
-// once, keeping uninterruptible frames. Transport messages go to the
-// client: urgent ones at once, ordered ones in turn.
+// released downstream when that audio has been played: written on the
+// clock or, for a Conn that is a PlaybackReporter, acknowledged by the
+// client. So processors after the output see text as it is heard. An
+// interruption clears the queue at once, keeping uninterruptible frames.
+// Transport messages go to the client: urgent ones at once, ordered ones
+// in turn.
 type Output struct {
 	conn Conn
 	opts OutputOptions
