@@ -128,6 +128,10 @@ type Event struct {
 // Connected is the connected message.
 type Connected struct {
 	Version string // "1.0.0"
+	// AuthToken is the streaming auth token configured for the stream,
+	// which Telnyx also sends as the x-telnyx-streaming-auth-token header
+	// of the WebSocket upgrade; empty when none is configured.
+	AuthToken string
 }
 
 // Start is the start message's metadata.
@@ -247,7 +251,7 @@ func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 	switch w.Event {
 	case "connected":
 		ev.Kind = KindConnected
-		ev.Connected = Connected{Version: w.Version}
+		ev.Connected = Connected{Version: w.Version, AuthToken: w.AuthToken}
 	case "start":
 		ev.Kind = KindStart
 		s := w.Start
@@ -351,10 +355,10 @@ func (d *Decoder) decodeMedia(msg, payload []byte, lim Limits) (Event, bool) {
 				_, ok := s.value()
 				return ok
 			})
-		case "version", "start", "dtmf", "mark", "payload", "stop":
+		case "version", "x-telnyx-streaming-auth-token", "start", "dtmf", "mark", "payload", "stop":
 			return false // another event's field: encoding/json's path decides
 		}
-		if foreign(key, "event", "sequence_number", "stream_id", "media", "version", "start", "dtmf", "mark", "payload", "stop") {
+		if foreign(key, "event", "sequence_number", "stream_id", "media", "version", "x-telnyx-streaming-auth-token", "start", "dtmf", "mark", "payload", "stop") {
 			return false
 		}
 		_, ok := s.value()
@@ -385,6 +389,7 @@ type wireMessage struct {
 	SequenceNumber number     `json:"sequence_number"`
 	StreamID       string     `json:"stream_id"`
 	Version        string     `json:"version"`
+	AuthToken      string     `json:"x-telnyx-streaming-auth-token"`
 	Start          *wireStart `json:"start"`
 	Media          wireMedia  `json:"media"`
 	DTMF           *wireDTMF  `json:"dtmf"`

@@ -350,3 +350,15 @@ func TestDecodeTakesBase64WithoutPadding(t *testing.T) {
 		t.Errorf("too much padding: error %v, want %v", err, ErrBadPayload)
 	}
 }
+
+func TestDecodeConnectedWithAStreamingAuthToken(t *testing.T) {
+	msg := `{"event":"connected","version":"1.0.0","x-telnyx-streaming-auth-token":"tok-1"}`
+	ev, err := (&Decoder{}).Decode([]byte(msg), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Event{Kind: KindConnected, Name: "connected", Connected: Connected{Version: "1.0.0", AuthToken: "tok-1"}}
+	if diff := cmp.Diff(want, ev); diff != "" {
+		t.Errorf("Decode (-want +got):\n%s", diff)
+	}
+}

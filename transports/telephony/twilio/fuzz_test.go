@@ -81,7 +81,7 @@ func FuzzDecodeFastPath(f *testing.F) {
 	lim := Limits{MaxPayload: 256}.withDefaults()
 	f.Fuzz(func(t *testing.T, msg []byte) {
 		var fast, slow Decoder
-		got, ok := fast.decodeMedia(msg, make([]byte, 0, 256), lim.MaxPayload)
+		got, ok := fast.decodeMedia(msg, make([]byte, 0, 256), lim)
 		if !ok {
 			return
 		}

@@ -199,7 +199,7 @@ func (d *Decoder) Decode(msg []byte, payload []byte) (Event, error) {
 	if len(msg) > lim.MaxMessage {
 		return Event{}, fmt.Errorf("twilio: message of %d bytes: %w (%d)", len(msg), ErrTooLarge, lim.MaxMessage)
 	}
-	if ev, ok := d.decodeMedia(msg, payload, lim.MaxPayload); ok {
+	if ev, ok := d.decodeMedia(msg, payload, lim); ok {
 		return ev, nil
 	}
 	return d.decodeJSON(msg, payload, lim)
@@ -270,7 +270,6 @@ func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 	case "":
 		return fail("no event", ErrBadMessage)
 	default:
-		ev.Kind = KindUnknown
 		if len(ev.Name) > 64 {
 			ev.Name = ev.Name[:64]
 		}
@@ -282,7 +281,7 @@ func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 // decodeMedia is Decode's fast path: a well-formed media message read
 // without encoding/json. It gives up (false) on anything else, errors
 // included, for encoding/json's path to read.
-func (d *Decoder) decodeMedia(msg, payload []byte, limit int) (Event, bool) {
+func (d *Decoder) decodeMedia(msg, payload []byte, lim Limits) (Event, bool) {
 	s := scanner{b: msg}
 	var (
 		isMedia bool
@@ -291,7 +290,7 @@ func (d *Decoder) decodeMedia(msg, payload []byte, limit int) (Event, bool) {
 		m       wireMedia
 		track   []byte
 	)
-	m.Payload = payloadField{buf: payload, limit: limit}
+	m.Payload = payloadField{buf: payload, limit: lim.MaxPayload}
 	ok := s.members(func(key []byte) bool {
 		switch string(key) {
 		case "event":

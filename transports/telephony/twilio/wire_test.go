@@ -306,7 +306,7 @@ func TestFastPathAgreesWithEncodingJSON(t *testing.T) {
 	took := 0
 	for _, msg := range wireFastPathSeeds {
 		var fast, slow Decoder
-		got, ok := fast.decodeMedia([]byte(msg), nil, lim.MaxPayload)
+		got, ok := fast.decodeMedia([]byte(msg), nil, lim)
 		want, err := slow.decodeJSON([]byte(msg), nil, lim)
 		if !ok {
 			continue
