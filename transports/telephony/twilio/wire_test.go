@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/framewire/framewire/dsp"
 )
 
 var wireUpdate = flag.Bool("update-wire", false, "rewrite testdata/wire-out-*.json from the encoder")
@@ -349,4 +352,33 @@ func TestDecodeTakesBase64WithoutPadding(t *testing.T) {
 	if _, err := (&Decoder{}).Decode([]byte(`{"event":"media","media":{"payload":"AP8=="}}`), nil); !errors.Is(err, ErrBadPayload) {
 		t.Errorf("too much padding: error %v, want %v", err, ErrBadPayload)
 	}
+}
+
+// A transport's read loop: one Decoder and two reused buffers per call.
+func ExampleDecoder_Decode() {
+	var (
+		d       Decoder
+		payload = make([]byte, 0, DefaultMaxPayload)
+		pcm     = make([]int16, 0, DefaultMaxPayload)
+	)
+	msg := []byte(`{"event":"media","sequenceNumber":"3","streamSid":"MZ1",` +
+		`"media":{"track":"inbound","chunk":"1","timestamp":"5","payload":"/39/fw=="}}`)
+	ev, err := d.Decode(msg, payload[:0])
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	pcm = dsp.AppendULawSamples(pcm[:0], ev.Media.Payload)
+	fmt.Println(ev.Kind, ev.StreamSID, ev.Media.Timestamp, pcm)
+
+	// The answer: one text message each, from one reused buffer.
+	out := make([]byte, 0, 1024)
+	out = AppendMedia(out[:0], ev.StreamSID, ev.Media.Payload)
+	fmt.Println(string(out))
+	out = AppendMark(out[:0], ev.StreamSID, "p160")
+	fmt.Println(string(out))
+	// Output:
+	// media MZ1 5 [0 0 0 0]
+	// {"event":"media","streamSid":"MZ1","media":{"payload":"/39/fw=="}}
+	// {"event":"mark","streamSid":"MZ1","mark":{"name":"p160"}}
 }
