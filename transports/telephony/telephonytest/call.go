@@ -357,7 +357,7 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 			spoken += len(out)
 		}
 		if err := k.media(ctx, out, tick); err != nil {
-			return err
+			return k.failed(ctx, err)
 		}
 		// The bot's side: one frame played.
 		played, bot, echoes := k.playout.Tick()
@@ -365,7 +365,7 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 		k.res.BotAudio += time.Duration(bot) * time.Second / 8000
 		for _, name := range echoes {
 			if err := k.echo(ctx, name); err != nil {
-				return err
+				return k.failed(ctx, err)
 			}
 		}
 		if voiced(played) {
@@ -399,6 +399,25 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 			}
 		}
 	}
+}
+
+// failed returns why the stream failed when a write to it did: a
+// protocol error in what the bot sent before it went away explains it
+// better than the broken write.
+func (k *call) failed(ctx context.Context, err error) error {
+	deadline := time.Now().Add(time.Second)
+	for !k.closed {
+		if perr := k.drain(ctx); errors.Is(perr, ErrProtocol) {
+			return perr
+		}
+		if time.Now().After(deadline) {
+			_ = k.c.CloseNow() // the reader ends
+		}
+		if !k.closed {
+			time.Sleep(time.Millisecond) // the reader is handing over the end
+		}
+	}
+	return err
 }
 
 // read is the reader: it hands each message to the loop.
