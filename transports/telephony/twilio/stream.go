@@ -7,7 +7,6 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/transports/telephony"
 )
 
@@ -77,7 +76,7 @@ func (s *stream) Decode(typ websocket.MessageType, msg []byte, ev *telephony.Eve
 		if cap(e.Media.Payload) > cap(s.payload) {
 			s.payload = e.Media.Payload[:0] // keep the grown buffer
 		}
-		s.pcm = dsp.AppendULawSamples(s.pcm[:0], e.Media.Payload)
+		s.pcm = telephony.CodecULaw.AppendSamples(s.pcm[:0], e.Media.Payload)
 		ev.Audio = s.pcm
 	case KindDTMF:
 		ev.Kind, ev.Digit = telephony.EventDTMF, e.DTMF.Digit
@@ -96,7 +95,7 @@ func (*stream) MessageTypes() (audio, control websocket.MessageType) {
 
 // AppendAudio implements telephony.Stream: a media message of μ-law.
 func (s *stream) AppendAudio(dst []byte, pcm []int16) []byte {
-	s.ulaw = dsp.AppendULaw(s.ulaw[:0], pcm)
+	s.ulaw = telephony.CodecULaw.AppendPayload(s.ulaw[:0], pcm)
 	return AppendMedia(dst, s.sid, s.ulaw)
 }
 
