@@ -140,6 +140,9 @@ func (o *Options) defaults() {
 	}
 }
 
+// maxParameters bounds a stream's custom parameters.
+const maxParameters = 64
+
 // frame is the call's tick: 20 ms, 160 samples at 8 kHz.
 const (
 	frame        = 20 * time.Millisecond
@@ -208,8 +211,13 @@ func answer(ctx context.Context, o *Options) (string, map[string]string, error) 
 	if int64(len(body)) > o.MaxMessageBytes {
 		return "", nil, protocolErr("the webhook's answer is larger than %d bytes", o.MaxMessageBytes)
 	}
-	// TwiML's <Response><Connect><Stream url><Parameter name value/>, as
-	// Twilio's "TwiML Voice: <Stream>" page shows it.
+	return parseTwiML(body)
+}
+
+// parseTwiML reads the stream's URL and parameters from an answer's
+// TwiML: <Response><Connect><Stream url><Parameter name value/>, as
+// Twilio's "TwiML Voice: <Stream>" page shows it.
+func parseTwiML(body []byte) (string, map[string]string, error) {
 	var t struct {
 		XMLName xml.Name `xml:"Response"`
 		Stream  struct {
@@ -225,6 +233,9 @@ func answer(ctx context.Context, o *Options) (string, map[string]string, error) 
 	}
 	if t.Stream.URL == "" {
 		return "", nil, protocolErr("the webhook's TwiML has no <Connect><Stream url>")
+	}
+	if len(t.Stream.Parameters) > maxParameters {
+		return "", nil, protocolErr("the webhook's TwiML has %d stream parameters, more than %d", len(t.Stream.Parameters), maxParameters)
 	}
 	params := map[string]string{}
 	for _, p := range t.Stream.Parameters {
@@ -455,8 +466,14 @@ func (k *call) drain(ctx context.Context) error {
 				}
 				return protocolErr("the bot closed the stream: %v", m.err)
 			}
-			if err := k.handle(ctx, m.typ, m.msg); err != nil {
+			echoes, err := k.handle(m.typ, m.msg)
+			if err != nil {
 				return err
+			}
+			for _, name := range echoes {
+				if err := k.echo(ctx, name); err != nil {
+					return err
+				}
 			}
 		default:
 			return nil
@@ -479,35 +496,36 @@ type botMessage struct {
 	} `json:"mark"`
 }
 
-// handle acts on one message from the bot.
-func (k *call) handle(ctx context.Context, typ websocket.MessageType, msg []byte) error {
+// handle acts on one message from the bot; it returns the marks to echo
+// at once (a clear's).
+func (k *call) handle(typ websocket.MessageType, msg []byte) ([]string, error) {
 	if typ != websocket.MessageText {
-		return protocolErr("a binary message: Twilio's Media Streams take JSON text")
+		return nil, protocolErr("a binary message: Twilio's Media Streams take JSON text")
 	}
 	var m botMessage
 	if err := json.Unmarshal(msg, &m); err != nil {
-		return protocolErr("a message that is not JSON: %v", err)
+		return nil, protocolErr("a message that is not JSON: %v", err)
 	}
 	if m.StreamSID != k.sid {
-		return protocolErr("a %q message names stream %q, not the call's %q", m.Event, m.StreamSID, k.sid)
+		return nil, protocolErr("a %q message names stream %q, not the call's %q", m.Event, m.StreamSID, k.sid)
 	}
 	switch m.Event {
 	case "media":
 		if m.Media == nil {
-			return protocolErr("a media message without media")
+			return nil, protocolErr("a media message without media")
 		}
 		var err error
 		if k.ulaw, err = base64.StdEncoding.AppendDecode(k.ulaw[:0], []byte(m.Media.Payload)); err != nil {
-			return protocolErr("a media payload that is not base64: %v", err)
+			return nil, protocolErr("a media payload that is not base64: %v", err)
 		}
 		k.res.Media++
 		k.pcm = dsp.AppendULawSamples(k.pcm[:0], k.ulaw)
 		if err := k.playout.Push(k.pcm); err != nil {
-			return protocolErr("%v", err)
+			return nil, protocolErr("%v", err)
 		}
 	case "mark":
 		if m.Mark == nil || m.Mark.Name == "" {
-			return protocolErr("a mark without a name")
+			return nil, protocolErr("a mark without a name")
 		}
 		k.res.Marks++
 		k.playout.Mark(m.Mark.Name)
@@ -516,15 +534,11 @@ func (k *call) handle(ctx context.Context, typ websocket.MessageType, msg []byte
 		echoes, dropped := k.playout.Clear()
 		k.res.Dropped += time.Duration(dropped) * time.Second / 8000
 		k.o.Logf("call %s: clear: %v of the bot's audio dropped, %d marks echoed", k.o.CallSID, time.Duration(dropped)*time.Second/8000, len(echoes))
-		for _, name := range echoes {
-			if err := k.echo(ctx, name); err != nil {
-				return err
-			}
-		}
+		return echoes, nil
 	default:
-		return protocolErr("an unknown event %q", m.Event)
+		return nil, protocolErr("an unknown event %q", m.Event)
 	}
-	return nil
+	return nil, nil
 }
 
 // send writes one message of Twilio's with the next sequence number.
