@@ -10,12 +10,12 @@ package plivo
 // numbers and timestamp as a string; the decoder takes either.
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
+
+	"github.com/framewire/framewire/transports/telephony/internal/jsonwire"
 )
 
 // Limits bound what a [Decoder] accepts. A zero field takes its default.
@@ -57,12 +57,12 @@ func (l Limits) withDefaults() Limits {
 // Errors a [Decoder] wraps, so a transport can count refusals by cause.
 var (
 	// ErrTooLarge: the message or a part of it is over the [Limits].
-	ErrTooLarge = errors.New("over the limit")
+	ErrTooLarge = jsonwire.ErrTooLarge
 	// ErrBadMessage: the message is not the JSON object Plivo sends, or a
 	// field the event needs is missing or of the wrong type.
-	ErrBadMessage = errors.New("malformed message")
+	ErrBadMessage = jsonwire.ErrBadMessage
 	// ErrBadPayload: the media payload is not standard base64.
-	ErrBadPayload = errors.New("payload is not base64")
+	ErrBadPayload = jsonwire.ErrBadPayload
 )
 
 // Kind is the kind of an incoming message.
@@ -195,11 +195,11 @@ func (d *Decoder) Decode(msg []byte, payload []byte) (Event, error) {
 // fast path does not take.
 func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 	var w wireMessage
-	w.Media.Payload = payloadField{buf: payload, limit: lim.MaxPayload}
+	w.Media.Payload = jsonwire.Payload{Buf: payload, Limit: lim.MaxPayload}
 	if err := json.Unmarshal(msg, &w); err != nil {
-		if w.Media.Payload.err != nil {
+		if w.Media.Payload.Err != nil {
 			return Event{Kind: KindMedia, Name: w.Event, StreamID: w.StreamID},
-				fmt.Errorf("plivo: media of stream %q: media.payload: %w", w.StreamID, w.Media.Payload.err)
+				fmt.Errorf("plivo: media of stream %q: media.payload: %w", w.StreamID, w.Media.Payload.Err)
 		}
 		return Event{}, fmt.Errorf("plivo: %w: %v", ErrBadMessage, err)
 	}
@@ -228,13 +228,13 @@ func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 	case "media":
 		ev.Kind = KindMedia
 		m := &w.Media
-		if !m.Payload.set {
+		if !m.Payload.Set {
 			return fail("no media.payload", ErrBadMessage)
 		}
-		ev.Media = Media{Track: m.Track, Chunk: int64(m.Chunk), Timestamp: int64(m.Timestamp), Payload: m.Payload.out}
+		ev.Media = Media{Track: m.Track, Chunk: int64(m.Chunk), Timestamp: int64(m.Timestamp), Payload: m.Payload.Out}
 	case "dtmf":
 		ev.Kind = KindDTMF
-		if w.DTMF == nil || !validDigit(w.DTMF.Digit) {
+		if w.DTMF == nil || !jsonwire.ValidDigit(w.DTMF.Digit) {
 			return fail("no dtmf.digit of 0-9, *, #, A-D", ErrBadMessage)
 		}
 		ev.DTMF = DTMF{Digit: w.DTMF.Digit}
@@ -261,75 +261,75 @@ func (d *Decoder) decodeJSON(msg, payload []byte, lim Limits) (Event, error) {
 // without encoding/json. It gives up (false) on anything else, errors
 // included, for encoding/json's path to read.
 func (d *Decoder) decodeMedia(msg, payload []byte, lim Limits) (Event, bool) {
-	s := scanner{b: msg}
+	s := jsonwire.NewScanner(msg)
 	var (
 		isMedia bool
-		seq     number
+		seq     jsonwire.Number
 		sid     []byte
 		m       wireMedia
 		track   []byte
 		extra   []byte
 	)
-	m.Payload = payloadField{buf: payload, limit: lim.MaxPayload}
-	ok := s.members(func(key []byte) bool {
+	m.Payload = jsonwire.Payload{Buf: payload, Limit: lim.MaxPayload}
+	ok := s.Members(func(key []byte) bool {
 		switch string(key) {
 		case "event":
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			isMedia = ok && string(v) == "media"
 			return isMedia
 		case "sequenceNumber":
-			v, ok := s.value()
+			v, ok := s.Value()
 			return ok && seq.UnmarshalJSON(v) == nil
 		case "streamId":
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			sid = v
 			return ok
 		case "extra_headers":
-			v, ok := s.plainString()
+			v, ok := s.PlainString()
 			extra = v
 			return ok && len(v) <= lim.MaxExtraHeaders
 		case "media":
-			return s.members(func(key []byte) bool {
+			return s.Members(func(key []byte) bool {
 				switch string(key) {
 				case "track":
-					v, ok := s.plainString()
+					v, ok := s.PlainString()
 					track = v
 					return ok
 				case "chunk":
-					v, ok := s.value()
+					v, ok := s.Value()
 					return ok && m.Chunk.UnmarshalJSON(v) == nil
 				case "timestamp":
-					v, ok := s.value()
+					v, ok := s.Value()
 					return ok && m.Timestamp.UnmarshalJSON(v) == nil
 				case "payload":
-					v, ok := s.value()
+					v, ok := s.Value()
 					return ok && m.Payload.UnmarshalJSON(v) == nil
 				}
-				if foreign(key, "track", "chunk", "timestamp", "payload") {
+				if jsonwire.Foreign(key, "track", "chunk", "timestamp", "payload") {
 					return false
 				}
-				_, ok := s.value()
+				_, ok := s.Value()
 				return ok
 			})
 		case "name", "start", "dtmf":
 			return false // another event's field: encoding/json's path decides
 		}
-		if foreign(key, "event", "sequenceNumber", "streamId", "media", "extra_headers", "name", "start", "dtmf") {
+		if jsonwire.Foreign(key, "event", "sequenceNumber", "streamId", "media", "extra_headers", "name", "start", "dtmf") {
 			return false
 		}
-		_, ok := s.value()
+		_, ok := s.Value()
 		return ok
 	})
-	if !ok || !s.end() || !isMedia || !m.Payload.set {
+	if !ok || !s.End() || !isMedia || !m.Payload.Set {
 		return Event{}, false
 	}
 	ev := Event{Kind: KindMedia, Name: "media", Sequence: int64(seq),
-		Media: Media{Chunk: int64(m.Chunk), Timestamp: int64(m.Timestamp), Payload: m.Payload.out}}
+		Media: Media{Chunk: int64(m.Chunk), Timestamp: int64(m.Timestamp), Payload: m.Payload.Out}}
 	if sid != nil {
-		ev.StreamID = intern(&d.sid, sid)
+		ev.StreamID = jsonwire.Intern(&d.sid, sid)
 	}
 	if extra != nil {
-		ev.ExtraHeaders = intern(&d.extra, extra)
+		ev.ExtraHeaders = jsonwire.Intern(&d.extra, extra)
 	}
 	switch string(track) {
 	case "inbound":
@@ -344,14 +344,14 @@ func (d *Decoder) decodeMedia(msg, payload []byte, lim Limits) (Event, bool) {
 
 // wireMessage is every incoming message's fields; Plivo's names.
 type wireMessage struct {
-	Event          string     `json:"event"`
-	SequenceNumber number     `json:"sequenceNumber"`
-	StreamID       string     `json:"streamId"`
-	ExtraHeaders   string     `json:"extra_headers"`
-	Name           *string    `json:"name"`
-	Start          *wireStart `json:"start"`
-	Media          wireMedia  `json:"media"`
-	DTMF           *wireDTMF  `json:"dtmf"`
+	Event          string          `json:"event"`
+	SequenceNumber jsonwire.Number `json:"sequenceNumber"`
+	StreamID       string          `json:"streamId"`
+	ExtraHeaders   string          `json:"extra_headers"`
+	Name           *string         `json:"name"`
+	Start          *wireStart      `json:"start"`
+	Media          wireMedia       `json:"media"`
+	DTMF           *wireDTMF       `json:"dtmf"`
 }
 
 type wireStart struct {
@@ -360,381 +360,20 @@ type wireStart struct {
 	AccountID   string   `json:"accountId"`
 	Tracks      []string `json:"tracks"`
 	MediaFormat struct {
-		Encoding   string `json:"encoding"`
-		SampleRate number `json:"sampleRate"`
+		Encoding   string          `json:"encoding"`
+		SampleRate jsonwire.Number `json:"sampleRate"`
 	} `json:"mediaFormat"`
 }
 
 type wireMedia struct {
-	Track     string       `json:"track"`
-	Chunk     number       `json:"chunk"`
-	Timestamp number       `json:"timestamp"`
-	Payload   payloadField `json:"payload"`
+	Track     string           `json:"track"`
+	Chunk     jsonwire.Number  `json:"chunk"`
+	Timestamp jsonwire.Number  `json:"timestamp"`
+	Payload   jsonwire.Payload `json:"payload"`
 }
 
 type wireDTMF struct {
 	Digit string `json:"digit"`
-}
-
-// number is an integer the provider writes as a string ("3") or a JSON number.
-type number int64
-
-func (n *number) UnmarshalJSON(b []byte) error {
-	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
-		b = b[1 : len(b)-1]
-	}
-	*n = 0
-	if len(b) == 0 || string(b) == "null" {
-		return nil
-	}
-	neg := b[0] == '-'
-	if neg {
-		b = b[1:]
-	}
-	var v int64
-	for _, c := range b {
-		if c < '0' || c > '9' || v > (1<<62)/10 {
-			return errNotInteger
-		}
-		v = v*10 + int64(c-'0')
-	}
-	if len(b) == 0 {
-		return errNotInteger
-	}
-	if neg {
-		v = -v
-	}
-	*n = number(v)
-	return nil
-}
-
-var errNotInteger = errors.New("not an integer of at most 18 digits")
-
-// payloadField decodes a base64 JSON string as the decoder reads it, into
-// buf's spare capacity (growing it only when the payload does not fit), so
-// the payload is never held as a string.
-type payloadField struct {
-	buf   []byte
-	limit int
-	out   []byte
-	set   bool
-	err   error
-}
-
-func (p *payloadField) UnmarshalJSON(b []byte) error {
-	p.set = true
-	if len(b) < 2 || b[0] != '"' {
-		p.err = fmt.Errorf("%w: not a string", ErrBadMessage)
-		return p.err
-	}
-	b64 := b[1 : len(b)-1]
-	if bytes.IndexByte(b64, '\\') >= 0 { // an escaped string: unquote it first
-		var s string
-		if err := json.Unmarshal(b, &s); err != nil {
-			p.err = fmt.Errorf("%w: %v", ErrBadMessage, err)
-			return p.err
-		}
-		b64 = []byte(s)
-	}
-	p.out, p.err = decodeBase64(b64, p.buf, p.limit)
-	return p.err
-}
-
-// decodeBase64 decodes standard base64, padded or not, into buf's spare
-// capacity, refusing more than limit decoded bytes before decoding any.
-func decodeBase64(b64, buf []byte, limit int) ([]byte, error) {
-	enc := base64.StdEncoding
-	if len(b64)%4 != 0 {
-		enc = base64.RawStdEncoding // the padding left out
-	}
-	n := enc.DecodedLen(len(b64))
-	if n > limit+2 { // DecodedLen counts padding as data
-		return nil, fmt.Errorf("%d base64 bytes: %w (%d decoded)", len(b64), ErrTooLarge, limit)
-	}
-	if cap(buf) < n {
-		buf = make([]byte, 0, n)
-	}
-	out := buf[:n]
-	m, err := enc.Decode(out, b64)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrBadPayload, err)
-	}
-	if m > limit {
-		return nil, fmt.Errorf("%d bytes: %w (%d)", m, ErrTooLarge, limit)
-	}
-	return out[:m], nil
-}
-
-func validDigit(d string) bool {
-	if len(d) != 1 {
-		return false
-	}
-	c := d[0]
-	return c >= '0' && c <= '9' || c == '*' || c == '#' || c >= 'A' && c <= 'D'
-}
-
-// scanner walks one JSON text for Decode's media fast path: the media
-// messages, nearly all of a call's, are read without encoding/json and
-// without allocating. It is strict: at anything it does not read exactly
-// as encoding/json would (an escaped key or string, non-ASCII, a key that
-// matches a field only case-insensitively, a field of another event), the
-// fast path gives up and Decode takes encoding/json's path, which also
-// reports the errors. FuzzDecodeFastPath holds the two paths equal.
-type scanner struct {
-	b     []byte
-	i     int
-	depth int
-}
-
-func (s *scanner) space() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// consume skips space and then c, if c is next.
-func (s *scanner) consume(c byte) bool {
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == c {
-		s.i++
-		return true
-	}
-	return false
-}
-
-// plainString reads a string of printable ASCII without escapes and
-// returns its contents, a subslice of the message.
-func (s *scanner) plainString() ([]byte, bool) {
-	s.space()
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		return nil, false
-	}
-	start := s.i + 1
-	for j := start; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.b[start:j], true
-		case c < 0x20 || c == '\\' || c >= 0x80:
-			return nil, false
-		}
-	}
-	return nil, false
-}
-
-// value skips one JSON value, checking its grammar, and returns its text.
-func (s *scanner) value() ([]byte, bool) {
-	s.space()
-	if s.i >= len(s.b) {
-		return nil, false
-	}
-	start := s.i
-	ok := false
-	switch c := s.b[s.i]; {
-	case c == '"':
-		ok = s.skipString()
-	case c == '{':
-		ok = s.skipObject()
-	case c == '[':
-		ok = s.skipArray()
-	case c == 't':
-		ok = s.literal("true")
-	case c == 'f':
-		ok = s.literal("false")
-	case c == 'n':
-		ok = s.literal("null")
-	case c == '-' || c >= '0' && c <= '9':
-		ok = s.skipNumber()
-	}
-	if !ok {
-		return nil, false
-	}
-	return s.b[start:s.i], true
-}
-
-func (s *scanner) literal(word string) bool {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return false
-	}
-	s.i += len(word)
-	return true
-}
-
-func (s *scanner) skipString() bool {
-	for j := s.i + 1; j < len(s.b); j++ {
-		switch c := s.b[j]; {
-		case c == '"':
-			s.i = j + 1
-			return true
-		case c < 0x20:
-			return false
-		case c == '\\':
-			j++
-			if j >= len(s.b) {
-				return false
-			}
-			switch s.b[j] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if j+4 >= len(s.b) {
-					return false
-				}
-				for _, h := range s.b[j+1 : j+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
-						return false
-					}
-				}
-				j += 4
-			default:
-				return false
-			}
-		}
-	}
-	return false
-}
-
-func (s *scanner) skipNumber() bool {
-	digits := func() int {
-		n := 0
-		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-			s.i++
-			n++
-		}
-		return n
-	}
-	if s.b[s.i] == '-' {
-		s.i++
-	}
-	if s.i < len(s.b) && s.b[s.i] == '0' {
-		s.i++
-	} else if digits() == 0 {
-		return false
-	}
-	if s.i < len(s.b) && s.b[s.i] == '.' {
-		s.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		s.i++
-		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
-			s.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
-	return true
-}
-
-func (s *scanner) skipObject() bool {
-	if s.depth++; s.depth > 32 {
-		return false
-	}
-	defer func() { s.depth-- }()
-	s.i++ // {
-	if s.consume('}') {
-		return true
-	}
-	for {
-		s.space()
-		if s.i >= len(s.b) || s.b[s.i] != '"' || !s.skipString() || !s.consume(':') {
-			return false
-		}
-		if _, ok := s.value(); !ok {
-			return false
-		}
-		if s.consume('}') {
-			return true
-		}
-		if !s.consume(',') {
-			return false
-		}
-	}
-}
-
-func (s *scanner) skipArray() bool {
-	if s.depth++; s.depth > 32 {
-		return false
-	}
-	defer func() { s.depth-- }()
-	s.i++ // [
-	if s.consume(']') {
-		return true
-	}
-	for {
-		if _, ok := s.value(); !ok {
-			return false
-		}
-		if s.consume(']') {
-			return true
-		}
-		if !s.consume(',') {
-			return false
-		}
-	}
-}
-
-// members calls member for each key of the object that comes next, with
-// the scanner at the key's value; member reads the value or returns false
-// to give up.
-func (s *scanner) members(member func(key []byte) bool) bool {
-	if !s.consume('{') {
-		return false
-	}
-	if s.consume('}') {
-		return true
-	}
-	for {
-		key, ok := s.plainString()
-		if !ok || !s.consume(':') || !member(key) {
-			return false
-		}
-		if s.consume('}') {
-			return true
-		}
-		if !s.consume(',') {
-			return false
-		}
-	}
-}
-
-// end reports whether only space is left.
-func (s *scanner) end() bool {
-	s.space()
-	return s.i == len(s.b)
-}
-
-// foreign reports whether encoding/json could match key to one of fields
-// other than exactly (it folds case, and some non-ASCII letters): the fast
-// path then gives up.
-func foreign(key []byte, fields ...string) bool {
-	for _, c := range key {
-		if c >= 0x80 {
-			return true
-		}
-	}
-	for _, f := range fields {
-		if bytes.EqualFold(key, []byte(f)) {
-			return true
-		}
-	}
-	return false
-}
-
-// intern returns b as a string, the one it returned last time when b is
-// the same, so that a stream id repeated in every message costs nothing.
-func intern(last *string, b []byte) string {
-	if string(b) != *last {
-		*last = string(b)
-	}
-	return *last
 }
 
 // AppendPlayAudio appends a playAudio message to dst: payload, raw audio
@@ -743,7 +382,7 @@ func intern(last *string, b []byte) string {
 // caller in order.
 func AppendPlayAudio(dst []byte, contentType string, sampleRate int, payload []byte) []byte {
 	dst = append(dst, `{"event":"playAudio","media":{"contentType":`...)
-	dst = appendString(dst, contentType)
+	dst = jsonwire.AppendString(dst, contentType)
 	dst = append(dst, `,"sampleRate":`...)
 	dst = strconv.AppendInt(dst, int64(sampleRate), 10)
 	dst = append(dst, `,"payload":"`...)
@@ -756,9 +395,9 @@ func AppendPlayAudio(dst []byte, contentType string, sampleRate int, payload []b
 // played, so the answer says how far the caller heard.
 func AppendCheckpoint(dst []byte, streamID, name string) []byte {
 	dst = append(dst, `{"event":"checkpoint","streamId":`...)
-	dst = appendString(dst, streamID)
+	dst = jsonwire.AppendString(dst, streamID)
 	dst = append(dst, `,"name":`...)
-	dst = appendString(dst, name)
+	dst = jsonwire.AppendString(dst, name)
 	return append(dst, '}')
 }
 
@@ -766,37 +405,6 @@ func AppendCheckpoint(dst []byte, streamID, name string) []byte {
 // audio it has queued and answers with clearedAudio.
 func AppendClearAudio(dst []byte, streamID string) []byte {
 	dst = append(dst, `{"event":"clearAudio","streamId":`...)
-	dst = appendString(dst, streamID)
+	dst = jsonwire.AppendString(dst, streamID)
 	return append(dst, '}')
-}
-
-// appendString appends s as a JSON string: quotes, backslashes and control
-// characters escaped, invalid UTF-8 passed through as bytes (the stream
-// ids and the transport's mark names are ASCII).
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

@@ -21,6 +21,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/framewire/framewire/transports/telephony/internal/jsonwire"
 )
 
 // Limits bound what a [Decoder] accepts. A zero field takes its default.
@@ -239,7 +241,7 @@ func (d *Decoder) DecodeText(msg []byte) (Event, error) {
 		if digit == "" && w.DTMF != nil {
 			digit = w.DTMF.Digit
 		}
-		if !validDigit(digit) {
+		if !jsonwire.ValidDigit(digit) {
 			return fail("no digit of 0-9, *, #, A-D", ErrBadMessage)
 		}
 		duration := w.Duration
@@ -318,14 +320,6 @@ func (n *number) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func validDigit(d string) bool {
-	if len(d) != 1 {
-		return false
-	}
-	c := d[0]
-	return c >= '0' && c <= '9' || c == '*' || c == '#' || c >= 'A' && c <= 'D'
-}
-
 // AppendAudio appends samples to dst as one binary message's payload:
 // 16-bit little-endian PCM. A transport sends [FrameBytes] of it per
 // binary message, at the stream's rate, in real time or a little ahead.
@@ -349,7 +343,7 @@ func AppendAudio(dst []byte, samples []int16) []byte {
 // says how far the caller heard.
 func AppendNotify(dst []byte, name string) []byte {
 	dst = append(dst, `{"action":"notify","payload":{"name":`...)
-	dst = appendString(dst, name)
+	dst = jsonwire.AppendString(dst, name)
 	return append(dst, `}}`...)
 }
 
@@ -358,35 +352,4 @@ func AppendNotify(dst []byte, name string) []byte {
 // websocket:cleared.
 func AppendClear(dst []byte) []byte {
 	return append(dst, `{"action":"clear"}`...)
-}
-
-// appendString appends s as a JSON string: quotes, backslashes and control
-// characters escaped, invalid UTF-8 passed through as bytes (the stream
-// ids and the transport's mark names are ASCII).
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		dst = append(dst, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			dst = append(dst, '\\', c)
-		case '\n':
-			dst = append(dst, '\\', 'n')
-		case '\r':
-			dst = append(dst, '\\', 'r')
-		case '\t':
-			dst = append(dst, '\\', 't')
-		default:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-		}
-		start = i + 1
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
