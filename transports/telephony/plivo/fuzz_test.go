@@ -2,11 +2,10 @@ package plivo
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/framewire/framewire/transports/telephony/internal/jsonwire/jsonwiretest"
 )
 
 // FuzzDecode holds Decode to its promises on any input: no panic; an error
@@ -14,15 +13,7 @@ import (
 // media payload is within the limit and in the caller's buffer when it
 // fits; a known kind is never reported as unknown with an error.
 func FuzzDecode(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join("testdata", "wire-*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
+	for _, b := range jsonwiretest.Files(f, filepath.Join("testdata", "wire-*.json")) {
 		f.Add(b)
 	}
 	for _, s := range []string{
@@ -64,33 +55,9 @@ func FuzzDecode(f *testing.F) {
 // FuzzDecodeFastPath holds the media fast path to encoding/json's: what
 // the fast path reads, encoding/json reads to the same Event.
 func FuzzDecodeFastPath(f *testing.F) {
-	for _, seed := range wireFastPathSeeds {
-		f.Add([]byte(seed))
+	seeds := jsonwiretest.Files(f, filepath.Join("testdata", "wire-in-*.json"))
+	for _, s := range wireFastPathSeeds {
+		seeds = append(seeds, []byte(s))
 	}
-	files, err := filepath.Glob(filepath.Join("testdata", "wire-in-*.json"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, file := range files {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
-	lim := Limits{MaxPayload: 256, MaxExtraHeaders: 16}.withDefaults()
-	f.Fuzz(func(t *testing.T, msg []byte) {
-		var fast, slow Decoder
-		got, ok := fast.decodeMedia(msg, make([]byte, 0, 256), lim)
-		if !ok {
-			return
-		}
-		want, err := slow.decodeJSON(msg, make([]byte, 0, 256), lim)
-		if err != nil {
-			t.Fatalf("the fast path read %q, encoding/json refused it: %v", msg, err)
-		}
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("the fast path read %q differently (-json +fast):\n%s", msg, diff)
-		}
-	})
+	wirePaths(Limits{MaxPayload: 256, MaxExtraHeaders: 16}.withDefaults(), 256).Fuzz(f, seeds...)
 }
