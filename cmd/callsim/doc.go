@@ -15,13 +15,14 @@
 // resampler, μ-law) in real time, 20 ms per media message, plays the
 // bot's media in real time on a jitter-free clock (a mark is echoed once
 // the audio before it has played; a clear drops what is queued and echoes
-// its marks), presses each -dtmf key after the bot's answer, then sends
+// its marks; -barge-in speaks over the greeting), presses each -dtmf key after the bot's answer, then sends
 // stop and closes. -record writes what the caller heard, 8 kHz mono.
 //
 // It prints a summary: the seconds of the bot's audio heard, the
 // voice-to-voice latency (from the end of the caller's speech, found by
 // energy in the WAV, to the bot's first audio after it), how soon each key
-// was answered, and the marks and clears seen. It does not transcribe the
+// was answered, the marks and clears seen (and how soon the bot cleared
+// after the caller started speaking). It does not transcribe the
 // bot (no speech-to-text here): listen to the recording.
 //
 // Exit status: 0 for a call that went by the protocol, 3 for a protocol

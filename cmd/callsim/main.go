@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		streamURL = fs.String("stream", "", "dial this stream URL instead of the TwiML's (a bot behind a tunnel answers with its public URL)")
 		authToken = fs.String("auth-token", "", "sign the webhook with this Twilio auth token (default: $TWILIO_AUTH_TOKEN; none: unsigned)")
 		wavPath   = fs.String("wav", "", "the caller's speech, a 16-bit PCM WAV of any rate and channels (none: the caller only listens)")
+		bargeIn   = fs.Duration("barge-in", 0, "speak over the greeting once this much of it was heard (0: wait for it to end)")
 		digits    = fs.String("dtmf", "", "keys to press after the bot's answer, one at a time: 0-9, *, #, A-D")
 		record    = fs.String("record", "", "write what the caller heard to this WAV (8 kHz mono)")
 		from      = fs.String("from", "+15005550006", "the caller's number")
@@ -71,7 +72,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	o := telephonytest.Options{
 		AnswerURL: *answerURL, StreamURL: *streamURL, AuthToken: *authToken, From: *from, To: *to, DTMF: *digits,
-		Quiet: *quiet, ReplyTimeout: *reply, MaxCall: *maxCall,
+		Quiet: *quiet, ReplyTimeout: *reply, MaxCall: *maxCall, BargeIn: *bargeIn,
 	}
 	if o.AuthToken == "" {
 		o.AuthToken = getenv("TWILIO_AUTH_TOKEN")
@@ -185,7 +186,11 @@ func summarize(w io.Writer, r *telephonytest.Result, spoke bool) {
 		}
 	}
 	fmt.Fprintf(w, "marks:           %d (%d echoed)\n", r.Marks, r.MarkEchoes)
-	fmt.Fprintf(w, "clears:          %d\n", r.Clears)
+	fmt.Fprintf(w, "clears:          %d", r.Clears)
+	if r.Cleared {
+		fmt.Fprintf(w, " (the first %s after the caller started speaking)", ms(r.ClearAfter))
+	}
+	fmt.Fprintln(w)
 	if r.BotHungUp {
 		fmt.Fprintln(w, "hang-up:         by the bot")
 	} else {

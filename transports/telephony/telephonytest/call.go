@@ -37,6 +37,11 @@ type Options struct {
 	// Speech is the caller's audio, mono 8 kHz, said once the bot's
 	// greeting is over. Default: none (the caller only listens).
 	Speech []int16
+	// BargeIn, when set, has the caller speak over the greeting: it
+	// starts once it has heard BargeIn of the bot's voice, instead of
+	// waiting for the greeting to end. Result.ClearAfter says how soon the
+	// bot cleared what it was saying.
+	BargeIn time.Duration
 	// DTMF are the keys pressed, one at a time, after the speech and the
 	// bot's answer to it, each followed by the bot's answer.
 	DTMF string
@@ -84,6 +89,11 @@ type Result struct {
 	// KeyAnswers is, for each key pressed, the time from the key to the
 	// bot's first voiced audio after it (-1: none).
 	KeyAnswers []time.Duration
+	// Cleared says a clear came after the caller's speech started;
+	// ClearAfter is the time from the start of the speech (by energy) to
+	// the first clear after it, as the caller received it.
+	Cleared    bool
+	ClearAfter time.Duration
 	// Media, Marks and Clears count the bot's messages; MarkEchoes the
 	// marks echoed.
 	Media, Marks, Clears, MarkEchoes int
@@ -249,6 +259,7 @@ type inbound struct {
 	typ websocket.MessageType
 	msg []byte
 	err error
+	at  time.Time // when it was read
 }
 
 // call is the state of one call: the loop's, but for in (the reader's
@@ -262,6 +273,7 @@ type call struct {
 	chunk   int
 	in      chan inbound
 	playout Playout
+	start   time.Time // the call's clock: when tick 0 was due
 	pcm     []int16
 	ulaw    []byte
 	closed  bool // the reader ended
@@ -300,13 +312,14 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 
 	speechFrom, speechTo, hasSpeech := SpeechSpan(k.o.Speech, 8000)
 	var (
-		phase      = greeting
-		phaseTicks int  // ticks in this phase
-		spoken     int  // samples of Speech sent
-		heard      bool // the bot's voice was heard in this phase
-		quietTicks int  // ticks since the bot's voice
-		keys       = []byte(k.o.DTMF)
-		keyAt      time.Duration // when the last key was pressed
+		phase       = greeting
+		phaseTicks  int  // ticks in this phase
+		spoken      int  // samples of Speech sent
+		heard       bool // the bot's voice was heard in this phase
+		quietTicks  int  // ticks since the bot's voice
+		voicedTicks int  // ticks of the bot's voice in this phase
+		keys        = []byte(k.o.DTMF)
+		keyAt       time.Duration // when the last key was pressed
 	)
 	quiet := int(k.o.Quiet / frame)
 	// next moves to the script's next phase, at (from the call's start).
@@ -329,10 +342,11 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 		default:
 			phase = done
 		}
-		phaseTicks, heard, quietTicks = 0, false, 0
+		phaseTicks, heard, quietTicks, voicedTicks = 0, false, 0, 0
 		return nil
 	}
 	start := time.Now()
+	k.start = start
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	for tick := 0; ; tick++ {
@@ -390,6 +404,7 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 				k.o.Logf("call %s: the bot answered %v after the speech ended", k.o.CallSID, r.VoiceToVoice)
 			}
 			heard, quietTicks = true, 0
+			voicedTicks++
 		} else {
 			quietTicks++
 		}
@@ -398,7 +413,8 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 		var over bool
 		switch phase {
 		case greeting:
-			over = (heard && quietTicks >= quiet) || waited >= k.o.GreetingTimeout
+			over = (heard && quietTicks >= quiet) || waited >= k.o.GreetingTimeout ||
+				(k.o.BargeIn > 0 && time.Duration(voicedTicks)*frame >= k.o.BargeIn)
 		case speaking:
 			over = spoken >= len(k.o.Speech)
 		case waiting:
@@ -437,7 +453,7 @@ func (k *call) read(ctx context.Context) {
 	for {
 		typ, msg, err := k.c.Read(ctx)
 		select {
-		case k.in <- inbound{typ, msg, err}:
+		case k.in <- inbound{typ, msg, err, time.Now()}:
 		case <-ctx.Done():
 			return
 		}
@@ -466,7 +482,7 @@ func (k *call) drain(ctx context.Context) error {
 				}
 				return protocolErr("the bot closed the stream: %v", m.err)
 			}
-			echoes, err := k.handle(m.typ, m.msg)
+			echoes, err := k.handle(m.typ, m.msg, m.at)
 			if err != nil {
 				return err
 			}
@@ -498,7 +514,7 @@ type botMessage struct {
 
 // handle acts on one message from the bot; it returns the marks to echo
 // at once (a clear's).
-func (k *call) handle(typ websocket.MessageType, msg []byte) ([]string, error) {
+func (k *call) handle(typ websocket.MessageType, msg []byte, at time.Time) ([]string, error) {
 	if typ != websocket.MessageText {
 		return nil, protocolErr("a binary message: Twilio's Media Streams take JSON text")
 	}
@@ -531,6 +547,12 @@ func (k *call) handle(typ websocket.MessageType, msg []byte) ([]string, error) {
 		k.playout.Mark(m.Mark.Name)
 	case "clear":
 		k.res.Clears++
+		if r := k.res; !r.Cleared && r.SpeechEnd > 0 {
+			if d := at.Sub(k.start) - r.SpeechStart; d >= 0 {
+				r.Cleared, r.ClearAfter = true, d
+				k.o.Logf("call %s: the bot cleared %v after the caller started speaking", k.o.CallSID, d)
+			}
+		}
 		echoes, dropped := k.playout.Clear()
 		k.res.Dropped += time.Duration(dropped) * time.Second / 8000
 		k.o.Logf("call %s: clear: %v of the bot's audio dropped, %d marks echoed", k.o.CallSID, time.Duration(dropped)*time.Second/8000, len(echoes))

@@ -1,6 +1,7 @@
 package telephonytest
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -24,8 +25,10 @@ import (
 // toneBot is a tiny call pipeline: it greets with 400 ms of a tone,
 // answers each utterance of the caller (voiced audio, then 300 ms of
 // silence) with 600 ms of a tone, answers a key with 300 ms of a tone,
-// and ends the call on "#".
+// and ends the call on "#". The caller's first voiced frame interrupts it
+// (the telephony output then sends clear).
 type toneBot struct {
+	greet   time.Duration // default 400 ms
 	mu      sync.Mutex
 	digits  []string
 	talking bool
@@ -44,7 +47,7 @@ func toneAudio(d time.Duration) *frames.TTSAudioRaw {
 func (b *toneBot) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.Frame, _ frames.Direction) error {
 	switch f := f.(type) {
 	case *frames.Start:
-		h.Push(toneAudio(400*time.Millisecond), frames.Downstream)
+		h.Push(toneAudio(cmp.Or(b.greet, 400*time.Millisecond)), frames.Downstream)
 	case *frames.InputAudioRaw:
 		var sum float64
 		n := len(f.PCM) / 2
@@ -55,8 +58,11 @@ func (b *toneBot) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 		voicedFrame := n > 0 && math.Sqrt(sum/float64(n)) > 300
 		d := time.Duration(n) * time.Second / time.Duration(f.SampleRate)
 		switch {
-		case voicedFrame:
+		case voicedFrame && !b.talking:
+			h.Push(&frames.Interruption{}, frames.Downstream)
 			b.talking, b.silent = true, 0
+		case voicedFrame:
+			b.silent = 0
 		case b.talking:
 			if b.silent += d; b.silent >= 300*time.Millisecond {
 				b.talking = false
@@ -78,12 +84,16 @@ func (b *toneBot) ProcessFrame(_ context.Context, h *pipeline.Handle, f frames.F
 
 // newToneBot serves the tone bot behind Twilio's webhook on loopback.
 func newToneBot(t *testing.T, authToken string) (answerURL string, bots chan *toneBot) {
+	return newToneBotGreeting(t, authToken, 0)
+}
+
+func newToneBotGreeting(t *testing.T, authToken string, greet time.Duration) (answerURL string, bots chan *toneBot) {
 	t.Helper()
 	bots = make(chan *toneBot, 4)
 	srv, err := telephony.NewServer(twilio.Provider{}, telephony.Options{
 		Logger: zap.NewNop(),
 		NewPipeline: func(_ context.Context, s *telephony.Session) (*pipeline.Task, error) {
-			b := &toneBot{}
+			b := &toneBot{greet: greet}
 			bots <- b
 			return pipeline.NewTask(pipeline.New(s.Input(), b, s.Output()), pipeline.TaskOptions{Logger: zap.NewNop()}), nil
 		},
@@ -206,4 +216,23 @@ func TestABotOffTheProtocolIsAProtocolError(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestACallerWhoSpeaksOverTheGreetingClearsIt(t *testing.T) {
+	answerURL, _ := newToneBotGreeting(t, "", 5*time.Second)
+	res, err := Call(context.Background(), Options{
+		AnswerURL: answerURL, Speech: tone(600*time.Millisecond, 8000), BargeIn: 500 * time.Millisecond, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cleared || res.ClearAfter > 300*time.Millisecond {
+		t.Errorf("cleared %v, %v after the caller started speaking; want within 300 ms", res.Cleared, res.ClearAfter)
+	}
+	// The 5 s greeting stopped about when the caller spoke; the rest
+	// was dropped, not played.
+	if res.BotAudio > 2*time.Second || res.Dropped == 0 {
+		t.Errorf("heard %v of the bot, %v dropped; want the greeting cut short", res.BotAudio, res.Dropped)
+	}
+	t.Logf("clear %v after the speech started; heard %v of the bot, %v dropped, %d marks echoed", res.ClearAfter, res.BotAudio, res.Dropped, res.MarkEchoes)
 }

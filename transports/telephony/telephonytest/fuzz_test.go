@@ -3,6 +3,7 @@ package telephonytest
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -27,7 +28,7 @@ func FuzzBotMessage(f *testing.F) {
 		k := &call{o: Options{Logf: func(string, ...any) {}}, res: &Result{}, sid: sid}
 		k.playout.MaxQueue = 1600
 		for range 3 { // state carries from one message to the next
-			_, err := k.handle(websocket.MessageText, []byte(msg))
+			_, err := k.handle(websocket.MessageText, []byte(msg), time.Now())
 			if err != nil && !errors.Is(err, ErrProtocol) {
 				t.Fatalf("handle(%q) = %v, not a protocol error", msg, err)
 			}
