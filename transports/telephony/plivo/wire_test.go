@@ -1,7 +1,6 @@
 package plivo
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -188,23 +187,7 @@ func TestAppendGolden(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
-			path := filepath.Join("testdata", c.file)
-			if *wireUpdate {
-				if err := os.WriteFile(path, append(c.got, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want := bytes.TrimSuffix(wireRead(t, c.file), []byte("\n"))
-			if !bytes.Equal(c.got, want) {
-				t.Errorf("encoded\n%s\nwant (%s)\n%s", c.got, c.file, want)
-			}
-			var shape map[string]any
-			if err := json.Unmarshal(c.got, &shape); err != nil {
-				t.Fatalf("not JSON: %v", err)
-			}
-			if diff := cmp.Diff(c.shape, shape); diff != "" {
-				t.Errorf("shape (-documented +encoded):\n%s", diff)
-			}
+			jsonwiretest.Golden(t, filepath.Join("testdata", c.file), c.got, c.shape, *wireUpdate)
 		})
 	}
 }

@@ -1,6 +1,8 @@
 package jsonwiretest
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,4 +142,32 @@ func (p Paths[E]) Fuzz(f *testing.F, seeds ...[]byte) {
 			t.Fatalf("the fast path read %q and %s", msg, problem)
 		}
 	})
+}
+
+// Golden checks an encoded message against its golden file at path (the
+// message and a newline) and against its documented shape, the
+// provider's example as encoding/json reads it. With update, it first
+// rewrites the file from got.
+func Golden(t *testing.T, path string, got []byte, shape map[string]any, update bool) {
+	t.Helper()
+	want := append(bytes.Clone(got), '\n')
+	if update {
+		if err := os.WriteFile(path, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, file) {
+		t.Errorf("encoded\n%s\nwant (%s)\n%s", want, path, file)
+	}
+	var read map[string]any
+	if err := json.Unmarshal(got, &read); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if diff := cmp.Diff(shape, read); diff != "" {
+		t.Errorf("shape (-documented +encoded):\n%s", diff)
+	}
 }

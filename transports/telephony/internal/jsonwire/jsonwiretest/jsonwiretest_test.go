@@ -2,6 +2,8 @@ package jsonwiretest
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -57,4 +59,16 @@ func TestAgreeFindsAFastPathThatDiffers(t *testing.T) {
 	if taken, problem := lazy.agree([]byte(`{}`)); taken || problem != "" {
 		t.Errorf("a fast path that gives up: taken %v, problem %q; want neither", taken, problem)
 	}
+}
+
+func TestGoldenReadsTheFileAndTheShape(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "out.json")
+	msg := []byte(`{"event":"clear","n":1}`)
+	shape := map[string]any{"event": "clear", "n": 1.0}
+	Golden(t, path, msg, shape, true) // writes the file
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != string(msg)+"\n" {
+		t.Fatalf("update wrote %q, %v; want the message and a newline", b, err)
+	}
+	Golden(t, path, msg, shape, false)
 }
