@@ -21,6 +21,9 @@ type bot struct {
 	// tap, when set, sees every frame after the speech-to-text and the
 	// keypad (tests watch transcripts and keys with it).
 	tap func(frames.Frame)
+	// contexts, when set, receives each call's LLM context (tests read
+	// what it recorded of the bot's words).
+	contexts chan<- *llm.Context
 }
 
 // newPipeline is the telephony.PipelineFactory:
@@ -38,6 +41,9 @@ func (b *bot) newPipeline(_ context.Context, s *telephony.Session) (*pipeline.Ta
 	log.Info("call started", zap.String("from", call.From), zap.String("to", call.To))
 	// The turn tracker interrupts the bot when the caller starts speaking.
 	pair := llm.NewPair(llm.NewContext(llm.SystemMessage(cfg.Prompt)), llm.PairOptions{User: llm.UserOptions{NoInterruptions: true}})
+	if b.contexts != nil {
+		b.contexts <- pair.Context()
+	}
 	procs := []pipeline.Processor{s.Input(), keypad{}}
 	if cfg.STT.build != nil {
 		procs = append(procs, vad(), cfg.STT.build(), audio.NewTurnTracker(audio.TurnTrackerOptions{}))

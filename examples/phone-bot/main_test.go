@@ -17,6 +17,7 @@ import (
 
 	"github.com/framewire/framewire/dsp"
 	"github.com/framewire/framewire/frames"
+	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/transports/telephony/telephonytest"
 )
 
@@ -34,11 +35,12 @@ type rig struct {
 	mu        sync.Mutex
 	keys      []string
 	said      []string
+	contexts  chan *llm.Context
 }
 
 func newRig(t *testing.T) *rig {
 	t.Helper()
-	r := &rig{hangUps: make(chan hangUp, 4)}
+	r := &rig{hangUps: make(chan hangUp, 4), contexts: make(chan *llm.Context, 4)}
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		user, pass, _ := req.BasicAuth()
 		_ = req.ParseForm()
@@ -54,7 +56,7 @@ func newRig(t *testing.T) *rig {
 	if r.cfg.TTS.missing != "" {
 		t.Skip("the offline bot cannot speak, so there is no greeting to hear: " + r.cfg.TTS.missing)
 	}
-	b := &bot{log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), tap: func(f frames.Frame) {
+	b := &bot{log: zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)), contexts: r.contexts, tap: func(f frames.Frame) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		switch f := f.(type) {
@@ -188,5 +190,40 @@ func TestTheCallersSpeechIsHeardAndAnswered(t *testing.T) {
 	if res.VoiceToVoice > 5*time.Second {
 		t.Errorf("voice-to-voice %v, want within 5 s", res.VoiceToVoice)
 	}
+	<-r.hangUps
+}
+
+func TestACallerWhoSpeaksOverTheGreetingInterruptsIt(t *testing.T) {
+	if _, err := exec.LookPath("espeak-ng"); err != nil {
+		t.Skip("espeak-ng is not installed: there is no caller's speech to send")
+	}
+	r := newRig(t)
+	if r.cfg.STT.build == nil {
+		t.Skip("no speech-to-text, so no VAD to hear the caller: STT is " + r.cfg.STT.Name)
+	}
+	res, err := telephonytest.Call(context.Background(), telephonytest.Options{
+		AnswerURL: r.answerURL, AuthToken: "the-auth-token", CallSID: "CA44", Speech: say(t, "stop, please"), DTMF: "#",
+		BargeIn: 1500 * time.Millisecond, Quiet: 1500 * time.Millisecond, GreetingTimeout: 20 * time.Second, ReplyTimeout: 20 * time.Second, Logf: t.Logf,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Cleared || res.ClearAfter > 300*time.Millisecond {
+		t.Errorf("cleared %v, %v after the caller started speaking; want within 300 ms", res.Cleared, res.ClearAfter)
+	}
+	// The context holds no more of the greeting than the caller heard:
+	// its last sentence, which the caller cut off, is not in it.
+	c := <-r.contexts
+	var said []string
+	for _, m := range c.Messages() {
+		if m.Role == "assistant" {
+			said = append(said, m.Content)
+		}
+	}
+	spoken := strings.Join(said, " | ")
+	if strings.Contains(spoken, "hash key") {
+		t.Errorf("the context's answers %q hold the greeting's unheard end", spoken)
+	}
+	t.Logf("clear %v after the speech started (%v of audio dropped); the context's answers: %q", res.ClearAfter, res.Dropped, spoken)
 	<-r.hangUps
 }
