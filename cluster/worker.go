@@ -88,19 +88,6 @@ type WebSocketOptions struct {
 	Listener net.Listener
 }
 
-// maxWebSocketSessions is the number of live sessions s takes, as
-// websocket.Options documents MaxSessions: 0 takes its default of 500, a
-// negative value none (math.MaxInt32 here).
-func maxWebSocketSessions(o websocket.Options) int {
-	switch {
-	case o.MaxSessions == 0:
-		return 500
-	case o.MaxSessions < 0:
-		return math.MaxInt32
-	}
-	return o.MaxSessions
-}
-
 func (o WorkerOptions) withDefaults() WorkerOptions {
 	if o.ID == "" {
 		o.ID = uuid.NewString()
@@ -253,7 +240,10 @@ func (w *Worker) newWebSocket(o WebSocketOptions) error {
 	if err != nil {
 		return err
 	}
-	w.ws, w.wsMax, w.wsLn = ws, maxWebSocketSessions(o.Server), o.Listener
+	w.ws, w.wsLn = ws, o.Listener
+	if w.wsMax = ws.MaxSessions(); w.wsMax < 0 {
+		w.wsMax = math.MaxInt32 // no limit
+	}
 	// The listener serves the sockets only. A socket outlives the HTTP
 	// server's timeouts (net/http clears a connection's deadlines when
 	// the handshake hijacks it), so they bound only what comes before: a

@@ -275,6 +275,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// MaxSessions returns the bound on live sessions past which handshakes are
+// refused: Options.MaxSessions with its default, negative for none.
+func (s *Server) MaxSessions() int { return s.opts.MaxSessions }
+
 // SessionCount returns the number of live sessions.
 func (s *Server) SessionCount() int {
 	s.mu.Lock()

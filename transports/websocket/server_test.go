@@ -510,3 +510,16 @@ func TestAPipelineThatCannotBeBuiltClosesTheSocketWithInternalError(t *testing.T
 	}
 	waitFor(t, 5*time.Second, "the session's end", func() bool { return h.srv.SessionCount() == 0 })
 }
+
+func TestMaxSessionsSaysTheLimitWithItsDefault(t *testing.T) {
+	for _, tc := range []struct{ set, want int }{{0, 500}, {7, 7}, {-1, -1}} {
+		srv, err := NewServer(Options{NewPipeline: echoOptions(nil, nil).NewPipeline, MaxSessions: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.MaxSessions(); got != tc.want {
+			t.Errorf("MaxSessions with %d set = %d, want %d", tc.set, got, tc.want)
+		}
+		srv.Close()
+	}
+}
