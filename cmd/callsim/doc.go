@@ -22,8 +22,10 @@
 // voice-to-voice latency (from the end of the caller's speech, found by
 // energy in the WAV, to the bot's first audio after it), how soon each key
 // was answered, the marks and clears seen (and how soon the bot cleared
-// after the caller started speaking). It does not transcribe the
-// bot (no speech-to-text here): listen to the recording.
+// after the caller started speaking), and, when callsim is built with
+// -tags pocketsphinx, what PocketSphinx hears the bot say, utterance by
+// utterance (a rough transcript: its general model on 8 kHz audio; listen
+// to the recording for the truth).
 //
 // Exit status: 0 for a call that went by the protocol, 3 for a protocol
 // error of the bot (an unknown or malformed message, another stream's id,

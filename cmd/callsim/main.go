@@ -53,6 +53,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		quiet     = fs.Duration("quiet", 800*time.Millisecond, "the bot's turn is over after this long without its voice")
 		reply     = fs.Duration("reply-timeout", 15*time.Second, "how long to wait for each of the bot's answers")
 		maxCall   = fs.Duration("max-call", 2*time.Minute, "the longest the call may last")
+		noText    = fs.Bool("no-transcript", false, "do not transcribe the bot's audio (PocketSphinx, when callsim is built with -tags pocketsphinx)")
 		verbose   = fs.Bool("v", false, "log what happens on the call")
 	)
 	if err := fs.Parse(args); err != nil {
@@ -91,6 +92,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	res, err := telephonytest.Call(ctx, o)
 	if res != nil {
 		summarize(stdout, res, len(o.Speech) > 0)
+		if !*noText {
+			said, terr := transcribe(context.WithoutCancel(ctx), res.Heard)
+			printTranscript(stdout, said, terr)
+		}
 		if *record != "" {
 			if werr := writeRecording(*record, res.Heard); werr != nil {
 				fmt.Fprintf(stderr, "callsim: %v\n", werr)
@@ -198,5 +203,21 @@ func summarize(w io.Writer, r *telephonytest.Result, spoke bool) {
 	}
 	if r.LateTicks > 0 {
 		fmt.Fprintf(w, "late ticks:      %d (the machine did not keep real time)\n", r.LateTicks)
+	}
+}
+
+// printTranscript prints what the bot said, utterance by utterance.
+func printTranscript(w io.Writer, said []string, err error) {
+	switch {
+	case errors.Is(err, errNoTranscriber):
+		fmt.Fprintf(w, "transcript:      - (%v)\n", err)
+		return
+	case err != nil:
+		fmt.Fprintf(w, "transcript:      failed: %v\n", err)
+	case len(said) == 0:
+		fmt.Fprintln(w, "transcript:      - (the bot said nothing)")
+	}
+	for i, s := range said {
+		fmt.Fprintf(w, "bot said %2d:     %q\n", i+1, s)
 	}
 }

@@ -114,6 +114,9 @@ func TestCallsimCallsABotAndSaysWhatItHeard(t *testing.T) {
 			t.Errorf("the summary lacks %q", want)
 		}
 	}
+	if !strings.Contains(out, "bot said  1:") && !strings.Contains(out, "transcript:      - (build callsim with -tags pocketsphinx") {
+		t.Error("the summary has neither a transcript nor why not")
+	}
 	if strings.Contains(out, "voice-to-voice:  -") {
 		t.Error("no voice-to-voice latency")
 	}
@@ -194,5 +197,24 @@ func TestAnUnreachableBotIsAFailure(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"-answer", hs.URL + "/answer"}, noEnv, &stdout, &stderr); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)
+	}
+}
+
+func TestTheBotsUtterancesAreCutAtItsPauses(t *testing.T) {
+	var heard []int16
+	for _, part := range [][]byte{
+		dsp.AppendSilence(nil, 8000, 1, 300*time.Millisecond), dsp.Sine(440, 0.3, 8000, 700*time.Millisecond),
+		dsp.AppendSilence(nil, 8000, 1, 200*time.Millisecond), dsp.Sine(440, 0.3, 8000, 300*time.Millisecond), // a short pause: one utterance
+		dsp.AppendSilence(nil, 8000, 1, 800*time.Millisecond), dsp.Sine(440, 0.3, 8000, 400*time.Millisecond),
+	} {
+		heard = append(heard, dsp.AppendSamples(nil, part)...)
+	}
+	var got []time.Duration
+	for _, u := range utterances(heard) {
+		got = append(got, time.Duration(len(u))*time.Second/8000)
+	}
+	want := []time.Duration{1200 * time.Millisecond, 400 * time.Millisecond}
+	if len(got) != len(want) || got[0] < want[0]-20*time.Millisecond || got[0] > want[0]+40*time.Millisecond || got[1] != want[1] {
+		t.Errorf("utterances %v, want about %v", got, want)
 	}
 }
