@@ -296,16 +296,10 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 	defer stopReading()
 	defer k.c.CloseNow()
 
-	if err := k.send(ctx, map[string]any{"event": "connected", "protocol": "Call", "version": "1.0.0"}); err != nil {
+	if err := k.send(ctx, connectedMessage()); err != nil {
 		return err
 	}
-	// The start's shape: Twilio's "Media Streams - WebSocket Messages",
-	// the start message.
-	if err := k.send(ctx, map[string]any{"event": "start", "streamSid": k.sid, "start": map[string]any{
-		"accountSid": k.o.AccountSID, "streamSid": k.sid, "callSid": k.o.CallSID, "tracks": []string{"inbound"},
-		"customParameters": params,
-		"mediaFormat":      map[string]any{"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
-	}}); err != nil {
+	if err := k.send(ctx, k.startMessage(params)); err != nil {
 		return err
 	}
 	k.o.Logf("call %s: stream %s started", k.o.CallSID, k.sid)
@@ -563,13 +557,25 @@ func (k *call) handle(typ websocket.MessageType, msg []byte, at time.Time) ([]st
 	return nil, nil
 }
 
-// send writes one message of Twilio's with the next sequence number.
-func (k *call) send(ctx context.Context, m map[string]any) error {
-	k.seq++
-	m["sequenceNumber"] = strconv.Itoa(k.seq)
+// encode numbers m with the next sequence number and encodes it. The
+// connected message has none: start is the first ("1").
+func (k *call) encode(m map[string]any) ([]byte, error) {
+	if m["event"] != "connected" {
+		k.seq++
+		m["sequenceNumber"] = strconv.Itoa(k.seq)
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
-		return fmt.Errorf("telephonytest: encoding a %v message: %w", m["event"], err)
+		return nil, fmt.Errorf("telephonytest: encoding a %v message: %w", m["event"], err)
+	}
+	return b, nil
+}
+
+// send writes one message of Twilio's with the next sequence number.
+func (k *call) send(ctx context.Context, m map[string]any) error {
+	b, err := k.encode(m)
+	if err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
@@ -579,33 +585,67 @@ func (k *call) send(ctx context.Context, m map[string]any) error {
 	return nil
 }
 
-// media sends 20 ms of the caller's audio (silence past pcm's end).
-func (k *call) media(ctx context.Context, pcm []int16, tick int) error {
+// The caller's messages, as Twilio's "Media Streams - WebSocket
+// Messages" page (twilio.com/docs/voice/media-streams/websocket-messages)
+// shows them; testdata/caller.golden pins them.
+
+func connectedMessage() map[string]any {
+	return map[string]any{"event": "connected", "protocol": "Call", "version": "1.0.0"}
+}
+
+func (k *call) startMessage(params map[string]string) map[string]any {
+	return map[string]any{"event": "start", "streamSid": k.sid, "start": map[string]any{
+		"accountSid": k.o.AccountSID, "streamSid": k.sid, "callSid": k.o.CallSID, "tracks": []string{"inbound"},
+		"customParameters": params,
+		"mediaFormat":      map[string]any{"encoding": "audio/x-mulaw", "sampleRate": 8000, "channels": 1},
+	}}
+}
+
+// mediaMessage is 20 ms of the caller's audio (silence past pcm's end),
+// the tick'th of the call.
+func (k *call) mediaMessage(pcm []int16, tick int) map[string]any {
 	var buf [frameSamples]int16
 	copy(buf[:], pcm)
 	k.ulaw = dsp.AppendULaw(k.ulaw[:0], buf[:])
 	k.chunk++
-	return k.send(ctx, map[string]any{"event": "media", "streamSid": k.sid, "media": map[string]any{
+	return map[string]any{"event": "media", "streamSid": k.sid, "media": map[string]any{
 		"track": "inbound", "chunk": strconv.Itoa(k.chunk), "timestamp": strconv.Itoa(tick * 20),
 		"payload": base64.StdEncoding.EncodeToString(k.ulaw),
-	}})
+	}}
+}
+
+func (k *call) markMessage(name string) map[string]any {
+	return map[string]any{"event": "mark", "streamSid": k.sid, "mark": map[string]any{"name": name}}
+}
+
+func (k *call) dtmfMessage(digit byte) map[string]any {
+	return map[string]any{"event": "dtmf", "streamSid": k.sid, "dtmf": map[string]any{"track": "inbound_track", "digit": string(digit)}}
+}
+
+func (k *call) stopMessage() map[string]any {
+	return map[string]any{"event": "stop", "streamSid": k.sid, "stop": map[string]any{"accountSid": k.o.AccountSID, "callSid": k.o.CallSID}}
+}
+
+// media sends 20 ms of the caller's audio.
+func (k *call) media(ctx context.Context, pcm []int16, tick int) error {
+	return k.send(ctx, k.mediaMessage(pcm, tick))
 }
 
 func (k *call) echo(ctx context.Context, name string) error {
 	k.res.MarkEchoes++
-	return k.send(ctx, map[string]any{"event": "mark", "streamSid": k.sid, "mark": map[string]any{"name": name}})
+	return k.send(ctx, k.markMessage(name))
 }
 
 func (k *call) dtmf(ctx context.Context, digit byte) error {
 	k.o.Logf("call %s: pressing %c", k.o.CallSID, digit)
-	return k.send(ctx, map[string]any{"event": "dtmf", "streamSid": k.sid, "dtmf": map[string]any{"track": "inbound_track", "digit": string(digit)}})
+	return k.send(ctx, k.dtmfMessage(digit))
 }
 
 // hangUp sends stop and closes the stream; cause, if any, is returned
 // with the errors of hanging up.
 func (k *call) hangUp(ctx context.Context, cause error) error {
 	ctx = context.WithoutCancel(ctx)
-	err := k.send(ctx, map[string]any{"event": "stop", "streamSid": k.sid, "stop": map[string]any{"accountSid": k.o.AccountSID, "callSid": k.o.CallSID}})
+	err := k.send(ctx, k.stopMessage())
 	k.o.Logf("call %s: hung up", k.o.CallSID)
 	// The close handshake needs the reader reading: what the bot still
 	// sends is dropped meanwhile.
