@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"go.opentelemetry.io/otel/attribute"
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/frames"
@@ -11,6 +12,7 @@ import (
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
 	"github.com/framewire/framewire/processors/tts"
+	"github.com/framewire/framewire/telemetry"
 	"github.com/framewire/framewire/transports/telephony"
 )
 
@@ -18,6 +20,8 @@ import (
 type bot struct {
 	cfg config
 	log *zap.Logger
+	// tel exports each call's traces and metrics (nil or off: none).
+	tel *telemetry.Telemetry
 	// tap, when set, sees every frame after the speech-to-text and the
 	// keypad (tests watch transcripts and keys with it).
 	tap func(frames.Frame)
@@ -34,7 +38,7 @@ type bot struct {
 // rate and the output the TTS's audio to the call's. The bracketed part is
 // there only with a speech-to-text service; without one the bot greets
 // and answers keys.
-func (b *bot) newPipeline(_ context.Context, s *telephony.Session) (*pipeline.Task, error) {
+func (b *bot) newPipeline(ctx context.Context, s *telephony.Session) (*pipeline.Task, error) {
 	cfg := b.cfg
 	call := s.Call()
 	log := b.log.With(zap.String("call", call.CallID))
@@ -57,6 +61,10 @@ func (b *bot) newPipeline(_ context.Context, s *telephony.Session) (*pipeline.Ta
 	}
 	procs = append(procs, s.Output(), pair.Assistant())
 	task := pipeline.NewTask(pipeline.New(procs...), pipeline.TaskOptions{Logger: log.Named("pipeline"), EnableMetrics: true})
+	// The call's ids are span attributes, never metric labels.
+	b.tel.StartSession(ctx, telemetry.SessionOptions{ID: s.ID(), Transport: "telephony", Attributes: []attribute.KeyValue{
+		attribute.String("framewire.telephony.provider", call.Provider), attribute.String("framewire.telephony.call_id", call.CallID),
+	}}).Attach(task)
 	task.QueueFrame(&frames.TTSSpeak{Text: b.greeting()})
 	return task, nil
 }

@@ -37,6 +37,9 @@
 //	PHONE_BOT_INSECURE=1 no signature check: local tests and callsim only
 //	SYSTEM_PROMPT        the system prompt (default: short spoken answers)
 //	VOICE_DEBUG          any value: debug logs
+//	OTEL_EXPORTER_OTLP_*, FRAMEWIRE_METRICS_ADDR
+//	                     traces and metrics (docs/observability.md); each call's span carries
+//	                     the provider and the call id, never as metric labels
 //
 //	Speech-to-text, the first that applies (VOICE_STT=deepgram|openai|pocketsphinx|none forces one):
 //	DEEPGRAM_API_KEY     Deepgram live streaming (DEEPGRAM_MODEL)

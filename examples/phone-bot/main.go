@@ -14,6 +14,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/framewire/framewire/telemetry"
+	"github.com/framewire/framewire/telemetry/otelsetup"
 	"github.com/framewire/framewire/transports/telephony"
 	"github.com/framewire/framewire/transports/telephony/twilio"
 )
@@ -54,6 +56,19 @@ func serve(ctx context.Context, cfg config, b *bot, ready chan<- string) error {
 	if cfg.AuthToken == "" && !cfg.Insecure {
 		return errors.New("TWILIO_AUTH_TOKEN is not set: it checks that calls come from Twilio (PHONE_BOT_INSECURE=1 turns the check off, for local tests only)")
 	}
+	// Telemetry is configured by the environment (OTEL_EXPORTER_OTLP_*,
+	// FRAMEWIRE_METRICS_ADDR; docs/observability.md) and off without it.
+	otel, err := otelsetup.Setup(ctx, otelsetup.Options{ServiceName: "framewire-phone-bot"})
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() { _ = otel.Shutdown(context.WithoutCancel(ctx)) }()
+	tel, err := telemetry.New(telemetry.Options{TracerProvider: otel.TracerProvider(), MeterProvider: otel.MeterProvider()})
+	if err != nil {
+		return fmt.Errorf("setting up telemetry: %w", err)
+	}
+	defer func() { _ = tel.Shutdown(context.WithoutCancel(ctx)) }() // before otel's: the calls' spans are flushed
+	b.tel = tel
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("listening on %s: %w (set ADDR to another address)", cfg.Addr, err)
@@ -106,27 +121,39 @@ func serve(ctx context.Context, cfg config, b *bot, ready chan<- string) error {
 		ready <- ln.Addr().String()
 	}
 
+	// The metrics endpoint (FRAMEWIRE_METRICS_ADDR) lives as long as the
+	// server.
+	return otel.ServeMetricsWhile(ctx, func(ctx context.Context) error {
+		return run(ctx, hs, ln, srv)
+	}, func(err error) { log.Warn("the metrics endpoint failed", zap.Error(err)) })
+}
+
+// run serves hs on ln until ctx ends, then ends the calls gracefully and
+// the HTTP server.
+func run(ctx context.Context, hs *http.Server, ln net.Listener, srv *telephony.Server) error {
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
+	var err error
+	stopped := false // hs.Serve returned
 	select {
 	case err = <-served:
+		stopped = true
 	case <-ctx.Done():
 	}
 	// Calls end gracefully first (their sockets are hijacked, so
 	// hs.Shutdown does not wait for them), then the HTTP server.
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownGrace)
 	defer cancel()
-	if serr := srv.Shutdown(sctx); serr != nil {
-		log.Warn("calls did not end in time", zap.Error(serr))
+	if serr := srv.Shutdown(sctx); serr != nil && err == nil {
+		err = fmt.Errorf("the calls did not end within %v: %w", shutdownGrace, serr)
 	}
 	if herr := hs.Shutdown(sctx); herr != nil {
 		_ = hs.Close()
 	}
-	if err == nil {
-		err = <-served
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		err = nil
+	if !stopped {
+		if serveErr := <-served; err == nil && !errors.Is(serveErr, http.ErrServerClosed) {
+			err = serveErr
+		}
 	}
 	return err
 }
