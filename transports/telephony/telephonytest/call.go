@@ -87,7 +87,10 @@ type Result struct {
 	Answered     bool
 	VoiceToVoice time.Duration
 	// KeyAnswers is, for each key pressed, the time from the key to the
-	// bot's first voiced audio after it (-1: none).
+	// bot's first voiced audio after it (-1: none). Both latencies are
+	// counted in the caller's 20 ms ticks: 0 means the bot's voice played
+	// in the first tick after, within 20 to 40 ms of the key or the end
+	// of the speech.
 	KeyAnswers []time.Duration
 	// Cleared says a clear came after the caller's speech started;
 	// ClearAfter is the time from the start of the speech (by energy) to
