@@ -72,13 +72,17 @@ type Socket struct {
 	opts    SocketOptions
 	receive func(typ websocket.MessageType, msg []byte)
 
-	// ctx ends when the session ends; socket operations use connCtx,
-	// which ends only once the socket is closed (or parent ends), because
-	// coder/websocket closes a socket whose read's context ends.
+	// ctx ends when the session ends; connCtx only once the socket is
+	// closed (or parent ends), which closes the connection. Reads and
+	// writes take a context without a Done channel, so that
+	// coder/websocket arms no timer per message (a fifth of a streaming
+	// socket's CPU); the write deadline is one timer of the socket's, and
+	// what ends a read is the connection's closing.
 	ctx        context.Context
 	cancel     context.CancelFunc
 	connCtx    context.Context
 	connCancel context.CancelFunc
+	closeOnEnd func() bool
 	bg         sync.WaitGroup
 	started    sync.Once
 	writerDone chan struct{}
@@ -90,10 +94,10 @@ type Socket struct {
 	wake    chan struct{} // tells the writer there is something to write
 	closing bool          // no more writes are queued
 	dropped uint64        // frames dropped for a full queue
-	// writeSince is when the write in progress began (unix nanoseconds),
-	// 0 between writes: a read that fails while a write has outlasted
-	// WriteTimeout failed because the client stopped reading.
-	writeSince atomic.Int64
+	// stalled is set when a write outlasted WriteTimeout and the socket
+	// was closed for it: the reads and writes that fail then failed
+	// because the client stopped reading.
+	stalled atomic.Bool
 }
 
 // endCause is why a socket's session ended and how the socket is closed.
@@ -119,6 +123,9 @@ func NewSocket(parent context.Context, c *websocket.Conn, opts SocketOptions, re
 	s.ctx, s.cancel = context.WithCancel(parent)
 	s.connCtx, s.connCancel = context.WithCancel(parent)
 	c.SetReadLimit(int64(s.opts.MaxMessageBytes))
+	// When parent ends (the server closes), the connection closes at once,
+	// which ends the reads and writes in progress.
+	s.closeOnEnd = context.AfterFunc(s.connCtx, func() { _ = c.CloseNow() })
 	s.bg.Go(func() { defer close(s.writerDone); s.writeLoop() })
 	return s
 }
@@ -287,6 +294,7 @@ func (s *Socket) Close() {
 		// bounds the wait.
 		_ = s.c.Close(cause.code, closeReason(cause.reason))
 	}
+	s.closeOnEnd()
 	s.connCancel()
 	_ = s.c.CloseNow()
 	s.bg.Wait()
@@ -315,7 +323,7 @@ func closeReason(r string) string {
 func (s *Socket) readLoop() {
 	buf := make([]byte, 0, 4<<10)
 	for {
-		typ, rd, err := s.c.Reader(s.connCtx)
+		typ, rd, err := s.c.Reader(context.WithoutCancel(s.connCtx))
 		if err != nil {
 			s.readFailed(err)
 			return
@@ -356,7 +364,7 @@ func (s *Socket) readFailed(err error) {
 	if s.connCtx.Err() != nil {
 		return // the socket is being closed
 	}
-	if since := s.writeSince.Load(); since != 0 && time.Since(time.Unix(0, since)) >= s.opts.WriteTimeout {
+	if s.stalled.Load() {
 		s.End("the client stopped reading", CloseNormal, true)
 		return
 	}
@@ -401,6 +409,15 @@ func (s *Socket) pingLoop() {
 // time, each within WriteTimeout. It returns when the socket is closing
 // and the queue is empty, or when a write fails.
 func (s *Socket) writeLoop() {
+	wctx := context.WithoutCancel(s.connCtx)
+	// The write deadline: a write still blocked when it fires has a
+	// client that takes nothing; closing the connection ends the write.
+	deadline := time.AfterFunc(time.Hour, func() {
+		s.stalled.Store(true)
+		_ = s.c.CloseNow()
+	})
+	deadline.Stop()
+	defer deadline.Stop()
 	for {
 		s.mu.Lock()
 		msg, ok := s.ob.Peek()
@@ -417,16 +434,11 @@ func (s *Socket) writeLoop() {
 			}
 			continue
 		}
-		ctx, cancel := context.WithTimeout(s.connCtx, s.opts.WriteTimeout)
-		s.writeSince.Store(time.Now().UnixNano())
-		err := s.c.Write(ctx, websocket.MessageType(msg[0]), msg[typeBytes:])
-		late := ctx.Err() != nil && s.connCtx.Err() == nil
-		if err == nil {
-			s.writeSince.Store(0) // a failed write's start stays, for readFailed
-		}
-		cancel()
+		deadline.Reset(s.opts.WriteTimeout)
+		err := s.c.Write(wctx, websocket.MessageType(msg[0]), msg[typeBytes:])
+		deadline.Stop()
 		if err != nil {
-			if late {
+			if s.stalled.Load() {
 				s.End("the client stopped reading", CloseNormal, true)
 			} else if s.connCtx.Err() == nil {
 				s.End("writing to the client failed", CloseNormal, true)

@@ -232,7 +232,7 @@ func TestACallIsAnsweredHeardAndHungUp(t *testing.T) {
 
 	// The bot's answer: 300 ms of μ-law media, then a mark, which the
 	// caller echoes once it has "played" what came before.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	var media int
 	var echoed time.Time
