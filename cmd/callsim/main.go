@@ -52,6 +52,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		to        = fs.String("to", "+15005550001", "the called number")
 		quiet     = fs.Duration("quiet", 800*time.Millisecond, "the bot's turn is over after this long without its voice")
 		reply     = fs.Duration("reply-timeout", 15*time.Second, "how long to wait for each of the bot's answers")
+		linger    = fs.Duration("linger", 2*time.Second, "how long the caller stays on the line after its last turn (the bot may hang up)")
 		maxCall   = fs.Duration("max-call", 2*time.Minute, "the longest the call may last")
 		noText    = fs.Bool("no-transcript", false, "do not transcribe the bot's audio (PocketSphinx, when callsim is built with -tags pocketsphinx)")
 		verbose   = fs.Bool("v", false, "log what happens on the call")
@@ -73,7 +74,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	o := telephonytest.Options{
 		AnswerURL: *answerURL, StreamURL: *streamURL, AuthToken: *authToken, From: *from, To: *to, DTMF: *digits,
-		Quiet: *quiet, ReplyTimeout: *reply, MaxCall: *maxCall, BargeIn: *bargeIn,
+		Quiet: *quiet, ReplyTimeout: *reply, MaxCall: *maxCall, BargeIn: *bargeIn, Linger: *linger,
 	}
 	if o.AuthToken == "" {
 		o.AuthToken = getenv("TWILIO_AUTH_TOKEN")

@@ -52,6 +52,9 @@ type Options struct {
 	// caller speaks anyway; ReplyTimeout the wait for each answer.
 	// Defaults: 10s and 15s.
 	GreetingTimeout, ReplyTimeout time.Duration
+	// Linger is how long the caller stays on the line after its last
+	// turn, so a bot that ends the call can hang up first. Default: 2s.
+	Linger time.Duration
 	// MaxCall bounds the whole call. Default: 2m.
 	MaxCall time.Duration
 	// MaxMessageBytes bounds one message from the bot and the webhook's
@@ -138,6 +141,9 @@ func (o *Options) defaults() {
 	}
 	if o.ReplyTimeout <= 0 {
 		o.ReplyTimeout = 15 * time.Second
+	}
+	if o.Linger <= 0 {
+		o.Linger = 2 * time.Second
 	}
 	if o.MaxCall <= 0 {
 		o.MaxCall = 2 * time.Minute
@@ -284,10 +290,11 @@ type call struct {
 
 // The phases of the caller's script.
 const (
-	greeting = iota // listening to the bot's greeting
-	speaking        // saying Speech
-	waiting         // listening to the bot's answer
-	done            // hanging up
+	greeting  = iota // listening to the bot's greeting
+	speaking         // saying Speech
+	waiting          // listening to the bot's answer
+	lingering        // on the line a moment more: the bot may hang up
+	done             // hanging up
 )
 
 func (k *call) run(ctx context.Context, params map[string]string) error {
@@ -336,6 +343,8 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 			}
 			keys, keyAt, phase = keys[1:], at, waiting
 			k.res.KeyAnswers = append(k.res.KeyAnswers, -1)
+		case phase != lingering:
+			phase = lingering
 		default:
 			phase = done
 		}
@@ -416,6 +425,8 @@ func (k *call) run(ctx context.Context, params map[string]string) error {
 			over = spoken >= len(k.o.Speech)
 		case waiting:
 			over = (heard && quietTicks >= quiet) || waited >= k.o.ReplyTimeout
+		case lingering:
+			over = waited >= k.o.Linger
 		}
 		if over {
 			if err := next(at + frame); err != nil {
