@@ -1,7 +1,6 @@
 package websocket
 
 import (
-	"encoding/binary"
 	"time"
 
 	"github.com/coder/websocket"
@@ -38,7 +37,7 @@ func (o OutputOptions) withDefaults() OutputOptions {
 func newOutput(s *Session) (*transports.Output, *outputConn) {
 	opts := s.srv.opts.Output
 	n := transports.FrameSamples(opts.SampleRate)
-	c := &outputConn{s: s, rate: opts.SampleRate, frameCap: wire.AudioSize(2*n, opts.SampleRate, 1), pcm: make([]byte, 2*n)}
+	c := &outputConn{s: s, rate: opts.SampleRate, frameCap: wire.AudioSize(2*n, opts.SampleRate, 1)}
 	out := transports.NewOutput(c, transports.OutputOptions{
 		StopSpeakingAfter:   opts.StopSpeakingAfter,
 		BotSpeakingInterval: opts.BotSpeakingInterval,
@@ -54,8 +53,7 @@ func newOutput(s *Session) (*transports.Output, *outputConn) {
 type outputConn struct {
 	s        *Session
 	rate     int
-	frameCap int    // the size of one encoded frame
-	pcm      []byte // scratch: one frame's little-endian PCM
+	frameCap int // the size of one encoded frame
 }
 
 // OpenAudio implements transports.Conn: the client's player rate,
@@ -76,11 +74,7 @@ func (c *outputConn) WriteAudio(pcm []int16, t transports.Tick) error {
 	if pcm == nil {
 		return nil
 	}
-	b := c.pcm[:2*len(pcm)]
-	for i, v := range pcm {
-		binary.LittleEndian.PutUint16(b[2*i:], uint16(v))
-	}
-	s.sock.SendFrame(wire.AppendAudio(s.sock.Frame(websocket.MessageBinary, c.frameCap), b, c.rate, 1))
+	s.sock.SendFrame(wire.AppendAudioSamples(s.sock.Frame(websocket.MessageBinary, c.frameCap), pcm, c.rate, 1))
 	return nil
 }
 

@@ -1,6 +1,10 @@
 package wire
 
-import "google.golang.org/protobuf/encoding/protowire"
+import (
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/framewire/framewire/dsp"
+)
 
 // The encoders write protobuf's canonical form of each message: fields in
 // number order, proto3 zero values left out, the optional pts whenever it
@@ -25,6 +29,26 @@ func AppendAudio(dst, pcm []byte, sampleRate, channels int) []byte {
 		dst = protowire.AppendTag(dst, 3, protowire.BytesType)
 		dst = protowire.AppendBytes(dst, pcm)
 	}
+	return appendFormat(dst, sampleRate, channels)
+}
+
+// AppendAudioSamples is AppendAudio for samples (channels interleaved),
+// written as little-endian PCM straight into dst, without the copy a
+// caller's own conversion would cost.
+func AppendAudioSamples(dst []byte, samples []int16, sampleRate, channels int) []byte {
+	n := 2 * len(samples)
+	dst = protowire.AppendTag(dst, protowire.Number(KindAudio), protowire.BytesType)
+	dst = protowire.AppendVarint(dst, uint64(audioPayloadSize(n, sampleRate, channels)))
+	if n > 0 {
+		dst = protowire.AppendTag(dst, 3, protowire.BytesType)
+		dst = protowire.AppendVarint(dst, uint64(n))
+		dst = dsp.AppendPCM(dst, samples)
+	}
+	return appendFormat(dst, sampleRate, channels)
+}
+
+// appendFormat appends an audio frame's rate and channels.
+func appendFormat(dst []byte, sampleRate, channels int) []byte {
 	if rate := uint32(sampleRate); rate != 0 {
 		dst = protowire.AppendTag(dst, 4, protowire.VarintType)
 		dst = protowire.AppendVarint(dst, uint64(rate))

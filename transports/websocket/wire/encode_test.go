@@ -124,3 +124,22 @@ func head(b []byte) []byte {
 	}
 	return b
 }
+
+func TestAppendAudioSamplesWritesWhatAppendAudioDoes(t *testing.T) {
+	samples := []int16{0, 1, -1, 32767, -32768, 1234}
+	pcm := make([]byte, 2*len(samples))
+	for i, v := range samples {
+		pcm[2*i], pcm[2*i+1] = byte(v), byte(uint16(v)>>8)
+	}
+	for _, rate := range []int{0, 16000, 24000} {
+		want := AppendAudio([]byte{9}, pcm, rate, 1)
+		if got := AppendAudioSamples([]byte{9}, samples, rate, 1); string(got) != string(want) {
+			t.Errorf("at %d Hz: AppendAudioSamples = %x, want %x", rate, got, want)
+		}
+	}
+	buf := make([]byte, 0, 2048)
+	frame := make([]int16, 480)
+	if n := testing.AllocsPerRun(100, func() { buf = AppendAudioSamples(buf[:0], frame, 24000, 1) }); n != 0 {
+		t.Errorf("%v allocations into a roomy buffer, want 0", n)
+	}
+}
