@@ -23,7 +23,11 @@ type Provider struct {
 func (Provider) Name() string { return "vonage" }
 
 // NewStream implements telephony.Provider.
-func (p Provider) NewStream() telephony.Stream { return &stream{dec: Decoder{Limits: p.Limits}} }
+func (p Provider) NewStream() telephony.Stream {
+	s := &stream{}
+	s.dec.Limits = p.Limits
+	return s
+}
 
 // stream is one call's WebSocket. Decode and pcm are the reader's; the
 // Append methods the output's.
