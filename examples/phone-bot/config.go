@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/framewire/framewire/examples/internal/echollm"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/llm"
@@ -187,7 +188,7 @@ func chooseLLM(getenv func(string) string) llmChoice {
 		return llmChoice{Name: "Anthropic " + c.Model(), build: func() llm.Provider { return c }}
 	}
 	return llmChoice{Name: "offline echo (set OPENAI_API_KEY, OPENAI_BASE_URL or ANTHROPIC_API_KEY for a model)", Echo: true,
-		build: func() llm.Provider { return echo{} }}
+		build: func() llm.Provider { return echollm.Provider{} }}
 }
 
 // vad is the energy VAD: phone audio is narrow-band, and it needs no

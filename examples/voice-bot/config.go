@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/framewire/framewire/examples/internal/echollm"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/processors/audio"
 	"github.com/framewire/framewire/processors/audio/silero"
@@ -212,7 +213,7 @@ func chooseLLM(getenv func(string) string) llmChoice {
 		return llmChoice{Name: "Gemini " + c.Model(), build: func() llm.Provider { return c }}
 	}
 	return llmChoice{Name: "offline echo (set OPENAI_API_KEY, OPENAI_BASE_URL, ANTHROPIC_API_KEY or GOOGLE_API_KEY for a model)", Echo: true,
-		build: func() llm.Provider { return echo{} }}
+		build: func() llm.Provider { return echollm.Provider{} }}
 }
 
 func or(v, def string) string {

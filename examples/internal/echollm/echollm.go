@@ -1,4 +1,8 @@
-package main
+// Package echollm is the examples' offline stand-in for a model: a
+// provider that repeats the user's last message, streamed word by word
+// like a real model, so a voice loop (STT, turns, TTS, barge-in) can be
+// tried without any account. The voice bot and the phone bot use it.
+package echollm
 
 import (
 	"context"
@@ -9,16 +13,14 @@ import (
 	"github.com/framewire/framewire/processors/llm"
 )
 
-// echo is the offline stand-in for a model (as in examples/voice-bot): it
-// repeats the caller's last words, streamed word by word like a model, so
-// the call's loop (STT, turns, TTS, barge-in) works without any account.
-type echo struct{}
+// Provider is the echo model.
+type Provider struct{}
 
 // Model implements frames.Modeler.
-func (echo) Model() string { return "echo" }
+func (Provider) Model() string { return "echo" }
 
 // Stream implements llm.Provider.
-func (echo) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
+func (Provider) Stream(ctx context.Context, req *frames.LLMContext) iter.Seq2[llm.Event, error] {
 	return func(yield func(llm.Event, error) bool) {
 		said := ""
 		for i := len(req.Messages) - 1; i >= 0; i-- {
