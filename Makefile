@@ -54,6 +54,7 @@ bench: deps-opus
 	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -n 25,50,75,100 -duration 30s
 	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -idle -separate -n 100
 	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -voice -separate -n 100 -duration 10s -max-heap-kb-per-session 1024
+	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -transport websocket -separate -n 200 -duration 60s
 
 lint:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './e2e/node_modules/*')); \
