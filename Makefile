@@ -48,7 +48,9 @@ test-e2e: deps-e2e
 # both ways), each printing JSON lines. The third run is 100 streaming
 # sessions of a voice bot's processors (RTVI, an LLM service) with the
 # clients in another process: its heap_kb_per_session is the server's heap
-# per streaming session, and over 1 MiB it fails.
+# per streaming session, and over 1 MiB it fails. The last is 200
+# WebSocket sessions streaming both ways (Pipecat's protobuf frames), the
+# clients in another process.
 bench: deps-opus
 	$(GO) run ./bench/cmd/framewire-bench
 	$(GO) run $(GOFLAGS_TAGS) ./cmd/loadbench -n 25,50,75,100 -duration 30s
