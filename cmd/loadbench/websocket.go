@@ -143,7 +143,9 @@ func runWebSocket(ctx context.Context, cfg config, out io.Writer) ([]wsResult, e
 		return nil, err
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = hs.Serve(ln) }()
+	var serving sync.WaitGroup
+	serving.Go(func() { _ = hs.Serve(ln) })
+	defer serving.Wait()
 	defer hs.Close()
 	defer srv.Close()
 	connectURL := "http://" + ln.Addr().String() + "/connect"

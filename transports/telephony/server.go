@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/framewire/framewire/internal/logsample"
+	"github.com/framewire/framewire/internal/onetime"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports"
 )
@@ -118,8 +119,7 @@ type Server struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[*Session]struct{}
-	tokens   map[string]time.Time // token → when it expires
-	order    []string
+	tokens   onetime.Table[struct{}]
 	wg       sync.WaitGroup
 }
 
@@ -137,7 +137,7 @@ func NewServer(p Provider, opts Options) (*Server, error) {
 		log:      opts.Logger.With(zap.String("provider", p.Name())),
 		assist:   transports.NewAssist(transports.AssistOptions{}),
 		sessions: map[*Session]struct{}{},
-		tokens:   map[string]time.Time{},
+		tokens:   onetime.Table[struct{}]{TTL: opts.TokenTTL, Max: opts.MaxTokens},
 	}
 	s.reqLog = logsample.Logger(s.log)
 	// The server is a process-level root: its calls outlive the requests
@@ -154,20 +154,9 @@ func (s *Server) NewToken() string {
 	b := make([]byte, 18)
 	_, _ = rand.Read(b)
 	token := base64.RawURLEncoding.EncodeToString(b)
-	now := time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for len(s.order) > 0 {
-		old := s.order[0]
-		exp, ok := s.tokens[old]
-		if ok && len(s.order) < s.opts.MaxTokens && now.Before(exp) {
-			break
-		}
-		delete(s.tokens, old)
-		s.order = s.order[1:]
-	}
-	s.tokens[token] = now.Add(s.opts.TokenTTL)
-	s.order = append(s.order, token)
+	s.tokens.Put(token, struct{}{}, time.Now())
 	return token
 }
 
@@ -176,12 +165,8 @@ func (s *Server) NewToken() string {
 func (s *Server) takeToken(token string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	exp, ok := s.tokens[token]
-	if !ok || !time.Now().Before(exp) {
-		return false
-	}
-	delete(s.tokens, token)
-	return true
+	_, ok := s.tokens.Take(token, time.Now())
+	return ok
 }
 
 // SessionCount returns the number of live calls.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/framewire/framewire/internal/hostcheck"
 	"github.com/framewire/framewire/internal/logsample"
+	"github.com/framewire/framewire/internal/onetime"
 	"github.com/framewire/framewire/internal/origin"
 	"github.com/framewire/framewire/pipeline"
 	"github.com/framewire/framewire/transports"
@@ -222,15 +223,8 @@ type Server struct {
 	mu       sync.Mutex
 	closed   bool
 	sessions map[*Session]struct{}
-	starts   map[string]start
-	order    []string // of starts, oldest first
+	starts   onetime.Table[json.RawMessage] // /connect ids → requestData
 	wg       sync.WaitGroup
-}
-
-// start is what a /connect left for its socket: the client's requestData.
-type start struct {
-	data    json.RawMessage
-	expires time.Time
 }
 
 // NewServer returns a server with opts; it fails when NewPipeline is
@@ -252,7 +246,7 @@ func NewServer(opts Options) (*Server, error) {
 		metrics:  m,
 		assist:   transports.NewAssist(transports.AssistOptions{}),
 		sessions: map[*Session]struct{}{},
-		starts:   map[string]start{},
+		starts:   onetime.Table[json.RawMessage]{TTL: opts.StartTTL, Max: opts.MaxStarts},
 	}
 	// The server is a process-level root: its sessions outlive the
 	// requests that create them, so their contexts derive from the
@@ -447,31 +441,15 @@ func (s *Server) socketURL(r *http.Request, id string) string {
 	return u + sep + "session=" + id
 }
 
-// putStartLocked keeps a /connect's data until its socket claims it, the
-// oldest forgotten past MaxStarts or StartTTL.
+// putStartLocked keeps a /connect's data until its socket claims it.
 func (s *Server) putStartLocked(id string, data json.RawMessage, now time.Time) {
-	for len(s.order) > 0 {
-		old := s.order[0]
-		st, ok := s.starts[old]
-		if ok && len(s.order) < s.opts.MaxStarts && now.Before(st.expires) {
-			break
-		}
-		delete(s.starts, old)
-		s.order = s.order[1:]
-	}
-	s.starts[id] = start{data: data, expires: now.Add(s.opts.StartTTL)}
-	s.order = append(s.order, id)
+	s.starts.Put(id, data, now)
 }
 
-// takeStart claims a /connect's data; ok is false for an unknown or
-// expired id.
+// takeStartLocked claims a /connect's data; ok is false for an unknown,
+// used or expired id.
 func (s *Server) takeStartLocked(id string, now time.Time) (json.RawMessage, bool) {
-	st, ok := s.starts[id]
-	if !ok || !now.Before(st.expires) {
-		return nil, false
-	}
-	delete(s.starts, id) // its place in order goes when it reaches the head
-	return st.data, true
+	return s.starts.Take(id, now)
 }
 
 // handleSocket accepts a client's socket and runs its session.
