@@ -324,7 +324,7 @@ func (c *outputConn) ReportsPlayback() {}
 // it has not played.
 func (c *outputConn) FlushAudio() {
 	_, control := c.s.stream.MessageTypes()
-	c.s.sock.Send(control, c.s.stream.AppendClear(nil), 0)
+	c.s.sock.SendFrameWait(c.s.stream.AppendClear(c.s.sock.Frame(control, 128)), 0)
 }
 
 // SendMessage implements transports.Conn: a phone line carries no

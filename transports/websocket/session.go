@@ -113,7 +113,7 @@ func (s *Session) Send(msg []byte) { s.send(msg, 0) }
 
 // send queues a transport message as a protobuf message frame.
 func (s *Session) send(msg []byte, supersede uint64) {
-	s.sock.Send(websocket.MessageBinary, wire.AppendMessage(make([]byte, 0, wire.MessageSize(len(msg))), msg), supersede)
+	s.sock.SendFrameWait(wire.AppendMessage(s.sock.Frame(websocket.MessageBinary, wire.MessageSize(len(msg))), msg), supersede)
 }
 
 // end ends the session for reason; the socket closes with code.

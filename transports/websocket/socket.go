@@ -176,9 +176,12 @@ func (s *Socket) Reason() string {
 // dropped for a client that reads. A non-zero supersede key replaces the
 // queued message with the same key (see transports.Outbox).
 func (s *Socket) Send(typ websocket.MessageType, msg []byte, supersede uint64) {
-	b := make([]byte, typeBytes, typeBytes+len(msg))
-	b[0] = byte(typ)
-	b = append(b, msg...)
+	s.SendFrameWait(append(s.Frame(typ, len(msg)), msg...), supersede)
+}
+
+// SendFrameWait is Send for a message built in a buffer from Frame (no
+// copy): it waits for room as Send does, where SendFrame drops.
+func (s *Socket) SendFrameWait(b []byte, supersede uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.closing && s.ctx.Err() == nil && s.ob.Bytes() > 0 && s.ob.Bytes()+len(b) > s.opts.MaxOutboundBytes {
@@ -202,8 +205,9 @@ func (s *Socket) Send(typ websocket.MessageType, msg []byte, supersede uint64) {
 
 // Frame returns an empty buffer for a message of type typ and up to n
 // bytes, reusing one the writer has written: append the message to it
-// and queue it with SendFrame. It is how a clock that must not allocate
-// or wait (the output's) sends its audio.
+// and queue it with SendFrame (which drops when the queue is full: a
+// clock that must not wait, the output's, sends its audio so) or
+// SendFrameWait (which waits for room, as Send does).
 func (s *Socket) Frame(typ websocket.MessageType, n int) []byte {
 	s.mu.Lock()
 	var b []byte
